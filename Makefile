@@ -1,0 +1,46 @@
+# Quarry: one venv, one distribution. Every target installs what it needs first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+QUARRY := $(BIN)/quarry
+PYTEST_ARGS ?=
+DATASET ?= ../shared/datasets/scifact
+BENCH_MESSAGES ?= 100000
+
+.PHONY: install run test proto lint bench bench-full clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade "pip>=24"
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## run: start a local cluster under the default data directory, ingest, and answer example queries
+run: install
+	$(QUARRY) up --detach
+	$(QUARRY) demo
+
+## test: the whole suite (unit, contract, multi-process cluster)
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## proto: regenerate the Python stubs from proto/
+proto: install
+	$(BIN)/python scripts/gen_proto.py
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## bench: quick mode (100k messages); bench-full: 1M messages
+bench: install
+	$(BIN)/python bench/run.py --messages $(BENCH_MESSAGES)
+
+bench-full: install
+	$(BIN)/python bench/run.py --messages 1000000
+
+clean:
+	rm -rf $(VENV) .pytest_cache

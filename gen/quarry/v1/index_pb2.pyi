@@ -1,0 +1,143 @@
+from quarry.v1 import plan_pb2 as _plan_pb2
+from quarry.v1 import units_pb2 as _units_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class UpsertSessionsRequest(_message.Message):
+    __slots__ = ("sessions",)
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[_units_pb2.Session]
+    def __init__(self, sessions: _Optional[_Iterable[_Union[_units_pb2.Session, _Mapping]]] = ...) -> None: ...
+
+class UpsertSessionsResponse(_message.Message):
+    __slots__ = ("sessions_written", "sessions_unchanged", "messages_written")
+    SESSIONS_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    sessions_written: int
+    sessions_unchanged: int
+    messages_written: int
+    def __init__(self, sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ...) -> None: ...
+
+class ShardSearchRequest(_message.Message):
+    __slots__ = ("plan", "lane", "limit", "with_snippets")
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    WITH_SNIPPETS_FIELD_NUMBER: _ClassVar[int]
+    plan: _plan_pb2.QueryPlan
+    lane: str
+    limit: int
+    with_snippets: bool
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ...) -> None: ...
+
+class ShardHit(_message.Message):
+    __slots__ = ("session", "score", "ranked", "message_id", "snippet", "matched_terms", "match_surface", "sort_time_ms")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    RANKED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_TERMS_FIELD_NUMBER: _ClassVar[int]
+    MATCH_SURFACE_FIELD_NUMBER: _ClassVar[int]
+    SORT_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    session: _units_pb2.Session
+    score: float
+    ranked: bool
+    message_id: str
+    snippet: str
+    matched_terms: _containers.RepeatedScalarFieldContainer[str]
+    match_surface: str
+    sort_time_ms: int
+    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., score: _Optional[float] = ..., ranked: _Optional[bool] = ..., message_id: _Optional[str] = ..., snippet: _Optional[str] = ..., matched_terms: _Optional[_Iterable[str]] = ..., match_surface: _Optional[str] = ..., sort_time_ms: _Optional[int] = ...) -> None: ...
+
+class ShardSearchResponse(_message.Message):
+    __slots__ = ("hits", "shard", "matched_sessions")
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    hits: _containers.RepeatedCompositeFieldContainer[ShardHit]
+    shard: int
+    matched_sessions: int
+    def __init__(self, hits: _Optional[_Iterable[_Union[ShardHit, _Mapping]]] = ..., shard: _Optional[int] = ..., matched_sessions: _Optional[int] = ...) -> None: ...
+
+class MatchSessionIdsRequest(_message.Message):
+    __slots__ = ("where",)
+    WHERE_FIELD_NUMBER: _ClassVar[int]
+    where: _plan_pb2.Predicate
+    def __init__(self, where: _Optional[_Union[_plan_pb2.Predicate, _Mapping]] = ...) -> None: ...
+
+class MatchSessionIdsResponse(_message.Message):
+    __slots__ = ("session_ids",)
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetSessionsRequest(_message.Message):
+    __slots__ = ("session_ids",)
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetSessionsResponse(_message.Message):
+    __slots__ = ("sessions",)
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[_units_pb2.Session]
+    def __init__(self, sessions: _Optional[_Iterable[_Union[_units_pb2.Session, _Mapping]]] = ...) -> None: ...
+
+class ShardUnitsRequest(_message.Message):
+    __slots__ = ("plan", "limit")
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    plan: _plan_pb2.QueryPlan
+    limit: int
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class UnitRow(_message.Message):
+    __slots__ = ("message", "action", "block", "session_id", "sort_time_ms", "sort_id")
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    BLOCK_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SORT_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    SORT_ID_FIELD_NUMBER: _ClassVar[int]
+    message: _units_pb2.Message
+    action: _units_pb2.Action
+    block: _units_pb2.Block
+    session_id: str
+    sort_time_ms: int
+    sort_id: str
+    def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., session_id: _Optional[str] = ..., sort_time_ms: _Optional[int] = ..., sort_id: _Optional[str] = ...) -> None: ...
+
+class ShardUnitsResponse(_message.Message):
+    __slots__ = ("rows", "shard")
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    rows: _containers.RepeatedCompositeFieldContainer[UnitRow]
+    shard: int
+    def __init__(self, rows: _Optional[_Iterable[_Union[UnitRow, _Mapping]]] = ..., shard: _Optional[int] = ...) -> None: ...
+
+class ShardStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ShardStats(_message.Message):
+    __slots__ = ("shard", "sessions", "messages", "documents", "actions", "data_dir")
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    DATA_DIR_FIELD_NUMBER: _ClassVar[int]
+    shard: int
+    sessions: int
+    messages: int
+    documents: int
+    actions: int
+    data_dir: str
+    def __init__(self, shard: _Optional[int] = ..., sessions: _Optional[int] = ..., messages: _Optional[int] = ..., documents: _Optional[int] = ..., actions: _Optional[int] = ..., data_dir: _Optional[str] = ...) -> None: ...

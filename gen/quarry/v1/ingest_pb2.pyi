@@ -1,0 +1,81 @@
+from quarry.v1 import units_pb2 as _units_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class IngestPathsRequest(_message.Message):
+    __slots__ = ("paths", "standard_locations")
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    STANDARD_LOCATIONS_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    standard_locations: bool
+    def __init__(self, paths: _Optional[_Iterable[str]] = ..., standard_locations: _Optional[bool] = ...) -> None: ...
+
+class IngestIssue(_message.Message):
+    __slots__ = ("path", "line", "reason", "code")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    line: int
+    reason: str
+    code: str
+    def __init__(self, path: _Optional[str] = ..., line: _Optional[int] = ..., reason: _Optional[str] = ..., code: _Optional[str] = ...) -> None: ...
+
+class IngestReport(_message.Message):
+    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "vectors_queued", "issues", "skipped_record_types", "caveats", "elapsed_ms")
+    class SkippedRecordTypesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    ISSUES_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_RECORD_TYPES_FIELD_NUMBER: _ClassVar[int]
+    CAVEATS_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    files: int
+    sessions_received: int
+    sessions_written: int
+    sessions_unchanged: int
+    messages_written: int
+    vectors_queued: int
+    issues: _containers.RepeatedCompositeFieldContainer[IngestIssue]
+    skipped_record_types: _containers.ScalarMap[str, int]
+    caveats: _containers.RepeatedScalarFieldContainer[str]
+    elapsed_ms: float
+    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., vectors_queued: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+
+class IngestProgress(_message.Message):
+    __slots__ = ("file", "report")
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    REPORT_FIELD_NUMBER: _ClassVar[int]
+    file: FileProgress
+    report: IngestReport
+    def __init__(self, file: _Optional[_Union[FileProgress, _Mapping]] = ..., report: _Optional[_Union[IngestReport, _Mapping]] = ...) -> None: ...
+
+class FileProgress(_message.Message):
+    __slots__ = ("path", "files_done", "files_total", "sessions", "format")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FILES_DONE_FIELD_NUMBER: _ClassVar[int]
+    FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    files_done: int
+    files_total: int
+    sessions: int
+    format: str
+    def __init__(self, path: _Optional[str] = ..., files_done: _Optional[int] = ..., files_total: _Optional[int] = ..., sessions: _Optional[int] = ..., format: _Optional[str] = ...) -> None: ...

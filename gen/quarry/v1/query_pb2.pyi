@@ -1,0 +1,168 @@
+from quarry.v1 import units_pb2 as _units_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SearchRequest(_message.Message):
+    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    lane: str
+    limit: int
+    offset: int
+    deadline_ms: float
+    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ...) -> None: ...
+
+class SessionSearchMatch(_message.Message):
+    __slots__ = ("rank", "score", "score_kind", "score_components", "matched_terms", "snippet", "match_surface", "message_id", "target_ref")
+    class ScoreComponentsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    SCORE_KIND_FIELD_NUMBER: _ClassVar[int]
+    SCORE_COMPONENTS_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_TERMS_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FIELD_NUMBER: _ClassVar[int]
+    MATCH_SURFACE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    TARGET_REF_FIELD_NUMBER: _ClassVar[int]
+    rank: int
+    score: float
+    score_kind: str
+    score_components: _containers.ScalarMap[str, float]
+    matched_terms: _containers.RepeatedScalarFieldContainer[str]
+    snippet: str
+    match_surface: str
+    message_id: str
+    target_ref: str
+    def __init__(self, rank: _Optional[int] = ..., score: _Optional[float] = ..., score_kind: _Optional[str] = ..., score_components: _Optional[_Mapping[str, float]] = ..., matched_terms: _Optional[_Iterable[str]] = ..., snippet: _Optional[str] = ..., match_surface: _Optional[str] = ..., message_id: _Optional[str] = ..., target_ref: _Optional[str] = ...) -> None: ...
+
+class SearchHit(_message.Message):
+    __slots__ = ("session", "match")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    session: _units_pb2.Session
+    match: SessionSearchMatch
+    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., match: _Optional[_Union[SessionSearchMatch, _Mapping]] = ...) -> None: ...
+
+class SearchEnvelope(_message.Message):
+    __slots__ = ("query", "requested_lane", "retrieval_lane", "ranking_policy", "ranking_policy_version", "hits", "next_cursor", "caveats", "limit", "offset", "timings_ms")
+    class TimingsMsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_LANE_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_LANE_FIELD_NUMBER: _ClassVar[int]
+    RANKING_POLICY_FIELD_NUMBER: _ClassVar[int]
+    RANKING_POLICY_VERSION_FIELD_NUMBER: _ClassVar[int]
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    CAVEATS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    requested_lane: str
+    retrieval_lane: str
+    ranking_policy: str
+    ranking_policy_version: int
+    hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
+    next_cursor: str
+    caveats: _containers.RepeatedScalarFieldContainer[str]
+    limit: int
+    offset: int
+    timings_ms: _containers.ScalarMap[str, float]
+    def __init__(self, query: _Optional[str] = ..., requested_lane: _Optional[str] = ..., retrieval_lane: _Optional[str] = ..., ranking_policy: _Optional[str] = ..., ranking_policy_version: _Optional[int] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., caveats: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., timings_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...
+
+class QueryUnitsRequest(_message.Message):
+    __slots__ = ("query", "limit", "offset", "deadline_ms")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    limit: int
+    offset: int
+    deadline_ms: float
+    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ...) -> None: ...
+
+class QueryUnitEnvelope(_message.Message):
+    __slots__ = ("query", "unit", "rows", "limit", "offset", "caveats")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    CAVEATS_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    unit: str
+    rows: _containers.RepeatedCompositeFieldContainer[QueryUnitRow]
+    limit: int
+    offset: int
+    caveats: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, query: _Optional[str] = ..., unit: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[QueryUnitRow, _Mapping]]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., caveats: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class QueryUnitRow(_message.Message):
+    __slots__ = ("message", "action", "block", "session_id", "ref")
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    BLOCK_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    message: _units_pb2.Message
+    action: _units_pb2.Action
+    block: _units_pb2.Block
+    session_id: str
+    ref: str
+    def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., session_id: _Optional[str] = ..., ref: _Optional[str] = ...) -> None: ...
+
+class ClusterStatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class NodeStatus(_message.Message):
+    __slots__ = ("name", "role", "address", "up", "shard", "sessions", "documents", "vectors", "vectors_pending", "detail")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    UP_FIELD_NUMBER: _ClassVar[int]
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_PENDING_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    role: str
+    address: str
+    up: bool
+    shard: int
+    sessions: int
+    documents: int
+    vectors: int
+    vectors_pending: int
+    detail: str
+    def __init__(self, name: _Optional[str] = ..., role: _Optional[str] = ..., address: _Optional[str] = ..., up: _Optional[bool] = ..., shard: _Optional[int] = ..., sessions: _Optional[int] = ..., documents: _Optional[int] = ..., vectors: _Optional[int] = ..., vectors_pending: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class ClusterStatusResponse(_message.Message):
+    __slots__ = ("nodes",)
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[NodeStatus]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[NodeStatus, _Mapping]]] = ...) -> None: ...

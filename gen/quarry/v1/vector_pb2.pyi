@@ -1,0 +1,87 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class EmbedItem(_message.Message):
+    __slots__ = ("message_id", "session_id", "text")
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    message_id: str
+    session_id: str
+    text: str
+    def __init__(self, message_id: _Optional[str] = ..., session_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class EnqueueRequest(_message.Message):
+    __slots__ = ("items", "replace_session_ids")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[EmbedItem]
+    replace_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, items: _Optional[_Iterable[_Union[EmbedItem, _Mapping]]] = ..., replace_session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class EnqueueResponse(_message.Message):
+    __slots__ = ("queued", "unchanged")
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    queued: int
+    unchanged: int
+    def __init__(self, queued: _Optional[int] = ..., unchanged: _Optional[int] = ...) -> None: ...
+
+class VectorSearchRequest(_message.Message):
+    __slots__ = ("text", "limit", "allow_session_ids", "restrict_to_allowed")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    RESTRICT_TO_ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    limit: int
+    allow_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    restrict_to_allowed: bool
+    def __init__(self, text: _Optional[str] = ..., limit: _Optional[int] = ..., allow_session_ids: _Optional[_Iterable[str]] = ..., restrict_to_allowed: _Optional[bool] = ...) -> None: ...
+
+class VectorHit(_message.Message):
+    __slots__ = ("session_id", "message_id", "distance")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    message_id: str
+    distance: float
+    def __init__(self, session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., distance: _Optional[float] = ...) -> None: ...
+
+class VectorSearchResponse(_message.Message):
+    __slots__ = ("hits", "embed_ms", "search_ms")
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    EMBED_MS_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_MS_FIELD_NUMBER: _ClassVar[int]
+    hits: _containers.RepeatedCompositeFieldContainer[VectorHit]
+    embed_ms: float
+    search_ms: float
+    def __init__(self, hits: _Optional[_Iterable[_Union[VectorHit, _Mapping]]] = ..., embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ...) -> None: ...
+
+class VectorStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class VectorStats(_message.Message):
+    __slots__ = ("vectors", "pending", "embedder", "model", "dimension", "ready", "last_error")
+    VECTORS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDER_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    vectors: int
+    pending: int
+    embedder: str
+    model: str
+    dimension: int
+    ready: bool
+    last_error: str
+    def __init__(self, vectors: _Optional[int] = ..., pending: _Optional[int] = ..., embedder: _Optional[str] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., ready: _Optional[bool] = ..., last_error: _Optional[str] = ...) -> None: ...

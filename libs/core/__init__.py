@@ -1,0 +1,1 @@
+"""Shared foundations: ids and shard routing, configuration, errors, telemetry, the embedder."""
