@@ -1,0 +1,3 @@
+from quarry.client.cli.main import run
+
+run()

@@ -1,0 +1,256 @@
+"""The `quarry` command line. Options common to every command go before it, as in git:
+`quarry [--home DIR] [--format plain|json|ndjson] COMMAND …`; a query given without a command is a
+search (`quarry 'sqlite locking'`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from quarry.client.cli import render
+from quarry.client.client import QuarryClient
+from quarry.core.config import resolve_home
+from quarry.core.errors import QuarryError
+from quarry.dsl import compile_query
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Quarry: search the session logs of AI coding agents.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+node_app = typer.Typer(help="Run one node of a cluster (what `quarry up` and docker-compose start).")
+app.add_typer(node_app, name="node")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class Settings:
+    home: Path
+    format: str = "plain"
+    query: str = ""  # the query being run, to point at an error's position
+
+
+settings = Settings()
+
+
+@app.callback()
+def main(
+    home: Annotated[
+        Path | None, typer.Option("--home", help="Data directory (default: $QUARRY_HOME, else per-user).")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="plain | json | ndjson")] = "plain",
+) -> None:
+    if fmt not in render.FORMATS:
+        raise typer.BadParameter(f"must be one of {', '.join(render.FORMATS)}", param_hint="--format")
+    settings.home = resolve_home(home)
+    settings.format = fmt
+
+
+def _client() -> QuarryClient:
+    return QuarryClient.for_home(settings.home)
+
+
+@app.command()
+def up(
+    shards: Annotated[int, typer.Option(min=1, max=64, help="Lexical shards.")] = 2,
+    detach: Annotated[bool, typer.Option("--detach", "-d", help="Start and return; stop with `quarry down`.")] = False,
+    embedder: Annotated[str, typer.Option(help="minilm | none | openai:<base-url>#<model>")] = "minilm",
+) -> None:
+    """Start a local cluster (ingest, SHARDS lexical shards, a vector node, a query node)."""
+    from quarry.client.local import LocalCluster
+
+    cluster = LocalCluster(settings.home, shards=shards, embedder=embedder)
+    info = cluster.start(detach=detach)
+    console.print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
+    if detach:
+        return
+    console.print("Ctrl-C stops every node")
+    try:
+        for proc in cluster.procs.values():
+            proc.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()
+        console.print("stopped")
+
+
+@app.command()
+def down() -> None:
+    """Stop the cluster started with `quarry up --detach`."""
+    from quarry.client.local import stop_recorded
+
+    stopped = stop_recorded(settings.home)
+    console.print(f"stopped {', '.join(stopped)}" if stopped else f"no cluster was running under {settings.home}")
+
+
+@app.command()
+def status() -> None:
+    """Every node: up, shard, sessions, documents, vectors, embedding backlog."""
+    with _client() as client:
+        render.status(client.status(), settings.format, console)
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders; none: the standard locations.")] = None,
+) -> None:
+    """Ingest Claude Code, Codex CLI, Gemini CLI logs and ChatGPT exports (format found from content)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with _client() as client:
+        report = None
+        progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console, transient=True
+        )
+        with progress:
+            task = progress.add_task("ingesting", total=None)
+            for event in client.ingest_paths(paths or [], standard_locations=not paths):
+                if event.HasField("file"):
+                    progress.update(task, total=event.file.files_total, completed=event.file.files_done)
+                else:
+                    report = event.report
+        if report is not None:
+            render.ingest_report(report, settings.format, console)
+
+
+@app.command()
+def search(
+    query: Annotated[list[str], typer.Argument(help="A query in the Quarry query language.")],
+    lane: Annotated[str, typer.Option(help="auto | dialogue | semantic | hybrid")] = "auto",
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
+    offset: Annotated[int, typer.Option(min=0)] = 0,
+) -> None:
+    """Ranked sessions; a `messages|actions|blocks where …` query returns rows instead."""
+    text = settings.query = " ".join(query)
+    with _client() as client:
+        if compile_query(text).kind == "units":
+            render.unit_envelope(client.query_units(text, limit=limit, offset=offset), settings.format, console)
+        else:
+            envelope = client.search(text, lane=lane, limit=limit, offset=offset)
+            render.search_envelope(envelope, settings.format, console)
+
+
+@app.command()
+def demo() -> None:
+    """Ingest the agent logs of this machine (a generated sample archive when it has none) into the
+    running cluster and show a few example queries."""
+    from quarry.client.demo import run_demo
+
+    with _client() as client:
+        run_demo(client, settings.home, settings.format, console)
+
+
+@node_app.command("index")
+def node_index(
+    shard: Annotated[int, typer.Option()],
+    data: Annotated[Path, typer.Option()],
+    host: Annotated[str, typer.Option()] = "127.0.0.1",
+    port: Annotated[int, typer.Option()] = 0,
+    run_file: Annotated[Path | None, typer.Option()] = None,
+) -> None:
+    """A lexical shard (Tantivy + SQLite)."""
+    from quarry.core.telemetry import setup_telemetry
+    from quarry.index.lexical.server import serve_index
+
+    setup_telemetry(f"quarry-index-{shard}")
+    serve_index(data, shard, host, port, run_file)
+
+
+@node_app.command("vector")
+def node_vector(
+    data: Annotated[Path, typer.Option()],
+    embedder: Annotated[str, typer.Option()] = "minilm",
+    host: Annotated[str, typer.Option()] = "127.0.0.1",
+    port: Annotated[int, typer.Option()] = 0,
+    run_file: Annotated[Path | None, typer.Option()] = None,
+) -> None:
+    """The vector node (FAISS + sqlite-vec, background embedding)."""
+    from quarry.core.telemetry import setup_telemetry
+    from quarry.index.vector.server import serve_vector
+
+    setup_telemetry("quarry-vector")
+    serve_vector(data, embedder, host, port, run_file)
+
+
+@node_app.command("ingest")
+def node_ingest(
+    index: Annotated[str, typer.Option(help="Comma-separated shard addresses, in shard order.")],
+    vector: Annotated[str | None, typer.Option()] = None,
+    host: Annotated[str, typer.Option()] = "127.0.0.1",
+    port: Annotated[int, typer.Option()] = 0,
+    run_file: Annotated[Path | None, typer.Option()] = None,
+) -> None:
+    """The ingest node."""
+    from quarry.core.telemetry import setup_telemetry
+    from quarry.ingest.server import serve_ingest
+
+    setup_telemetry("quarry-ingest")
+    serve_ingest(index.split(","), vector, host, port, run_file)
+
+
+@node_app.command("query")
+def node_query(
+    index: Annotated[str, typer.Option(help="Comma-separated shard addresses, in shard order.")],
+    vector: Annotated[str | None, typer.Option()] = None,
+    ingest: Annotated[str | None, typer.Option()] = None,
+    host: Annotated[str, typer.Option()] = "127.0.0.1",
+    port: Annotated[int, typer.Option()] = 0,
+    run_file: Annotated[Path | None, typer.Option()] = None,
+) -> None:
+    """The query node."""
+    from quarry.core.telemetry import setup_telemetry
+    from quarry.query.server import serve_query
+
+    setup_telemetry("quarry-query")
+    serve_query(index.split(","), vector, ingest, host, port, run_file)
+
+
+GLOBAL_OPTIONS_WITH_VALUE = ("--home", "--format", "-f")
+
+
+def with_default_command(argv: list[str]) -> list[str]:
+    """Insert `search` when the first word after the global options is not a command."""
+    commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {"node"}
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in GLOBAL_OPTIONS_WITH_VALUE:
+            i += 2
+        elif word.startswith("-"):
+            i += 1
+        else:
+            return argv if word in commands else [*argv[:i], "search", *argv[i:]]
+    return argv
+
+
+def run() -> None:
+    argv = with_default_command(sys.argv[1:])
+    try:
+        app(args=argv, prog_name="quarry", standalone_mode=False)
+    except QuarryError as error:
+        if settings.format in ("json", "ndjson"):
+            render.emit_json({"error": error.as_dict()})
+        else:
+            err_console.print(f"[red]error[/red] {escape(str(error))}")
+            if error.offset is not None and settings.query:
+                err_console.print(f"  {escape(settings.query)}\n  {' ' * error.offset}^", highlight=False)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except typer.Exit as exit_:
+        sys.exit(exit_.exit_code)
+    except Exception as error:  # click usage errors
+        import click
+
+        if isinstance(error, click.ClickException):
+            error.show()
+            sys.exit(error.exit_code)
+        raise

@@ -1,0 +1,140 @@
+"""Rendering of envelopes for the terminal: plain (tables), json (the envelope), ndjson (one row
+per line). JSON keeps the proto field names; unset optional fields are null; int64 stay numbers."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import orjson
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from quarry.v1 import ingest_pb2, query_pb2
+
+FORMATS = ("plain", "json", "ndjson")
+
+
+def to_dict(message: Message) -> dict[str, Any]:
+    """Every field of the message, defaults included, in proto field names."""
+    out: dict[str, Any] = {}
+    for field in message.DESCRIPTOR.fields:
+        value = getattr(message, field.name)
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            value_field = field.message_type.fields_by_name["value"]
+            out[field.name] = {k: _value(value_field, v) for k, v in sorted(value.items())}
+        elif field.label == FieldDescriptor.LABEL_REPEATED:
+            out[field.name] = [_value(field, v) for v in value]
+        elif field.has_presence and not message.HasField(field.name):
+            out[field.name] = None
+        else:
+            out[field.name] = _value(field, value)
+    return out
+
+
+def _value(field: FieldDescriptor, value: Any) -> Any:
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        return to_dict(value)
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        return field.enum_type.values_by_number[value].name
+    return value
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def emit_ndjson(rows: list[Any]) -> None:
+    for row in rows:
+        sys.stdout.buffer.write(orjson.dumps(row) + b"\n")
+
+
+def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Console) -> None:
+    if fmt == "json":
+        emit_json(to_dict(envelope))
+        return
+    if fmt == "ndjson":
+        emit_ndjson([to_dict(hit) for hit in envelope.hits])
+        return
+    table = Table(
+        title=f"{len(envelope.hits)} sessions · lane {envelope.retrieval_lane} · {envelope.query!r}",
+        title_justify="left",
+    )
+    for column in ("#", "score", "session", "title / match"):
+        table.add_column(column, overflow="fold")
+    for hit in envelope.hits:
+        match = hit.match
+        score = f"{match.score:.4g} {match.score_kind}" if match.HasField("score") else "-"
+        session = hit.session
+        where = " · ".join(x for x in (session.repo, session.origin) if x)
+        detail = f"[bold]{escape(session.title or '(untitled)')}[/bold]"
+        if match.snippet:
+            detail += f"\n{escape(match.snippet)}"
+        table.add_row(str(match.rank), score, f"{escape(session.id)}\n[dim]{escape(where)}[/dim]", detail)
+    console.print(table)
+    for caveat in envelope.caveats:
+        console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
+
+
+def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, console: Console) -> None:
+    if fmt == "json":
+        emit_json(to_dict(envelope))
+        return
+    if fmt == "ndjson":
+        emit_ndjson([to_dict(row) for row in envelope.rows])
+        return
+    table = Table(title=f"{len(envelope.rows)} {envelope.unit} · {envelope.query!r}", title_justify="left")
+    for column in ("ref", "what", "text"):
+        table.add_column(column, overflow="fold")
+    for row in envelope.rows:
+        kind = row.WhichOneof("row")
+        item = getattr(row, kind)
+        if kind == "message":
+            what = item.role
+            text = " ".join(b.text for b in item.blocks if b.text)
+        elif kind == "action":
+            what = f"{item.category} {item.tool}{' (failed)' if item.failed else ''}"
+            text = item.command or item.path
+        else:
+            what = item.type
+            text = item.text
+        table.add_row(escape(row.ref), escape(what), escape(text[:300]))
+    console.print(table)
+
+
+def status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console) -> None:
+    if fmt in ("json", "ndjson"):
+        rows = [to_dict(n) for n in response.nodes]
+        emit_json({"nodes": rows}) if fmt == "json" else emit_ndjson(rows)
+        return
+    table = Table(title="cluster", title_justify="left")
+    for column in ("node", "address", "up", "sessions", "documents", "vectors", "pending", "detail"):
+        table.add_column(column, overflow="fold")
+    for node in response.nodes:
+        up = "[green]up[/green]" if node.up else "[red]down[/red]"
+        counts = [str(node.sessions), str(node.documents)] if node.role == "index" else ["", ""]
+        vectors = [str(node.vectors), str(node.vectors_pending)] if node.role == "vector" else ["", ""]
+        table.add_row(node.name, node.address, up, *counts, *vectors, escape(node.detail))
+    console.print(table)
+
+
+def ingest_report(report: ingest_pb2.IngestReport, fmt: str, console: Console) -> None:
+    if fmt in ("json", "ndjson"):
+        emit_json(to_dict(report))
+        return
+    console.print(
+        f"ingested {report.files} files: {report.sessions_written} sessions written, "
+        f"{report.sessions_unchanged} unchanged, {report.messages_written} messages, "
+        f"{report.vectors_queued} texts queued for embedding ({report.elapsed_ms / 1000:.1f} s)"
+    )
+    for issue in report.issues:
+        where = f"{issue.path}:{issue.line}" if issue.line else issue.path
+        console.print(f"[yellow]{issue.code}[/yellow] {escape(where)}: {escape(issue.reason)}")
+    if report.skipped_record_types:
+        skipped = ", ".join(f"{k} ×{v}" for k, v in sorted(report.skipped_record_types.items()))
+        console.print(f"[dim]record types not modelled: {escape(skipped)}[/dim]")
+    for caveat in report.caveats:
+        console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")

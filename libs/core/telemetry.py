@@ -1,0 +1,75 @@
+"""OpenTelemetry setup shared by every node and client.
+
+Exporter by configuration: `QUARRY_OTEL_EXPORTER` = none (default) | console | otlp (endpoint from
+the standard OTEL_EXPORTER_OTLP_ENDPOINT). gRPC interceptors make every hop a span and carry the
+W3C trace context in the call metadata.
+"""
+
+from __future__ import annotations
+
+import os
+
+import grpc
+from opentelemetry import trace
+from opentelemetry.instrumentation.grpc import client_interceptor, server_interceptor
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+
+EXPORTERS = ("none", "console", "otlp")
+_provider: TracerProvider | None = None
+
+
+def _exporter(kind: str) -> SpanExporter | None:
+    if kind == "none":
+        return None
+    if kind == "console":
+        return ConsoleSpanExporter()
+    if kind == "otlp":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+        return OTLPSpanExporter(insecure=True)
+    raise ValueError(f"QUARRY_OTEL_EXPORTER must be one of {', '.join(EXPORTERS)}, not {kind!r}")
+
+
+def setup_telemetry(
+    service_name: str, exporter: str | None = None, extra: SpanExporter | None = None
+) -> TracerProvider:
+    """Install the process-wide tracer provider once; later calls return the same provider."""
+    global _provider
+    if _provider is not None:
+        return _provider
+    kind = exporter or os.environ.get("QUARRY_OTEL_EXPORTER", "none")
+    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
+    for span_exporter in (_exporter(kind), extra):
+        if span_exporter is not None:
+            provider.add_span_processor(BatchSpanProcessor(span_exporter))
+    trace.set_tracer_provider(provider)
+    _provider = provider
+    return provider
+
+
+def shutdown_telemetry() -> None:
+    """Flush and stop exporting (at node shutdown)."""
+    if _provider is not None:
+        _provider.shutdown()
+
+
+def server_interceptors() -> list[grpc.ServerInterceptor]:
+    return [server_interceptor(tracer_provider=trace.get_tracer_provider())]
+
+
+def traced_channel(address: str) -> grpc.Channel:
+    """An insecure channel whose calls are client spans carrying the current trace context."""
+    channel = grpc.insecure_channel(
+        address,
+        options=[
+            ("grpc.max_send_message_length", 256 * 1024 * 1024),
+            ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+        ],
+    )
+    return grpc.intercept_channel(channel, client_interceptor(tracer_provider=trace.get_tracer_provider()))
+
+
+def tracer(name: str) -> trace.Tracer:
+    return trace.get_tracer(name)

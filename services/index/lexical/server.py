@@ -1,0 +1,55 @@
+"""gRPC face of a lexical shard (IndexService)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+
+from quarry.core.node import Node, typed_errors
+from quarry.index.lexical.shard import LexicalShard
+from quarry.v1 import index_pb2, index_pb2_grpc
+
+
+class IndexServicer(index_pb2_grpc.IndexServiceServicer):
+    def __init__(self, shard: LexicalShard) -> None:
+        self.shard = shard
+
+    @typed_errors
+    def UpsertSessions(self, request: index_pb2.UpsertSessionsRequest, context: grpc.ServicerContext):
+        return self.shard.upsert(request.sessions)
+
+    @typed_errors
+    def SearchSessions(self, request: index_pb2.ShardSearchRequest, context: grpc.ServicerContext):
+        return self.shard.search(request)
+
+    @typed_errors
+    def MatchSessionIds(self, request: index_pb2.MatchSessionIdsRequest, context: grpc.ServicerContext):
+        return index_pb2.MatchSessionIdsResponse(session_ids=self.shard.match_session_ids(request.where))
+
+    @typed_errors
+    def GetSessions(self, request: index_pb2.GetSessionsRequest, context: grpc.ServicerContext):
+        return index_pb2.GetSessionsResponse(sessions=self.shard.get_sessions(request.session_ids))
+
+    @typed_errors
+    def QueryUnits(self, request: index_pb2.ShardUnitsRequest, context: grpc.ServicerContext):
+        return self.shard.query_units(request)
+
+    @typed_errors
+    def Stats(self, request: index_pb2.ShardStatsRequest, context: grpc.ServicerContext):
+        return self.shard.stats()
+
+
+def serve_index(data_dir: Path, shard: int, host: str, port: int, run_file: Path | None) -> None:
+    """Run one lexical shard until SIGTERM / SIGINT."""
+    lexical = LexicalShard(data_dir, shard)
+    servicer = IndexServicer(lexical)
+    node = Node(
+        f"index-{shard}",
+        [index_pb2.DESCRIPTOR.services_by_name["IndexService"].full_name],
+        lambda server: index_pb2_grpc.add_IndexServiceServicer_to_server(servicer, server),
+        host=host,
+        port=port,
+    )
+    node.announce(run_file, "index")
+    node.wait(on_stop=lexical.close)

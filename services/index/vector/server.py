@@ -1,0 +1,44 @@
+"""gRPC face of the vector node (VectorService)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+
+from quarry.core.node import Node, typed_errors
+from quarry.index.vector.shard import VectorShard
+from quarry.v1 import vector_pb2, vector_pb2_grpc
+
+
+class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
+    def __init__(self, shard: VectorShard) -> None:
+        self.shard = shard
+
+    @typed_errors
+    def Enqueue(self, request: vector_pb2.EnqueueRequest, context: grpc.ServicerContext):
+        return self.shard.enqueue(request)
+
+    @typed_errors
+    def Search(self, request: vector_pb2.VectorSearchRequest, context: grpc.ServicerContext):
+        return self.shard.search(request)
+
+    @typed_errors
+    def Stats(self, request: vector_pb2.VectorStatsRequest, context: grpc.ServicerContext):
+        return self.shard.stats()
+
+
+def serve_vector(data_dir: Path, embedder: str | None, host: str, port: int, run_file: Path | None) -> None:
+    """Run the vector node until SIGTERM / SIGINT. The embedder loads in the background worker."""
+    shard = VectorShard(data_dir, embedder)
+    shard.start()
+    servicer = VectorServicer(shard)
+    node = Node(
+        "vector-0",
+        [vector_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name],
+        lambda server: vector_pb2_grpc.add_VectorServiceServicer_to_server(servicer, server),
+        host=host,
+        port=port,
+    )
+    node.announce(run_file, "vector")
+    node.wait(on_stop=shard.close)

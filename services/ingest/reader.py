@@ -1,0 +1,100 @@
+"""Tolerant reading of JSON Lines and whole JSON documents.
+
+A bad line never costs its neighbours: it becomes an `IngestIssue` with its 1-based line number and
+the rest of the file is still read. A line holding several concatenated JSON values is split and
+every value is kept; a final line cut in the middle of a value is reported as `truncated_line`.
+The fast path is one `orjson.loads` per line; the slow stdlib decoder runs only on lines orjson
+rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from quarry.v1 import ingest_pb2
+
+BOM = b"\xef\xbb\xbf"
+_DECODER = json.JSONDecoder()
+_WHITESPACE = " \t\r\n"
+
+
+@dataclass(slots=True)
+class Record:
+    """One JSON value read from a JSON Lines file and the 1-based line it came from."""
+
+    line: int
+    data: Any
+
+
+def issue(path: str, line: int, code: str, reason: str) -> ingest_pb2.IngestIssue:
+    return ingest_pb2.IngestIssue(path=path, line=line, code=code, reason=reason)
+
+
+def strip_bom(data: bytes) -> bytes:
+    return data[len(BOM) :] if data.startswith(BOM) else data
+
+
+def read_document(data: bytes) -> tuple[Any, str]:
+    """Parse a whole file as one JSON value: (value, "") on success, (None, error text) otherwise."""
+    try:
+        return orjson.loads(data), ""
+    except orjson.JSONDecodeError as error:
+        return None, str(error)
+
+
+def read_jsonl(data: bytes, path: str) -> tuple[list[Record], list[ingest_pb2.IngestIssue]]:
+    """Every JSON value of a JSON Lines file, in file order, plus one issue per unreadable line."""
+    records: list[Record] = []
+    issues: list[ingest_pb2.IngestIssue] = []
+    lines = data.split(b"\n")
+    last = len(lines)
+    while last > 0 and (not lines[last - 1] or lines[last - 1].isspace()):
+        last -= 1
+    loads = orjson.loads
+    for number, raw in enumerate(lines[:last], start=1):
+        if not raw or raw.isspace():
+            continue
+        try:
+            records.append(Record(number, loads(raw)))
+            continue
+        except orjson.JSONDecodeError:
+            pass
+        values, problem = _salvage(raw, is_last=number == last)
+        records.extend(Record(number, value) for value in values)
+        if problem is not None:
+            code, reason = problem
+            issues.append(issue(path, number, code, reason))
+    return records, issues
+
+
+def _salvage(raw: bytes, is_last: bool) -> tuple[list[Any], tuple[str, str] | None]:
+    """Decode a line orjson rejected: split concatenated values, report what cannot be read.
+
+    Returns the values recovered and, if part of the line is unreadable, (issue code, reason).
+    """
+    text = raw.decode("utf-8", errors="replace")
+    values: list[Any] = []
+    index = _skip_whitespace(text, 0)
+    while index < len(text):
+        try:
+            value, index = _DECODER.raw_decode(text, index)
+        except json.JSONDecodeError as error:
+            at_end = error.pos >= len(text.rstrip(_WHITESPACE)) or error.msg.startswith("Unterminated")
+            if is_last and at_end:
+                return values, ("truncated_line", f"the last line ends in the middle of a JSON value ({error})")
+            return values, ("malformed_json", f"not valid JSON: {error}")
+        except RecursionError:
+            return values, ("malformed_json", "not valid JSON: nested too deeply")
+        values.append(value)
+        index = _skip_whitespace(text, index)
+    return values, None
+
+
+def _skip_whitespace(text: str, index: int) -> int:
+    while index < len(text) and text[index] in _WHITESPACE:
+        index += 1
+    return index

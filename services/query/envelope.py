@@ -1,0 +1,40 @@
+"""Per-hit evidence (SessionSearchMatch) for each lane, as seed 000's score-kind cheatsheet says.
+
+bm25: lower is better. Tantivy's BM25 is higher-is-better, so the reported score is its negation,
+the same convention as SQLite FTS5's bm25(). vector_distance: lower is closer. rrf: higher is better.
+"""
+
+from __future__ import annotations
+
+from quarry.v1 import index_pb2, query_pb2, vector_pb2
+
+
+def lexical_match(hit: index_pb2.ShardHit) -> query_pb2.SessionSearchMatch:
+    if not hit.ranked:
+        return unranked_match(hit.session.id)
+    return query_pb2.SessionSearchMatch(
+        score=-hit.score,
+        score_kind="bm25",
+        matched_terms=hit.matched_terms,
+        snippet=hit.snippet,
+        match_surface=hit.match_surface or "message",
+        message_id=hit.message_id,
+        target_ref=f"message:{hit.message_id}" if hit.message_id else f"session:{hit.session.id}",
+    )
+
+
+def vector_match(hit: vector_pb2.VectorHit | None) -> query_pb2.SessionSearchMatch:
+    if hit is None:
+        return query_pb2.SessionSearchMatch()
+    return query_pb2.SessionSearchMatch(
+        score=hit.distance,
+        score_kind="vector_distance",
+        match_surface="message",
+        message_id=hit.message_id,
+        target_ref=f"message:{hit.message_id}",
+    )
+
+
+def unranked_match(session_id: str) -> query_pb2.SessionSearchMatch:
+    """A structural match (filters only): rank but no score (score_kind null)."""
+    return query_pb2.SessionSearchMatch(match_surface="session", target_ref=f"session:{session_id}")

@@ -1,0 +1,367 @@
+"""The coordinator: compile the query, scatter to shards and the vector node, gather, merge, fuse.
+
+Lanes: dialogue (BM25 over message text, merged across shards), semantic (nearest sessions on the
+vector node, filtered by an allow-list the shards compute), hybrid (RRF at k=60 over both).
+`auto` resolves to dialogue, or to semantic when the query's only text is a semantic leaf."""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass
+
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from quarry.core import telemetry
+from quarry.core.errors import QuarryError
+from quarry.core.shards import shard_for
+from quarry.dsl import CompiledQuery, compile_query
+from quarry.query.envelope import lexical_match, vector_match
+from quarry.query.fusion import rrf
+from quarry.query.plans import resolve_semantic_leaves, window, without_text
+from quarry.query.scatter import Deadline, Scatter, call
+from quarry.v1 import (
+    errors_pb2,
+    index_pb2,
+    index_pb2_grpc,
+    plan_pb2,
+    query_pb2,
+    units_pb2,
+    vector_pb2,
+    vector_pb2_grpc,
+)
+
+RANKING_POLICY = "mixed-bm25-rrf-vector"
+RANKING_POLICY_VERSION = 1
+DEFAULT_LIMIT = 20
+DEFAULT_UNIT_LIMIT = 50
+MAX_LIMIT = 1000
+DEFAULT_DEADLINE_MS = 5000.0
+FUSION_DEPTH = 100       # each lane's top-N that RRF fuses
+SEMANTIC_LEAF_DEPTH = 100  # sessions a `semantic:` leaf admits
+LANES = ("auto", "dialogue", "semantic", "hybrid")
+
+_tracer = telemetry.tracer("quarry.query")
+
+
+@dataclass
+class LaneHit:
+    """One session in one lane's ranking, with what that lane knows about why it matched."""
+
+    session_id: str
+    shard_hit: index_pb2.ShardHit | None = None
+    vector_hit: vector_pb2.VectorHit | None = None
+
+
+class Coordinator:
+    def __init__(self, index_addresses: list[str], vector_address: str | None, ingest_address: str | None) -> None:
+        self.index_addresses = index_addresses
+        self.vector_address = vector_address
+        self.ingest_address = ingest_address
+        self.shards = [index_pb2_grpc.IndexServiceStub(telemetry.traced_channel(a)) for a in index_addresses]
+        self.vector = (
+            vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
+        )
+        self.scatter = Scatter()
+
+    def close(self) -> None:
+        self.scatter.close()
+
+    # ----- search -------------------------------------------------------------------------------
+
+    def search(self, request: query_pb2.SearchRequest) -> query_pb2.SearchEnvelope:
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        limit, offset = _page(request.limit, request.offset, DEFAULT_LIMIT)
+        requested = request.lane or "auto"
+        if requested not in LANES:
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST,
+                f"lane {requested!r} is not one of {', '.join(LANES)}",
+                parameter="lane",
+            )
+        deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
+        with _tracer.start_as_current_span("quarry.parse"):
+            compiled = compile_query(request.query)
+        timings["parse"] = _ms(started)
+        if compiled.kind != "sessions":
+            raise QuarryError(
+                errors_pb2.UNSUPPORTED_FORM,
+                f"`{compiled.unit} where …` selects rows, not sessions: use QueryUnits (`quarry query`)",
+            )
+        lane = _resolve_lane(requested, compiled)
+        plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
+        depth = offset + limit + 1
+        if lane == "dialogue":
+            ranking = self._lexical(plan, depth, deadline, timings)
+            hits = [_hit(h, lexical_match(h.shard_hit)) for h in ranking]
+        elif lane == "semantic":
+            ranking = self._semantic(plan, compiled, depth, deadline, timings)
+            hits = [_hit(h, vector_match(h.vector_hit)) for h in ranking]
+        else:
+            hits = self._hybrid(plan, compiled, max(FUSION_DEPTH, depth), deadline, timings)
+        page = hits[offset : offset + limit]
+        for rank, hit in enumerate(page, start=offset + 1):
+            hit.match.rank = rank
+        self._hydrate([h for h in page if not h.session.origin], deadline)
+        timings["total"] = _ms(started)
+        return query_pb2.SearchEnvelope(
+            query=request.query,
+            requested_lane=requested,
+            retrieval_lane=lane,
+            ranking_policy=RANKING_POLICY,
+            ranking_policy_version=RANKING_POLICY_VERSION,
+            hits=page,
+            limit=limit,
+            offset=offset,
+            timings_ms=timings,
+        )
+
+    def _with_semantic_leaves_resolved(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> plan_pb2.QueryPlan:
+        if not plan.HasField("where"):
+            return plan
+        resolved = plan_pb2.QueryPlan()
+        resolved.CopyFrom(plan)
+
+        def nearest(text: str) -> list[str]:
+            response = self._vector_search(text, SEMANTIC_LEAF_DEPTH, None, deadline)
+            return [hit.session_id for hit in response.hits]
+
+        resolved.where.CopyFrom(resolve_semantic_leaves(plan.where, nearest))
+        return resolved
+
+    def _lexical(
+        self, plan: plan_pb2.QueryPlan, depth: int, deadline: Deadline, timings: dict[str, float]
+    ) -> list[LaneHit]:
+        started = time.perf_counter()
+        with _tracer.start_as_current_span("quarry.lane.dialogue"):
+            request = index_pb2.ShardSearchRequest(plan=plan, lane="dialogue", limit=depth, with_snippets=True)
+            responses = self.scatter.each(
+                self._shard_names(), [call(s.SearchSessions, request) for s in self.shards], deadline
+            )
+        merged = heapq.merge(*[r.hits for r in responses], key=_shard_order)
+        timings["lexical"] = _ms(started)
+        return [LaneHit(h.session.id, shard_hit=h) for _, h in zip(range(depth), merged, strict=False)]
+
+    def _semantic(
+        self,
+        plan: plan_pb2.QueryPlan,
+        compiled: CompiledQuery,
+        depth: int,
+        deadline: Deadline,
+        timings: dict[str, float],
+    ) -> list[LaneHit]:
+        text = compiled.semantic_text.strip()
+        if not text:
+            raise QuarryError(errors_pb2.INVALID_REQUEST, "the semantic lane needs query text to embed", parameter="query")
+        started = time.perf_counter()
+        allowed = self._allow_list(plan, deadline)
+        with _tracer.start_as_current_span("quarry.lane.semantic"):
+            response = self._vector_search(text, depth, allowed, deadline)
+        timings["embed"] = response.embed_ms
+        timings["vector"] = _ms(started)
+        return [LaneHit(h.session_id, vector_hit=h) for h in response.hits]
+
+    def _hybrid(
+        self,
+        plan: plan_pb2.QueryPlan,
+        compiled: CompiledQuery,
+        depth: int,
+        deadline: Deadline,
+        timings: dict[str, float],
+    ) -> list[query_pb2.SearchHit]:
+        lexical = self._lexical(plan, depth, deadline, timings) if compiled.has_text else []
+        semantic = self._semantic(plan, compiled, depth, deadline, timings)
+        started = time.perf_counter()
+        by_id: dict[str, LaneHit] = {h.session_id: h for h in semantic}
+        for hit in lexical:
+            by_id.setdefault(hit.session_id, LaneHit(hit.session_id)).shard_hit = hit.shard_hit
+        fused = rrf({"text": [h.session_id for h in lexical], "vector": [h.session_id for h in semantic]})
+        hits: list[query_pb2.SearchHit] = []
+        for item in fused:
+            lane_hit = by_id[item.session_id]
+            if lane_hit.shard_hit is not None:
+                match = lexical_match(lane_hit.shard_hit)
+            else:
+                match = vector_match(lane_hit.vector_hit)
+            match.score = item.score
+            match.score_kind = "rrf"
+            match.score_components.clear()
+            match.score_components.update(item.components)
+            hits.append(_hit(lane_hit, match))
+        timings["fuse"] = _ms(started)
+        return hits
+
+    def _allow_list(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> list[str] | None:
+        """Sessions the structured part of the query admits; None when it admits every session."""
+        where = without_text(plan.where) if plan.HasField("where") else None
+        if where is None:
+            return None
+        request = index_pb2.MatchSessionIdsRequest(where=where)
+        responses = self.scatter.each(
+            self._shard_names(), [call(s.MatchSessionIds, request) for s in self.shards], deadline
+        )
+        return sorted(sid for r in responses for sid in r.session_ids)
+
+    def _vector_search(
+        self, text: str, limit: int, allowed: list[str] | None, deadline: Deadline
+    ) -> vector_pb2.VectorSearchResponse:
+        if self.vector is None:
+            raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, "this cluster has no vector node")
+        request = vector_pb2.VectorSearchRequest(
+            text=text, limit=limit, allow_session_ids=allowed or [], restrict_to_allowed=allowed is not None
+        )
+        (response,) = self.scatter.each(["vector-0"], [call(self.vector.Search, request)], deadline)
+        return response
+
+    def _hydrate(self, hits: list[query_pb2.SearchHit], deadline: Deadline) -> None:
+        """Fill session summaries of hits that only the vector lane found, from their shards."""
+        by_shard: dict[int, list[str]] = {}
+        for hit in hits:
+            by_shard.setdefault(shard_for(hit.session.id, len(self.shards)), []).append(hit.session.id)
+        if not by_shard:
+            return
+        shards = sorted(by_shard)
+        responses = self.scatter.each(
+            [f"index-{i}" for i in shards],
+            [call(self.shards[i].GetSessions, index_pb2.GetSessionsRequest(session_ids=by_shard[i])) for i in shards],
+            deadline,
+        )
+        sessions = {s.id: s for r in responses for s in r.sessions}
+        for hit in hits:
+            if hit.session.id in sessions:
+                hit.session.CopyFrom(sessions[hit.session.id])
+
+    # ----- unit rows ----------------------------------------------------------------------------
+
+    def query_units(self, request: query_pb2.QueryUnitsRequest) -> query_pb2.QueryUnitEnvelope:
+        caller_limit, caller_offset = _page(request.limit, request.offset, DEFAULT_UNIT_LIMIT)
+        deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
+        compiled = compile_query(request.query)
+        if compiled.kind != "units":
+            raise QuarryError(
+                errors_pb2.UNSUPPORTED_FORM,
+                "this query selects sessions, not rows: start it with `messages where`, `actions where` "
+                "or `blocks where`, or use Search",
+            )
+        limit, offset, descending = window(compiled.plan, caller_limit, caller_offset)
+        plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
+        shard_request = index_pb2.ShardUnitsRequest(plan=plan, limit=offset + limit)
+        responses = self.scatter.each(
+            self._shard_names(), [call(s.QueryUnits, shard_request) for s in self.shards], deadline
+        )
+        merged = heapq.merge(
+            *[r.rows for r in responses],
+            key=(lambda r: (-r.sort_time_ms, _Desc(r.sort_id))) if descending else (lambda r: (r.sort_time_ms, r.sort_id)),
+        )
+        rows = [row for _, row in zip(range(offset + limit), merged, strict=False)][offset:]
+        return query_pb2.QueryUnitEnvelope(
+            query=request.query,
+            unit=compiled.unit,
+            rows=[_unit_row(r) for r in rows],
+            limit=limit,
+            offset=offset,
+        )
+
+    # ----- status -------------------------------------------------------------------------------
+
+    def status(self) -> query_pb2.ClusterStatusResponse:
+        nodes: list[query_pb2.NodeStatus] = []
+        deadline_s = 2.0
+        for shard, (address, stub) in enumerate(zip(self.index_addresses, self.shards, strict=True)):
+            node = query_pb2.NodeStatus(name=f"index-{shard}", role="index", address=address, shard=shard)
+            try:
+                stats = stub.Stats(index_pb2.ShardStatsRequest(), timeout=deadline_s)
+                node.up, node.sessions, node.documents = True, stats.sessions, stats.documents
+            except Exception as error:  # noqa: BLE001 - a down node is a status, not a failure
+                node.detail = _short(error)
+            nodes.append(node)
+        if self.vector is not None:
+            node = query_pb2.NodeStatus(name="vector-0", role="vector", address=self.vector_address or "")
+            try:
+                stats = self.vector.Stats(vector_pb2.VectorStatsRequest(), timeout=deadline_s)
+                node.up, node.vectors, node.vectors_pending = True, stats.vectors, stats.pending
+                node.detail = (
+                    f"embedder {stats.embedder}: {stats.model} ({stats.dimension}d)"
+                    if stats.embedder
+                    else "no embedder configured: the semantic lane is unavailable"
+                )
+                if stats.last_error:
+                    node.detail += f"; last error: {stats.last_error}"
+            except Exception as error:  # noqa: BLE001
+                node.detail = _short(error)
+            nodes.append(node)
+        if self.ingest_address:
+            nodes.append(_health("ingest", "ingest", self.ingest_address, deadline_s))
+        nodes.append(query_pb2.NodeStatus(name="query", role="query", up=True))
+        return query_pb2.ClusterStatusResponse(nodes=nodes)
+
+    def _shard_names(self) -> list[str]:
+        return [f"index-{i}" for i in range(len(self.shards))]
+
+
+class _Desc:
+    """Inverts string order inside a sort key (time descending, then id descending)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.value > other.value
+
+
+def _shard_order(hit: index_pb2.ShardHit) -> tuple[float, int, str]:
+    if hit.ranked:
+        return (-hit.score, 0, hit.session.id)
+    return (0.0, -hit.sort_time_ms, hit.session.id)
+
+
+def _resolve_lane(requested: str, compiled: CompiledQuery) -> str:
+    if requested != "auto":
+        return requested
+    if not compiled.has_text and compiled.semantic_text:
+        return "semantic"
+    return "dialogue"
+
+
+def _page(limit: int, offset: int, default: int) -> tuple[int, int]:
+    if limit < 0 or limit > MAX_LIMIT:
+        raise QuarryError(errors_pb2.INVALID_REQUEST, f"limit must be 0..{MAX_LIMIT}", parameter="limit")
+    if offset < 0:
+        raise QuarryError(errors_pb2.INVALID_REQUEST, "offset must not be negative", parameter="offset")
+    return (limit or default), offset
+
+
+def _hit(lane_hit: LaneHit, match: query_pb2.SessionSearchMatch) -> query_pb2.SearchHit:
+    if lane_hit.shard_hit is not None:
+        return query_pb2.SearchHit(session=lane_hit.shard_hit.session, match=match)
+    return query_pb2.SearchHit(session=units_pb2.Session(id=lane_hit.session_id), match=match)
+
+
+def _unit_row(row: index_pb2.UnitRow) -> query_pb2.QueryUnitRow:
+    kind = row.WhichOneof("row")
+    out = query_pb2.QueryUnitRow(session_id=row.session_id, ref=f"{kind}:{row.sort_id}")
+    getattr(out, kind).CopyFrom(getattr(row, kind))
+    return out
+
+
+def _health(name: str, role: str, address: str, timeout: float) -> query_pb2.NodeStatus:
+    node = query_pb2.NodeStatus(name=name, role=role, address=address)
+    try:
+        stub = health_pb2_grpc.HealthStub(telemetry.traced_channel(address))
+        response = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
+        node.up = response.status == health_pb2.HealthCheckResponse.SERVING
+    except Exception as error:  # noqa: BLE001
+        node.detail = _short(error)
+    return node
+
+
+def _short(error: Exception) -> str:
+    text = getattr(error, "details", lambda: str(error))() or str(error)
+    return text.splitlines()[0][:200]
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
