@@ -89,6 +89,10 @@ def _salvage(raw: bytes, is_last: bool) -> tuple[list[Any], tuple[str, str] | No
             return values, ("malformed_json", f"not valid JSON: {error}")
         except RecursionError:
             return values, ("malformed_json", "not valid JSON: nested too deeply")
+        try:
+            orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):
+            return values, ("malformed_json", "a lone surrogate escape or an integer beyond 64 bits")
         values.append(value)
         index = _skip_whitespace(text, index)
     return values, None

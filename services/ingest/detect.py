@@ -1,0 +1,157 @@
+"""Recognize a session log's format from its content alone.
+
+Users point the ingest node at exports, copies and checkouts, so file names and folders prove
+nothing: a Claude Code transcript may be called `notes.txt`, a Gemini CLI session (one JSON object)
+is written with a `.jsonl` name. Whole JSON documents are recognized by their top-level shape;
+JSON Lines files by a vote over their first records, so a malformed first line does not hide the
+format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from quarry.ingest.reader import Record, read_document, read_jsonl, strip_bom
+from quarry.v1 import ingest_pb2
+
+CLAUDE_CODE = "claude-code"
+CODEX = "codex"
+CHATGPT = "chatgpt"
+GEMINI = "gemini"
+UNKNOWN = "unknown"
+FORMATS = (CLAUDE_CODE, CODEX, CHATGPT, GEMINI, UNKNOWN)
+
+VOTE_RECORDS = 64
+
+CLAUDE_RECORD_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "file-history-snapshot",
+        "progress",
+        "queue-operation",
+        "attachment",
+        "permission-mode",
+        "last-prompt",
+        "ai-title",
+        "custom-title",
+        "pr-link",
+    }
+)
+CLAUDE_ID_KEYS = ("uuid", "sessionId", "leafUuid", "messageId", "parentUuid")
+CODEX_ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+# Rollouts written before the {timestamp, type, payload} envelope hold bare response items.
+CODEX_ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+    }
+)
+
+
+@dataclass(slots=True)
+class Detection:
+    """What a file is and its parsed content: a whole `document` or JSON Lines `records`."""
+
+    format: str
+    document: Any = None
+    records: list[Record] = field(default_factory=list)
+    issues: list[ingest_pb2.IngestIssue] = field(default_factory=list)
+    reason: str = ""
+
+
+def detect(data: bytes, path: str) -> Detection:
+    """Parse `data` once and say which format it holds (`UNKNOWN` with a reason when none)."""
+    data = strip_bom(data)
+    head = data.lstrip()[:1]
+    if not head:
+        return Detection(UNKNOWN, reason="the file is empty")
+    if head == b"[" or (head == b"{" and _needs_whole_parse(data)):
+        document, error = read_document(data)
+        if not error:
+            kind = document_format(document)
+            if kind != UNKNOWN:
+                return Detection(kind, document=document)
+        elif head == b"[":
+            return Detection(UNKNOWN, reason=f"not a JSON document nor JSON Lines: {error}")
+    records, issues = read_jsonl(data, path)
+    kind = records_format(records)
+    if kind == UNKNOWN:
+        lines = len(records) + len(issues)
+        return Detection(UNKNOWN, reason=f"no known session log shape in {lines} JSON line(s)")
+    return Detection(kind, records=records, issues=issues)
+
+
+def _needs_whole_parse(data: bytes) -> bool:
+    """A document is tried whole when its first line is not a complete JSON value (pretty-printed)
+    or when it is a single line (a minified document)."""
+    newline = data.find(b"\n")
+    if newline < 0 or not data[newline:].strip():
+        return True
+    try:
+        orjson.loads(data[:newline])
+    except orjson.JSONDecodeError:
+        return True
+    return False
+
+
+def document_format(document: Any) -> str:
+    if isinstance(document, list):
+        first = next((item for item in document if isinstance(item, dict)), None)
+        if first is not None and isinstance(first.get("mapping"), dict):
+            return CHATGPT
+        return UNKNOWN
+    if not isinstance(document, dict):
+        return UNKNOWN
+    if isinstance(document.get("mapping"), dict) and "current_node" in document:
+        return CHATGPT
+    if isinstance(document.get("messages"), list) and ("sessionId" in document or "projectHash" in document):
+        return GEMINI
+    return UNKNOWN
+
+
+def records_format(records: list[Record]) -> str:
+    claude = codex = 0
+    for record in records[:VOTE_RECORDS]:
+        data = record.data
+        if not isinstance(data, dict):
+            continue
+        if is_claude_record(data):
+            claude += 1
+        elif is_codex_record(data):
+            codex += 1
+    if claude == codex == 0:
+        return UNKNOWN
+    return CLAUDE_CODE if claude > codex else CODEX
+
+
+def is_claude_record(data: dict[str, Any]) -> bool:
+    kind = data.get("type")
+    if not isinstance(kind, str) or "payload" in data:
+        return False
+    if kind in CLAUDE_RECORD_TYPES:
+        return any(key in data for key in CLAUDE_ID_KEYS)
+    # A record type this parser has not seen yet, still carrying Claude Code's envelope.
+    return "sessionId" in data and ("uuid" in data or "timestamp" in data)
+
+
+def is_codex_record(data: dict[str, Any]) -> bool:
+    kind = data.get("type")
+    if kind in CODEX_ENVELOPE_TYPES:
+        return isinstance(data.get("payload"), dict)
+    if kind in CODEX_ITEM_TYPES:
+        return "uuid" not in data and "sessionId" not in data
+    if kind is None:
+        return "record_type" in data or ("id" in data and "timestamp" in data and "instructions" in data)
+    return False

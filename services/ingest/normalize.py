@@ -1,0 +1,356 @@
+"""From drafts to the canonical model: ids, words, counts, actions, titles, content hash.
+
+Every origin goes through `build_session`, so the same rules apply to all of them:
+- ids come from `quarry.core.refs` (message `<session>:m<seq>`, block `<message>:<index>`, action
+  `<session>:action:<seq>`); seqs follow source order, so a re-parse or a longer copy of an
+  append-only file gives the same ids to the messages both contain.
+- words are whitespace words of dialogue blocks (text, code, thinking).
+- session counts describe the conversation: messages on the `log-only` surface (a ChatGPT branch
+  that is not the current one) are kept in `messages` but not counted.
+- one action per tool_use, in the order the calls arrived, paired with the tool_result that
+  names the same tool_use id.
+- `content_hash` is the sha256 of the deterministic serialization with `content_hash` empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from quarry.core import refs, vocab
+from quarry.ingest.sources import DraftMessage, DraftSession
+from quarry.v1 import units_pb2
+
+OUTPUT_CAP_BYTES = 64 * 1024
+TITLE_CHARS = 120
+SUMMARY_CHARS = 300
+SYNTHETIC_MODELS = frozenset({"", "<synthetic>"})
+_DIALOGUE = frozenset(vocab.DIALOGUE_BLOCK_TYPES)
+
+_CATEGORY_BY_TOOL = {
+    **dict.fromkeys(
+        ("edit", "multiedit", "apply_patch", "notebookedit", "replace", "edit_file", "str_replace_editor"),
+        "file_edit",
+    ),
+    **dict.fromkeys(("write", "write_file", "create_file"), "file_write"),
+    **dict.fromkeys(("read", "read_file", "read_many_files", "notebookread", "view_image"), "file_read"),
+    **dict.fromkeys(
+        (
+            "bash",
+            "bashoutput",
+            "killshell",
+            "shell",
+            "local_shell",
+            "exec_command",
+            "write_stdin",
+            "run_shell_command",
+            "container.exec",
+            "python",
+        ),
+        "shell",
+    ),
+    **dict.fromkeys(
+        ("grep", "glob", "ls", "search_file_content", "list_directory", "file_search", "grep_search"),
+        "search",
+    ),
+    **dict.fromkeys(
+        ("webfetch", "websearch", "web_fetch", "web_search", "google_web_search", "web.run", "browser"),
+        "web",
+    ),
+    **dict.fromkeys(("task", "agent"), "subagent"),
+}
+_PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file", "filename")
+_COMMAND_KEYS = ("command", "cmd")
+_TARGET_KEYS = ("pattern", "query", "url")
+_PROSE_KEYS = ("description", "prompt", "code", "explanation")
+_SHELL_WRAPPERS = frozenset({"-c", "-lc", "-ic"})
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.MULTILINE)
+# Text that is only a harness wrapper such as <ide_opened_file>…</ide_opened_file>: not a title.
+_WRAPPED = re.compile(r"\A\s*<([A-Za-z][\w-]*)[^>]*>.*</\1>\s*\Z", re.DOTALL)
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """What a tool_use input says in a few words."""
+
+    summary: str
+    path: str
+    command: str
+
+
+def to_ms(value: Any) -> int:
+    """Epoch milliseconds from an ISO-8601 string or an epoch number (seconds or ms); 0 if unknown."""
+    if isinstance(value, str):
+        if not value:
+            return 0
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return 0
+        if parsed.tzinfo is None:
+            return 0
+        try:
+            return int(parsed.timestamp() * 1000)
+        except (OverflowError, OSError, ValueError):
+            return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if not 0 < value < 1e15:  # also rejects NaN and infinities
+        return 0
+    return int(value if value > 1e11 else value * 1000)
+
+
+def count_words(text: str) -> int:
+    return len(text.split()) if text else 0
+
+
+def cap_output(text: str) -> str:
+    """Tool output kept for search and display, cut to 64 KiB of UTF-8 on a character boundary."""
+    if len(text) * 4 <= OUTPUT_CAP_BYTES:
+        return text
+    encoded = text.encode("utf-8", errors="replace")
+    if len(encoded) <= OUTPUT_CAP_BYTES:
+        return text
+    return encoded[:OUTPUT_CAP_BYTES].decode("utf-8", errors="ignore")
+
+
+def trim_title(text: str) -> str:
+    text = _SPACES.sub(" ", text).strip()
+    if len(text) <= TITLE_CHARS:
+        return text
+    return text[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def json_text(value: Any) -> str:
+    """JSON text of a parsed value; keys keep their source order so the text is deterministic."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # nested deeper than orjson writes (254 levels)
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (RecursionError, ValueError, TypeError):
+            return "null"
+
+
+def action_category(tool_name: str) -> str:
+    return _CATEGORY_BY_TOOL.get(tool_name.lower(), "other")
+
+
+def patch_path(text: str) -> str:
+    """The first file an apply_patch body touches."""
+    match = _PATCH_FILE.search(text) if "*** " in text else None
+    return match.group(1) if match else ""
+
+
+def describe_tool_input(value: Any) -> ToolCall:
+    """The command, the file path and a one-line summary of a tool call's input."""
+    if isinstance(value, str):
+        path = patch_path(value)
+        return ToolCall(_clip(path or value), path, "")
+    if not isinstance(value, dict):
+        return ToolCall("", "", "")
+    command = ""
+    for key in _COMMAND_KEYS:
+        command = _command_text(value.get(key))
+        if command:
+            break
+    path = _first_text(value, _PATH_KEYS)
+    if not path:
+        paths = value.get("paths")
+        if isinstance(paths, list) and paths and isinstance(paths[0], str):
+            path = paths[0]
+    if not path:
+        body = value.get("input")
+        path = patch_path(body if isinstance(body, str) else command)
+    summary = command or _first_text(value, _TARGET_KEYS) or path or _first_text(value, _PROSE_KEYS)
+    return ToolCall(_clip(summary), path, command)
+
+
+def _first_text(value: dict[str, Any], keys: tuple[str, ...]) -> str:
+    return next((value[key] for key in keys if isinstance(value.get(key), str) and value[key]), "")
+
+
+def _command_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+        if len(value) == 3 and value[1] in _SHELL_WRAPPERS:
+            return value[2]
+        return shlex.join(value)
+    return ""
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+def title_from_messages(messages: list[DraftMessage]) -> str:
+    """The first prompt a human authored; failing that, the first user prompt of any kind."""
+    fallback = ""
+    for message in messages:
+        if message.role != "user" or message.surface == "log-only":
+            continue
+        text = _prompt_text(message)
+        if not text:
+            continue
+        if message.authored:
+            return text
+        if not fallback:
+            fallback = text
+    return fallback
+
+
+def _prompt_text(message: DraftMessage) -> str:
+    for block in message.blocks:
+        if block.type == "text" and block.text.strip() and not _WRAPPED.match(block.text):
+            return block.text
+    return ""
+
+
+def build_session(draft: DraftSession) -> units_pb2.Session:
+    session_id = f"{draft.origin}:{draft.native_id}"
+    session = units_pb2.Session(
+        id=session_id,
+        origin=draft.origin,
+        native_id=draft.native_id,
+        title=trim_title(draft.title or title_from_messages(draft.messages)),
+        repo=draft.repo,
+        cwd=draft.cwd,
+        branch=draft.branch,
+        parent_session_id=draft.parent_session_id,
+        source_path=draft.source_path,
+    )
+    counts = session.counts
+    models: Counter[str] = Counter()
+    first_ms, last_ms = draft.first_ms, draft.last_ms
+    results: dict[str, tuple[str, bool]] = {}
+    for seq, message in enumerate(draft.messages):
+        words = _add_message(session, session_id, seq, message, results)
+        time_ms = message.time_ms
+        if time_ms > 0:
+            first_ms = time_ms if first_ms == 0 else min(first_ms, time_ms)
+            last_ms = max(last_ms, time_ms)
+        if message.surface == "log-only":
+            continue
+        _count(counts, message, words)
+        if message.role == "assistant" and message.model not in SYNTHETIC_MODELS:
+            models[message.model] += 1
+    session.created_ms = first_ms
+    session.updated_ms = last_ms
+    session.duration_ms = max(0, last_ms - first_ms)
+    if models:
+        session.model = models.most_common(1)[0][0]
+    _add_actions(session, session_id, draft, results)
+    session.content_hash = hashlib.sha256(session.SerializeToString(deterministic=True)).hexdigest()
+    return session
+
+
+def _add_message(
+    session: units_pb2.Session,
+    session_id: str,
+    seq: int,
+    message: DraftMessage,
+    results: dict[str, tuple[str, bool]],
+) -> int:
+    message_id = refs.message_id(session_id, seq)
+    proto = session.messages.add(
+        id=message_id,
+        session_id=session_id,
+        seq=seq,
+        role=message.role,
+        authored=message.authored,
+        time_ms=message.time_ms,
+        model=message.model,
+        input_tokens=message.input_tokens,
+        output_tokens=message.output_tokens,
+        cache_read_tokens=message.cache_read_tokens,
+        cache_write_tokens=message.cache_write_tokens,
+        duration_ms=message.duration_ms,
+        surface=message.surface,
+    )
+    words = 0
+    blocks = proto.blocks
+    for index, block in enumerate(message.blocks):
+        kind = block.type
+        text = block.text
+        if kind in _DIALOGUE:
+            words += count_words(text)
+        elif kind == "tool_result":
+            text = cap_output(text)
+            if block.tool_use_id and block.tool_use_id not in results:
+                results[block.tool_use_id] = (text, block.is_error)
+        blocks.add(
+            id=refs.block_id(message_id, index),
+            index=index,
+            type=kind,
+            text=text,
+            language=block.language,
+            tool_name=block.tool_name,
+            tool_use_id=block.tool_use_id,
+            tool_input_json=block.tool_input_json,
+            path=block.path,
+            is_error=block.is_error,
+            media_type=block.media_type,
+        )
+    proto.words = words
+    return words
+
+
+def _count(counts: units_pb2.SessionCounts, message: DraftMessage, words: int) -> None:
+    counts.messages += 1
+    counts.words += words
+    role = message.role
+    if role == "user":
+        counts.user_messages += 1
+        counts.user_words += words
+        if message.authored:
+            counts.authored_user_messages += 1
+            counts.authored_user_words += words
+        if message.paste:
+            counts.paste_messages += 1
+    elif role == "assistant":
+        counts.assistant_messages += 1
+        counts.assistant_words += words
+    elif role == "system":
+        counts.system_messages += 1
+    elif role == "tool":
+        counts.tool_messages += 1
+    kinds = {block.type for block in message.blocks}
+    if "tool_use" in kinds:
+        counts.tool_use_messages += 1
+    if "thinking" in kinds:
+        counts.thinking_messages += 1
+
+
+def _add_actions(
+    session: units_pb2.Session, session_id: str, draft: DraftSession, results: dict[str, tuple[str, bool]]
+) -> None:
+    for seq, (message_seq, block_index) in enumerate(draft.tool_uses):
+        message = draft.messages[message_seq]
+        block = message.blocks[block_index]
+        output, failed = results.get(block.tool_use_id, ("", False)) if block.tool_use_id else ("", False)
+        message_id = refs.message_id(session_id, message_seq)
+        session.actions.add(
+            id=refs.action_id(session_id, seq),
+            session_id=session_id,
+            message_id=message_id,
+            block_id=refs.block_id(message_id, block_index),
+            seq=seq,
+            category=action_category(block.tool_name),
+            tool=block.tool_name.lower(),
+            command=block.command,
+            path=block.path,
+            output=output,
+            failed=failed,
+            input_json=block.tool_input_json,
+            time_ms=message.time_ms,
+        )

@@ -1,0 +1,146 @@
+"""The acceptance of the foundation, on real node processes: lanes, fusion, tracing, durability,
+typed errors, tolerant ingest."""
+
+from __future__ import annotations
+
+import signal
+
+import grpc
+import orjson
+import pytest
+from opentelemetry import trace
+
+from quarry.core.errors import QuarryError, from_rpc_error
+from quarry.ingest.synthetic import generate_sessions
+from quarry.v1 import errors_pb2, query_pb2
+from tests.cluster.corpus import session_id
+
+pytestmark = pytest.mark.cluster
+
+
+def first(envelope: query_pb2.SearchEnvelope) -> str:
+    assert envelope.hits, f"no hits for {envelope.query!r}"
+    return envelope.hits[0].session.id
+
+
+def test_lexical_search_ranks_the_matching_session_first(client, corpus):
+    envelope = client.search("sqlite locking", lane="dialogue")
+    assert envelope.retrieval_lane == "dialogue"
+    assert first(envelope) == session_id("sqlite")
+    hit = envelope.hits[0].match
+    assert hit.score_kind == "bm25" and hit.rank == 1
+    assert hit.message_id.startswith(session_id("sqlite"))
+    assert {"sqlite", "locking"} <= {t.lower() for t in hit.matched_terms}
+
+
+def test_auto_resolves_to_the_lexical_lane_and_says_so(client, corpus):
+    envelope = client.search("flexbox")
+    assert envelope.requested_lane == "auto"
+    assert envelope.retrieval_lane == "dialogue"
+    assert envelope.ranking_policy == "mixed-bm25-rrf-vector" and envelope.ranking_policy_version == 1
+    assert first(envelope) == session_id("css")
+
+
+def test_diacritics_fold_both_ways_including_l_with_stroke(client, corpus):
+    assert first(client.search("zrobilem latwo")) == session_id("polish")
+    assert first(client.search("Łódź OR lodzi")) == session_id("polish")
+
+
+def test_field_filters_narrow_the_search(client, corpus):
+    ledger = client.search("repo:ledger")
+    assert {h.session.id for h in ledger.hits} == {session_id("sqlite"), session_id("retry")}
+    assert all(not h.match.HasField("score") for h in ledger.hits)
+    assert first(client.search("timeout repo:ledger role:assistant")) in {session_id("retry"), session_id("sqlite")}
+
+
+def test_semantic_search_finds_a_paraphrase(client, corpus):
+    envelope = client.search("two processes write the same database file at once", lane="semantic")
+    assert envelope.retrieval_lane == "semantic"
+    assert first(envelope) == session_id("sqlite")
+    assert envelope.hits[0].match.score_kind == "vector_distance"
+
+
+def test_hybrid_hit_in_both_lanes_carries_both_rrf_terms(client, corpus):
+    envelope = client.search("database locked writers", lane="hybrid")
+    assert envelope.retrieval_lane == "hybrid"
+    assert first(envelope) == session_id("sqlite")
+    match = envelope.hits[0].match
+    components = dict(match.score_components)
+    assert {"text_rank", "text_rrf", "vector_rank", "vector_rrf"} <= set(components)
+    assert match.score_kind == "rrf"
+    assert match.score == pytest.approx(components["text_rrf"] + components["vector_rrf"], rel=1e-12)
+    assert components["text_rrf"] == pytest.approx(1 / (60 + components["text_rank"]))
+
+
+def test_unit_query_returns_message_rows(client, corpus):
+    envelope = client.query_units("messages where role:assistant AND text:timeout")
+    assert envelope.unit == "messages"
+    assert envelope.rows, envelope
+    assert all(r.message.role == "assistant" for r in envelope.rows)
+    assert {r.session_id for r in envelope.rows} == {session_id("sqlite"), session_id("retry")}
+
+
+def test_an_invalid_query_is_invalid_argument_with_its_position(client, corpus):
+    with pytest.raises(grpc.RpcError) as raised:
+        client.query.Search(query_pb2.SearchRequest(query="sessions where repo:ledger AND ("), timeout=10)
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    error = from_rpc_error(raised.value)
+    assert error.code == errors_pb2.INVALID_QUERY
+    assert error.offset == len("sessions where repo:ledger AND (")
+    with pytest.raises(QuarryError) as unknown:
+        client.search("colour:blue sqlite")
+    assert unknown.value.code == errors_pb2.UNKNOWN_FIELD and unknown.value.offset == 0
+
+
+def test_a_malformed_line_is_reported_and_the_rest_of_the_file_ingested(client, corpus, tmp_path):
+    good = corpus["tokenizer"].read_bytes().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"\n".join([good[0], b'{"type": "user", "message": {', good[1]]) + b"\n")
+    events = list(client.ingest_paths([broken]))
+    report = events[-1].report
+    issues = [(i.path, i.line, i.code) for i in report.issues]
+    assert (str(broken), 2, "malformed_json") in issues, report.issues
+    assert report.sessions_written + report.sessions_unchanged == 1
+    rows = client.query_units(f"messages where session:{session_id('tokenizer')}".replace("session:", "session.id:"))
+    assert len(rows.rows) == 2
+
+
+def test_reingesting_the_same_files_changes_nothing(client, corpus):
+    before = {n.name: n.sessions for n in client.status().nodes if n.role == "index"}
+    report = list(client.ingest_paths([next(iter(corpus.values())).parent]))[-1].report
+    assert report.sessions_written == 0 and report.sessions_unchanged == len(corpus)
+    after = {n.name: n.sessions for n in client.status().nodes if n.role == "index"}
+    assert before == after
+
+
+def test_one_trace_holds_spans_from_every_node_kind(client, corpus, otlp_sink):
+    tracer = trace.get_tracer("tests")
+    with tracer.start_as_current_span("search-trace") as span:
+        client.search("database locked", lane="hybrid")
+    search_trace = format(span.get_span_context().trace_id, "032x")
+    wanted = {"quarry-query", "quarry-index-0", "quarry-index-1", "quarry-vector"}
+    assert wanted <= otlp_sink.wait_for_services(search_trace, wanted)
+
+    sessions = list(generate_sessions(40, seed=11))
+    with tracer.start_as_current_span("ingest-and-search") as span:
+        client.ingest_sessions(sessions)
+        client.search("sqlite", lane="hybrid")
+    whole = format(span.get_span_context().trace_id, "032x")
+    every_kind = {"quarry-ingest", *wanted}
+    assert every_kind <= otlp_sink.wait_for_services(whole, every_kind)
+
+
+def test_sigkill_of_a_shard_loses_no_acknowledged_session(client, cluster, corpus):
+    sessions = list(generate_sessions(2000, seed=23))
+    report = client.ingest_sessions(sessions)
+    assert report.sessions_written + report.sessions_unchanged == len(sessions)
+    cluster.kill("index-0", signal.SIGKILL)
+    cluster.restart("index-0")
+    missing = []
+    for session in sessions:
+        hits = client.search(f"session:{session.id}").hits
+        if [h.session.id for h in hits] != [session.id]:
+            missing.append(session.id)
+    assert not missing, f"{len(missing)} acknowledged sessions lost after SIGKILL, e.g. {missing[:3]}"
+    status = orjson.loads(orjson.dumps([n.up for n in client.status().nodes]))
+    assert all(status)
