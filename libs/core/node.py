@@ -44,7 +44,7 @@ def typed_errors(method: F) -> F:
         def streaming(self: Any, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
             try:
                 yield from method(self, request, context)
-            except Exception as error:  # noqa: BLE001 - reported to the caller, typed
+            except Exception as error:
                 _abort_for(context, error)
 
         return streaming  # type: ignore[return-value]
@@ -53,7 +53,7 @@ def typed_errors(method: F) -> F:
     def unary(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
         try:
             return method(self, request, context)
-        except Exception as error:  # noqa: BLE001 - reported to the caller, typed
+        except Exception as error:
             _abort_for(context, error)
 
     return unary  # type: ignore[return-value]

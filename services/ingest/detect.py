@@ -77,33 +77,47 @@ def detect(data: bytes, path: str) -> Detection:
     head = data.lstrip()[:1]
     if not head:
         return Detection(UNKNOWN, reason="the file is empty")
-    if head == b"[" or (head == b"{" and _needs_whole_parse(data)):
+    shape = _shape(data) if head == b"{" else "document"
+    if shape != "lines":
         document, error = read_document(data)
         if not error:
             kind = document_format(document)
             if kind != UNKNOWN:
                 return Detection(kind, document=document)
+            if shape == "document":
+                return Detection(UNKNOWN, reason=f"a JSON {_describe(document)}")
         elif head == b"[":
-            return Detection(UNKNOWN, reason=f"not a JSON document nor JSON Lines: {error}")
+            return Detection(UNKNOWN, reason=f"not JSON: {error}")
     records, issues = read_jsonl(data, path)
     kind = records_format(records)
     if kind == UNKNOWN:
-        lines = len(records) + len(issues)
-        return Detection(UNKNOWN, reason=f"no known session log shape in {lines} JSON line(s)")
+        reason = f"no Claude Code or Codex record among {len(records)} JSON value(s)"
+        if issues:
+            reason += f" and {len(issues)} line(s) that are not JSON"
+        return Detection(UNKNOWN, reason=reason)
     return Detection(kind, records=records, issues=issues)
 
 
-def _needs_whole_parse(data: bytes) -> bool:
-    """A document is tried whole when its first line is not a complete JSON value (pretty-printed)
-    or when it is a single line (a minified document)."""
+def _shape(data: bytes) -> str:
+    """How a file starting with `{` is laid out: "lines" (JSON Lines), "single" (one line: a
+    minified document or a one-record log) or "document" (a value spread over several lines)."""
     newline = data.find(b"\n")
     if newline < 0 or not data[newline:].strip():
-        return True
+        return "single"
     try:
         orjson.loads(data[:newline])
     except orjson.JSONDecodeError:
-        return True
-    return False
+        return "document"
+    return "lines"
+
+
+def _describe(document: Any) -> str:
+    if isinstance(document, dict):
+        keys = ", ".join(list(document)[:5])
+        return f"object with keys {keys}" if keys else "empty object"
+    if isinstance(document, list):
+        return "array that holds no ChatGPT conversation"
+    return "scalar"
 
 
 def document_format(document: Any) -> str:

@@ -7,8 +7,11 @@ Every origin goes through `build_session`, so the same rules apply to all of the
 - words are whitespace words of dialogue blocks (text, code, thinking).
 - session counts describe the conversation: messages on the `log-only` surface (a ChatGPT branch
   that is not the current one) are kept in `messages` but not counted.
+- tool_result text is capped at 64 KiB of UTF-8; so is the action output taken from it.
 - one action per tool_use, in the order the calls arrived, paired with the tool_result that
-  names the same tool_use id.
+  names the same tool_use id; the action failed when that result is an error (parsers mark a
+  result as an error for an error flag or a nonzero exit code).
+- the session model is the one most assistant messages used (`<synthetic>` replies excluded).
 - `content_hash` is the sha256 of the deterministic serialization with `content_hash` empty.
 """
 
@@ -20,7 +23,7 @@ import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -97,7 +100,7 @@ def to_ms(value: Any) -> int:
         except ValueError:
             return 0
         if parsed.tzinfo is None:
-            return 0
+            parsed = parsed.replace(tzinfo=UTC)  # the agents write UTC; a zone-less stamp is read as such
         try:
             return int(parsed.timestamp() * 1000)
         except (OverflowError, OSError, ValueError):
@@ -231,22 +234,19 @@ def build_session(draft: DraftSession) -> units_pb2.Session:
     )
     counts = session.counts
     models: Counter[str] = Counter()
-    first_ms, last_ms = draft.first_ms, draft.last_ms
+    span = draft.span
     results: dict[str, tuple[str, bool]] = {}
     for seq, message in enumerate(draft.messages):
         words = _add_message(session, session_id, seq, message, results)
-        time_ms = message.time_ms
-        if time_ms > 0:
-            first_ms = time_ms if first_ms == 0 else min(first_ms, time_ms)
-            last_ms = max(last_ms, time_ms)
+        span.observe(message.time_ms)
         if message.surface == "log-only":
             continue
         _count(counts, message, words)
         if message.role == "assistant" and message.model not in SYNTHETIC_MODELS:
             models[message.model] += 1
-    session.created_ms = first_ms
-    session.updated_ms = last_ms
-    session.duration_ms = max(0, last_ms - first_ms)
+    session.created_ms = span.first_ms
+    session.updated_ms = span.last_ms
+    session.duration_ms = span.last_ms - span.first_ms
     if models:
         session.model = models.most_common(1)[0][0]
     _add_actions(session, session_id, draft, results)
@@ -262,21 +262,23 @@ def _add_message(
     results: dict[str, tuple[str, bool]],
 ) -> int:
     message_id = refs.message_id(session_id, seq)
+    # Only fields that differ from the proto default are passed: building protos dominates the cost.
     proto = session.messages.add(
-        id=message_id,
-        session_id=session_id,
-        seq=seq,
-        role=message.role,
-        authored=message.authored,
-        time_ms=message.time_ms,
-        model=message.model,
-        input_tokens=message.input_tokens,
-        output_tokens=message.output_tokens,
-        cache_read_tokens=message.cache_read_tokens,
-        cache_write_tokens=message.cache_write_tokens,
-        duration_ms=message.duration_ms,
-        surface=message.surface,
+        id=message_id, session_id=session_id, seq=seq, role=message.role, surface=message.surface
     )
+    if message.authored:
+        proto.authored = True
+    if message.time_ms:
+        proto.time_ms = message.time_ms
+    if message.model:
+        proto.model = message.model
+    if message.input_tokens or message.output_tokens or message.cache_read_tokens or message.cache_write_tokens:
+        proto.input_tokens = message.input_tokens
+        proto.output_tokens = message.output_tokens
+        proto.cache_read_tokens = message.cache_read_tokens
+        proto.cache_write_tokens = message.cache_write_tokens
+    if message.duration_ms:
+        proto.duration_ms = message.duration_ms
     words = 0
     blocks = proto.blocks
     for index, block in enumerate(message.blocks):
@@ -284,7 +286,11 @@ def _add_message(
         text = block.text
         if kind in _DIALOGUE:
             words += count_words(text)
-        elif kind == "tool_result":
+            pb = blocks.add(id=refs.block_id(message_id, index), index=index, type=kind, text=text)
+            if block.language:
+                pb.language = block.language
+            continue
+        if kind == "tool_result":
             text = cap_output(text)
             if block.tool_use_id and block.tool_use_id not in results:
                 results[block.tool_use_id] = (text, block.is_error)
@@ -293,7 +299,6 @@ def _add_message(
             index=index,
             type=kind,
             text=text,
-            language=block.language,
             tool_name=block.tool_name,
             tool_use_id=block.tool_use_id,
             tool_input_json=block.tool_input_json,

@@ -59,7 +59,9 @@ class ShardRouter:
             problems = session_problems(session)
             if problems:
                 report.issues.add(
-                    path=session.source_path, code="invalid_record", reason=f"{session.id}: {'; '.join(problems)}"
+                    path=session.source_path,
+                    code="invalid_record",
+                    reason=f"{session.id}: {'; '.join(problems)}",
                 )
                 continue
             batch.append(session)
@@ -123,6 +125,8 @@ class ShardRouter:
         try:
             report.vectors_queued += queued.result()
         except grpc.RpcError as error:
-            caveat = f"dialogue text was not queued for embedding ({from_rpc_error(error)}); lexical search is unaffected"
+            caveat = (
+                f"dialogue text was not queued for embedding ({from_rpc_error(error)}); lexical search is unaffected"
+            )
             if caveat not in report.caveats:
                 report.caveats.append(caveat)

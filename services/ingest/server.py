@@ -63,7 +63,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             try:
                 self.router.ingest(sessions(), report)
                 events.put(None)
-            except BaseException as error:  # noqa: BLE001 - re-raised on the serving thread
+            except BaseException as error:
                 events.put(error)
 
         worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True)

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 import numpy as np
-from quarry.core import refs
+
+from quarry.ingest.normalize import build_session, count_words, describe_tool_input, json_text
+from quarry.ingest.sources import DraftBlock, DraftMessage, DraftSession
 from quarry.v1 import units_pb2
 
 _T = TypeVar("_T")
@@ -37,7 +39,7 @@ _SPAN_MS = 548 * 24 * 3600 * 1000
 # --- the lexicon -------------------------------------------------------------------------------------
 
 _FUNCTION_WORDS = """
-the to a and of i it is in that for this we you with on be not can but if so as at
+the to a and of I it is in that for this we you with on be not can but if so as at
 from are was have will or by an do should just then there now all need what when which also
 would one they some use here my me our only like how more new any out up see about because
 into than get its still make sure both these them other first could does has been way
@@ -112,7 +114,8 @@ file descriptor|environment variable|virtual environment|lock file|build step|re
 commit message|breaking change|backward compatibility|type hint|return value|default value
 unused import|circular import|missing dependency|version bump|health check|load balancer|cache hit
 cache miss|cold cache|slow query|long tail|connection reset|broken pipe|permission denied
-disk full|out of|off by|end to|source map|dry run|smoke test|golden file|snapshot test|test fixture
+disk full|memory pressure|stale read|index corruption|source map|dry run|smoke test|golden file
+snapshot test|test fixture
 """
 
 _ID_VERBS = "get set load save parse build make open close read write fetch send handle run check validate"
@@ -301,17 +304,17 @@ _POLISH = (
     "Poprawiłem ścieżkę do pliku, teraz działa szybciej.",
     "Możesz dodać ponowienie połączenia z bazą?",
 )
-_TOOLS = (  # (tool, action category, weight)
-    ("Read", "file_read", 25),
-    ("Edit", "file_edit", 20),
-    ("Bash", "shell", 25),
-    ("Grep", "search", 10),
-    ("Glob", "search", 5),
-    ("Write", "file_write", 5),
-    ("TodoWrite", "other", 5),
-    ("WebFetch", "web", 2),
-    ("WebSearch", "web", 1),
-    ("Task", "subagent", 2),
+_TOOLS = (  # (Claude Code tool, weight); the normalizer maps each to its action category
+    ("Read", 25),
+    ("Edit", 20),
+    ("Bash", 25),
+    ("Grep", 10),
+    ("Glob", 5),
+    ("Write", 5),
+    ("TodoWrite", 5),
+    ("WebFetch", 2),
+    ("WebSearch", 1),
+    ("Task", 2),
 )
 
 
@@ -325,8 +328,8 @@ def _build_lexicon() -> tuple[list[str], list[str], list[str]]:
     english = _words(_ENGLISH)
     topic_terms = list(dict.fromkeys(w for topic in _TOPICS for w in topic.split()))
     collocations = [c.strip() for c in _COLLOCATIONS.replace("\n", "|").split("|") if c.strip()]
-    identifiers = [f"{v}_{n}" for v, n in itertools.product(_ID_VERBS.split(), _words(_ID_NOUNS))]
-    identifiers += [f"{a}_{b}" for a, b in itertools.permutations(_words(_ID_NOUNS)[:20], 2)]
+    # Every third verb_noun pair: about 150 identifiers, enough for a tail without drowning the prose.
+    identifiers = [f"{v}_{n}" for v, n in itertools.product(_ID_VERBS.split(), _words(_ID_NOUNS))][::3]
     camel = _words(_CAMEL)
     files = [f.rsplit(".", 1)[0] for f in _FILES]
     # Interleave the content vocabularies deterministically so programming terms, English content
@@ -345,7 +348,20 @@ LEXICON, PROGRAMMING_TERMS, COLLOCATIONS = _build_lexicon()
 FUNCTION_WORDS = frozenset(_words(_FUNCTION_WORDS))
 TOPICS: tuple[tuple[str, ...], ...] = tuple(tuple(t.split()) for t in _TOPICS)
 ZIPF_EXPONENT = 1.05
-ZIPF_OFFSET = 2.7
+ZIPF_OFFSET = 6.0
+
+
+# Rare names (variables, hosts, people, projects): a 160,000-word space of four syllables, mixed into
+# prose so the term dictionary has the long tail of a real archive (most appear a handful of times).
+_SYLLABLES = ("ka", "ro", "mi", "zen", "tor", "vel", "dra", "qui", "lo", "sen")
+_SYLLABLES += ("bar", "fi", "gon", "ul", "pex", "ny", "tra", "vo", "shi", "mar")
+RARE_NAMES = len(_SYLLABLES) ** 4
+
+
+def rare_name(n: int) -> str:
+    """The n-th rare name, 0 <= n < RARE_NAMES."""
+    k = len(_SYLLABLES)
+    return _SYLLABLES[n % k] + _SYLLABLES[n // k % k] + _SYLLABLES[n // k**2 % k] + _SYLLABLES[n // k**3 % k]
 
 
 def lexicon_probabilities() -> np.ndarray:
@@ -358,10 +374,9 @@ def lexicon_probabilities() -> np.ndarray:
 class _Draws:
     """Random choices served from large numpy batches: one generator call per ~1M draws, not per word."""
 
-    _BATCH = 1 << 20
-
-    def __init__(self, rng: np.random.Generator) -> None:
+    def __init__(self, rng: np.random.Generator, batch: int) -> None:
         self._rng = rng
+        self._batch = batch
         self._cdf = np.cumsum(lexicon_probabilities())
         self._cdf[-1] = 1.0
         self._lexicon = np.array(LEXICON, dtype=object)
@@ -372,7 +387,7 @@ class _Draws:
 
     def _uniform_batches(self) -> Iterator[list[float]]:
         while True:
-            yield self._rng.random(self._BATCH).tolist()
+            yield self._rng.random(self._batch).tolist()
 
     def below(self, n: int) -> int:
         return int(self.u() * n)
@@ -383,7 +398,7 @@ class _Draws:
     def words(self, n: int) -> list[str]:
         i = self._wi
         if i + n > len(self._w):
-            ids = np.searchsorted(self._cdf, self._rng.random(self._BATCH))
+            ids = np.searchsorted(self._cdf, self._rng.random(self._batch))
             self._w = self._lexicon[ids].tolist()
             i = 0
         self._wi = i + n
@@ -399,39 +414,44 @@ class _Draws:
 
 
 class _Call(NamedTuple):
-    """A tool_use block waiting for its tool_result."""
+    """A tool_use waiting for its tool_result."""
 
     tool_use_id: str
     tool: str
-    block_id: str
     input: dict[str, object]
-    input_json: str
 
 
-_TOOL_NAMES = [t for t, _, w in _TOOLS for _ in range(w)]
-_TOOL_CATEGORY = {t: c for t, c, _ in _TOOLS}
+_TOOL_NAMES = [t for t, w in _TOOLS for _ in range(w)]
 
 
 class _SessionWriter:
-    """Builds one session's messages, blocks and actions."""
+    """Builds one session as the Claude Code parser reads it back from `session_records`: a draft in the
+    parser's terms (tool results arrive as user rows, as Claude Code writes them), then the product's
+    normalizer for ids, words, counts, actions and the content hash."""
 
     def __init__(self, d: _Draws, size: int) -> None:
         self.d = d
         self.size = size
-        native = d.uuid4()
-        self.session = units_pb2.Session(id=f"{ORIGIN}:{native}", origin=ORIGIN, native_id=native)
         topics = [d.pick(TOPICS)]
         if d.u() < 0.4:
             topics.append(d.pick(TOPICS))
         self.topic: list[str] = [w for t in topics for w in t]
-        self.repo = d.pick(_REPOS)
         self.paths = [f"{d.pick(_DIRS)}/{d.pick(_FILES)}" for _ in range(1 + d.below(4))]
         self.time = _EPOCH_MS + int(d.u() * _SPAN_MS)
         self.model = next(m for until, m in _MODELS if self.time < until)
-        self.cwd = f"/home/{d.pick(_USERS)}/src/{self.repo}"
-        self.action_seq = 0
-        self.words = {"user": 0, "assistant": 0, "authored_user": 0}
-        self.paste = self.thinking = self.tool_use = 0
+        repo = d.pick(_REPOS)
+        self.cwd = f"/home/{d.pick(_USERS)}/src/{repo}"
+        kind = d.pick(("feature", "fix", "refactor", "chore"))
+        second = self.topic[1 + d.below(len(self.topic) - 1)]
+        self.draft = DraftSession(
+            origin=ORIGIN,
+            native_id=d.uuid4(),
+            source_path="",
+            title=d.pick(_TITLES).format(t=self.topic[0], u=second, p=self.paths[0], r=repo),
+            repo=repo,
+            cwd=self.cwd,
+            branch="main" if d.u() < 0.4 else f"{kind}/{d.pick(self.topic)}-{d.pick(self.topic)}",
+        )
 
     # -- text --------------------------------------------------------------------------------------
     def _entity(self) -> str:
@@ -443,18 +463,28 @@ class _SessionWriter:
             return f" when running `{self._command()}`"
         if r < 0.85:
             return f" ({d.pick(self.topic)} {d.pick(self.topic)})"
-        return " — " + d.pick(_ERRORS).format(t=d.pick(self.topic), p=d.pick(self.paths))
+        return " — " + self._error()
+
+    def _error(self) -> str:
+        return self.d.pick(_ERRORS).format(t=self.d.pick(self.topic), p=self.d.pick(self.paths))
 
     def _sentence(self, opener: str) -> str:
-        d = self.d
-        ws = d.words(4 + d.below(11))
-        ws[d.below(len(ws))] = d.pick(self.topic)
-        if d.u() < 0.5:
-            ws[d.below(len(ws))] = d.pick(self.topic)
+        # The hottest function of the generator: draws are inlined (`int(u() * n)`) rather than
+        # going through `below` / `pick`.
+        d, u, topic = self.d, self.d.u, self.topic
+        ws = d.words(4 + int(u() * 11))
+        n = len(ws)
+        t = len(topic)
+        ws[int(u() * n)] = topic[int(u() * t)]
+        r = u()
+        if r < 0.5:
+            ws[int(u() * n)] = topic[int(u() * t)]
+        elif r > 0.85:
+            ws[int(u() * n)] = rare_name(int(u() * RARE_NAMES))
         s = " ".join(ws)
         if opener:
             s = f"{opener} {s}"
-        if d.u() < 0.3:
+        if u() < 0.3:
             s += self._entity()
         return s[0].upper() + s[1:] + "."
 
@@ -482,131 +512,95 @@ class _SessionWriter:
         )
 
     # -- messages ----------------------------------------------------------------------------------
-    def _message(self, role: str, gap_ms: int) -> units_pb2.Message:
-        s = self.session
-        seq = len(s.messages)
+    def _message(self, role: str, authored: bool, gap_ms: int) -> DraftMessage:
         self.time += gap_ms
-        mid = refs.message_id(s.id, seq)
-        return s.messages.add(
-            id=mid,
-            session_id=s.id,
-            seq=seq,
-            role=role,
-            authored=role != "tool",
-            time_ms=self.time,
-            surface="current",
-        )
-
-    def _text_block(self, m: units_pb2.Message, kind: str, text: str) -> int:
-        m.blocks.add(id=refs.block_id(m.id, len(m.blocks)), index=len(m.blocks), type=kind, text=text)
-        return len(text.split())
+        self.draft.observe_time(self.time)
+        return self.draft.add_message(DraftMessage(role=role, authored=authored, time_ms=self.time))
 
     def user(self) -> None:
         d = self.d
-        m = self._message("user", 10_000 + d.below(600_000))
+        m = self._message("user", True, 10_000 + d.below(600_000))
         text = self._prose(_USER_OPENERS, 1 + d.below(3) + (d.u() < 0.15) * d.below(5))
-        paste = d.u() < 0.03
-        if paste:
-            err = d.pick(_ERRORS).format(t=d.pick(self.topic), p=d.pick(self.paths))
+        if d.u() < 0.03:  # a pasted traceback
             frames = "\n".join(
                 f'  File "{d.pick(self.paths)}", line {1 + d.below(400)}, in {d.pick(LEXICON[-400:])}'
                 for _ in range(2 + d.below(5))
             )
-            text += f"\n\nTraceback (most recent call last):\n{frames}\n{err}"
-        m.words = self._text_block(m, "text", text)
-        self.words["user"] += m.words
-        self.words["authored_user"] += m.words
-        self.paste += paste
+            text += f"\n\nTraceback (most recent call last):\n{frames}\n{self._error()}"
+        self.draft.add_block(m, DraftBlock("text", text=text))
+        if d.u() < 0.01:  # a pasted screenshot
+            self.draft.add_block(m, DraftBlock("image", media_type="image/png"))
+            m.paste = True
 
     def assistant(self, with_tool: bool) -> list[_Call]:
         """An assistant message; returns its tool calls."""
         d = self.d
-        m = self._message("assistant", 1_500 + d.below(40_000))
+        m = self._message("assistant", True, 1_500 + d.below(40_000))
         m.model = self.model
         words = 0
         if d.u() < 0.25:
-            words += self._text_block(m, "thinking", self._prose(_THINKING_OPENERS, 2 + d.below(4)))
-            self.thinking += 1
+            text = self._prose(_THINKING_OPENERS, 2 + d.below(4))
+            self.draft.add_block(m, DraftBlock("thinking", text=text))
+            words += count_words(text)
         if not with_tool or d.u() < 0.55:
-            sentences = (1 + d.below(3)) if with_tool else (2 + d.below(5))
-            text = self._prose(_ASSISTANT_OPENERS, sentences)
+            text = self._prose(_ASSISTANT_OPENERS, (1 + d.below(3)) if with_tool else (2 + d.below(5)))
             if not with_tool and d.u() < 0.06:
                 text += "\n\n" + self._code_fence()
-            words += self._text_block(m, "text", text)
-        calls = []
-        if with_tool:
-            for _ in range(1 + (d.u() < 0.15)):
-                calls.append(self._tool_use(m))
-            self.tool_use += 1
-        m.words = words
+            self.draft.add_block(m, DraftBlock("text", text=text))
+            words += count_words(text)
+        calls = [self._tool_use(m) for _ in range(1 + (d.u() < 0.15))] if with_tool else []
         m.input_tokens = 1 + d.below(40)
         m.output_tokens = 20 + int(words * 1.4) + 60 * len(calls)
         m.cache_read_tokens = 8_000 + d.below(140_000)
         m.cache_write_tokens = d.below(4_000)
-        m.duration_ms = 1_000 + d.below(30_000)
-        self.words["assistant"] += words
         return calls
 
-    def _tool_use(self, m: units_pb2.Message) -> _Call:
+    def _tool_input(self, tool: str) -> dict[str, object]:
         d = self.d
-        tool = d.pick(_TOOL_NAMES)
-        cwd = self.cwd
-        path = d.pick(self.paths)
-        inp: dict[str, object]
-        summary_target = path
+        file_path = f"{self.cwd}/{d.pick(self.paths)}"
         if tool == "Read":
-            inp = {"file_path": f"{cwd}/{path}"}
-        elif tool == "Edit":
-            inp = {
-                "file_path": f"{cwd}/{path}",
-                "old_string": d.pick(self.topic),
-                "new_string": d.pick(self.topic),
-            }
-        elif tool == "Write":
-            inp = {"file_path": f"{cwd}/{path}", "content": self._code_fence().split("\n", 1)[1][:-4]}
-        elif tool == "Bash":
+            return {"file_path": file_path}
+        if tool == "Edit":
+            return {"file_path": file_path, "old_string": d.pick(self.topic), "new_string": d.pick(self.topic)}
+        if tool == "Write":
+            return {"file_path": file_path, "content": self._code_fence().split("\n", 1)[1][:-4]}
+        if tool == "Bash":
             cmd = self._command()
-            inp = {"command": cmd, "description": f"Run {cmd.split()[0]}"}
-            summary_target = cmd
-        elif tool == "Grep":
-            inp = {"pattern": d.pick(self.topic), "path": path.rsplit("/", 1)[0]}
-            summary_target = inp["pattern"]  # type: ignore[assignment]
-        elif tool == "Glob":
-            inp = {"pattern": f"**/*.{path.rsplit('.', 1)[-1]}"}
-            summary_target = inp["pattern"]  # type: ignore[assignment]
-        elif tool == "WebFetch":
-            inp = {
-                "url": f"https://docs.example.com/{d.pick(self.topic)}",
-                "prompt": "Summarize the relevant part",
-            }
-            summary_target = inp["url"]  # type: ignore[assignment]
-        elif tool == "WebSearch":
-            inp = {"query": f"{d.pick(self.topic)} {d.pick(self.topic)}"}
-            summary_target = inp["query"]  # type: ignore[assignment]
-        elif tool == "Task":
-            inp = {
+            return {"command": cmd, "description": f"Run {cmd.split()[0]}"}
+        if tool == "Grep":
+            return {"pattern": d.pick(self.topic), "path": d.pick(self.paths).rsplit("/", 1)[0]}
+        if tool == "Glob":
+            return {"pattern": f"**/*.{d.pick(self.paths).rsplit('.', 1)[-1]}"}
+        if tool == "WebFetch":
+            return {"url": f"https://docs.example.com/{d.pick(self.topic)}", "prompt": "Summarize the relevant part"}
+        if tool == "WebSearch":
+            return {"query": f"{d.pick(self.topic)} {d.pick(self.topic)}"}
+        if tool == "Task":
+            return {
                 "description": f"Investigate {d.pick(self.topic)}",
                 "prompt": self._sentence("Find where"),
                 "subagent_type": "general-purpose",
             }
-            summary_target = inp["description"]  # type: ignore[assignment]
-        else:  # TodoWrite
-            inp = {"todos": [{"content": self._sentence(""), "status": "pending"} for _ in range(2)]}
-            summary_target = "todos"
+        return {"todos": [{"content": self._sentence(""), "status": "pending"} for _ in range(2)]}  # TodoWrite
+
+    def _tool_use(self, m: DraftMessage) -> _Call:
+        tool = self.d.pick(_TOOL_NAMES)
+        inp = self._tool_input(tool)
+        call = describe_tool_input(inp)
         tool_use_id = "toolu_01" + self.d.token()
-        bid = refs.block_id(m.id, len(m.blocks))
-        input_json = json.dumps(inp)
-        m.blocks.add(
-            id=bid,
-            index=len(m.blocks),
-            type="tool_use",
-            text=f"{tool} {summary_target}",
-            tool_name=tool,
-            tool_use_id=tool_use_id,
-            tool_input_json=input_json,
-            path=path if "file_path" in inp else "",
+        self.draft.add_block(
+            m,
+            DraftBlock(
+                "tool_use",
+                text=call.summary,
+                tool_name=tool,
+                tool_use_id=tool_use_id,
+                tool_input_json=json_text(inp),
+                path=call.path,
+                command=call.command,
+            ),
         )
-        return _Call(tool_use_id, tool, bid, inp, input_json)
+        return _Call(tool_use_id, tool, inp)
 
     def _tool_output(self, tool: str, inp: dict[str, object], failed: bool) -> str:
         d = self.d
@@ -614,132 +608,89 @@ class _SessionWriter:
             cmd = str(inp["command"])
             if cmd.startswith("pytest"):
                 passed, nfail = 3 + d.below(200), (1 + d.below(3)) if failed else 0
-                lines = [f"FAILED {d.pick(self.paths)}::test_{d.pick(self.topic)} - {d.pick(_ERRORS)}"] * (
-                    nfail > 0
-                )
+                lines = [f"FAILED {d.pick(self.paths)}::test_{d.pick(self.topic)} - {self._error()}"] if nfail else []
                 tail = f"{nfail} failed, " if nfail else ""
-                return "\n".join(
-                    [*lines, f"===== {tail}{passed} passed in {d.below(90)}.{d.below(99)}s ====="]
-                )
+                return "\n".join([*lines, f"===== {tail}{passed} passed in {d.below(90)}.{d.below(99)}s ====="])
             if failed:
-                return "Exit code 1\n" + d.pick(_ERRORS).format(t=d.pick(self.topic), p=d.pick(self.paths))
+                return "Exit code 1\n" + self._error()
             return " ".join(d.words(6 + d.below(20)))
         if tool == "Read":
-            return "\n".join(
-                f"{i + 1:>6}\t{' '.join(d.words(3 + d.below(8)))}" for i in range(3 + d.below(12))
-            )
+            return "\n".join(f"{i + 1:>6}\t{' '.join(d.words(3 + d.below(8)))}" for i in range(3 + d.below(12)))
         if tool == "Edit":
             return f"The file {inp['file_path']} has been updated."
         if tool == "Write":
             return f"File created successfully at: {inp['file_path']}"
         if tool in ("Grep", "Glob"):
-            hits = {d.pick(self.paths) for _ in range(1 + d.below(4))}
-            return f"Found {len(hits)} files\n" + "\n".join(sorted(hits))
+            hits = sorted({d.pick(self.paths) for _ in range(1 + d.below(4))})
+            return f"Found {len(hits)} files\n" + "\n".join(hits)
         if tool == "TodoWrite":
             return "Todos have been modified successfully."
         return self._prose(_ASSISTANT_OPENERS, 1 + d.below(3))
 
-    def tool(self, calls: list[_Call], assistant: units_pb2.Message) -> None:
+    def tool_results(self, calls: list[_Call]) -> None:
+        """The user row carrying the results of the previous assistant message's tool calls."""
         d = self.d
-        m = self._message("tool", 100 + d.below(12_000))
-        for tool_use_id, tool, bid, inp, input_json in calls:
-            failed = d.u() < (0.2 if tool == "Bash" else 0.03)
-            output = self._tool_output(tool, inp, failed)
-            m.blocks.add(
-                id=refs.block_id(m.id, len(m.blocks)),
-                index=len(m.blocks),
-                type="tool_result",
-                text=output,
-                tool_name=tool,
-                tool_use_id=tool_use_id,
-                is_error=failed,
+        m = self._message("user", False, 100 + d.below(12_000))
+        for call in calls:
+            failed = d.u() < (0.2 if call.tool == "Bash" else 0.03)
+            self.draft.add_block(
+                m,
+                DraftBlock(
+                    "tool_result",
+                    text=self._tool_output(call.tool, call.input, failed),
+                    tool_name=call.tool,
+                    tool_use_id=call.tool_use_id,
+                    is_error=failed,
+                ),
             )
-            s = self.session
-            path = inp.get("file_path", "")
-            s.actions.add(
-                id=refs.action_id(s.id, self.action_seq),
-                session_id=s.id,
-                message_id=assistant.id,
-                block_id=bid,
-                seq=self.action_seq,
-                category=_TOOL_CATEGORY[tool],
-                tool=tool,
-                command=str(inp.get("command", "")),
-                path=str(path)[len(self.cwd) + 1 :] if path else "",
-                output=output,
-                failed=failed,
-                input_json=input_json,
-                time_ms=assistant.time_ms,
-            )
-            self.action_seq += 1
 
     # -- the session -------------------------------------------------------------------------------
     def build(self) -> units_pb2.Session:
-        d, s = self.d, self.session
-        s.repo = self.repo
-        s.cwd = self.cwd
-        kind = d.pick(("feature", "fix", "refactor", "chore"))
-        s.branch = "main" if d.u() < 0.4 else f"{kind}/{d.pick(self.topic)}-{d.pick(self.topic)}"
-        s.model = self.model
-        s.title = d.pick(_TITLES).format(t=self.topic[0], u=d.pick(self.topic), p=self.paths[0], r=self.repo)
-        while len(s.messages) < self.size:
+        d, messages = self.d, self.draft.messages
+        while len(messages) < self.size:
             self.user()
             for _ in range(d.below(5) if d.u() < 0.85 else 5 + d.below(8)):
-                if len(s.messages) + 2 > self.size:
+                if len(messages) + 2 > self.size:
                     break
-                calls = self.assistant(with_tool=True)
-                self.tool(calls, s.messages[-1])
-            if len(s.messages) < self.size:
+                self.tool_results(self.assistant(with_tool=True))
+            if len(messages) < self.size:
                 self.assistant(with_tool=False)
-        self._finish()
-        return s
-
-    def _finish(self) -> None:
-        s = self.session
-        msgs = s.messages
-        roles = [m.role for m in msgs]
-        c = s.counts
-        c.messages = len(msgs)
-        c.user_messages = c.authored_user_messages = roles.count("user")
-        c.assistant_messages = roles.count("assistant")
-        c.tool_messages = roles.count("tool")
-        c.user_words = self.words["user"]
-        c.authored_user_words = self.words["authored_user"]
-        c.assistant_words = self.words["assistant"]
-        c.words = c.user_words + c.assistant_words
-        c.tool_use_messages = self.tool_use
-        c.thinking_messages = self.thinking
-        c.paste_messages = self.paste
-        s.created_ms = msgs[0].time_ms
-        s.updated_ms = msgs[-1].time_ms
-        s.duration_ms = s.updated_ms - s.created_ms
-        s.content_hash = hashlib.sha256(s.SerializeToString(deterministic=True)).hexdigest()
+        return build_session(self.draft)
 
 
 def session_sizes(messages: int, rng: np.random.Generator) -> list[int]:
-    """Long-tailed session lengths in [4, 60] summing to exactly `messages`."""
+    """Long-tailed session lengths in [4, 60] (median 14) summing to exactly `messages`; only a total below 4
+    gives a shorter session."""
     if messages < 1:
         return []
-    draws = np.clip(np.rint(np.exp(rng.normal(np.log(14.0), 0.75, messages // 8 + 16))), 4, 60)
+    draws = np.clip(np.rint(np.exp(rng.normal(np.log(14.0), 0.75, messages // 4 + 1))), 4, 60)
     sizes: list[int] = []
     total = 0
     for n in draws.astype(int).tolist():
-        if total + n >= messages:
+        if total + n > messages:
             break
         sizes.append(n)
         total += n
     rest = messages - total
     if rest >= 4 or not sizes:
         sizes.append(rest)
+        return sizes
+    # Fewer than 4 left over: a last session of 4 borrowing from the one before, or, when that one is
+    # too short to lend, one session holding both.
+    need = 4 - rest
+    if sizes[-1] - need >= 4:
+        sizes[-1] -= need
+        sizes.append(4)
     else:
-        sizes[-1] += rest  # keep every session at least 4 messages long
+        sizes[-1] += rest
     return sizes
 
 
 def generate_sessions(messages: int, seed: int = 7) -> Iterator[units_pb2.Session]:
     """Sessions totalling exactly `messages` messages, the same for the same (messages, seed)."""
     rng = np.random.default_rng(seed)
-    draws = _Draws(rng)
+    # About 40 draws and 40 words per message: small archives should not pay for a million of each.
+    draws = _Draws(rng, batch=min(1 << 20, max(1 << 12, messages * 48)))
     for size in session_sizes(messages, rng):
         yield _SessionWriter(draws, size).build()
 
@@ -747,6 +698,8 @@ def generate_sessions(messages: int, seed: int = 7) -> Iterator[units_pb2.Sessio
 # --- Claude Code JSONL -------------------------------------------------------------------------------
 
 _VERSION = "2.0.76"
+# A 1x1 PNG: a pasted screenshot's bytes are beside the point, only that one was pasted.
+_PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
 def _iso(ms: int) -> str:
@@ -787,6 +740,8 @@ def _content(message: units_pb2.Message) -> list[dict[str, object]]:
             if b.is_error:
                 block["is_error"] = True
             out.append(block)
+        elif b.type == "image":
+            out.append({"type": "image", "source": {"type": "base64", "media_type": b.media_type, "data": _PNG_BASE64}})
     return out
 
 
@@ -795,7 +750,8 @@ def session_records(session: units_pb2.Session) -> Iterator[dict[str, object]]:
 
     Tool results are `user` records holding tool_result blocks, as Claude Code writes them. Each canonical
     message becomes one record carrying all its blocks (Claude Code 2.x splits an API response over
-    several lines sharing `message.id`; both forms occur in real logs).
+    several lines sharing `message.id`; both forms occur in real logs). The parser reads these records
+    back into the same canonical session, except for `source_path`.
     """
     last = session.messages[-1].id if session.messages else ""
     yield {"type": "summary", "summary": session.title, "leafUuid": _record_uuid(last)}
@@ -834,6 +790,8 @@ def session_records(session: units_pb2.Session) -> Iterator[dict[str, object]]:
             record["message"] = {"role": "user", "content": m.blocks[0].text}
         else:
             record["message"] = {"role": "user", "content": _content(m)}
+            if any(b.type == "image" for b in m.blocks):
+                record["imagePasteIds"] = [1]
         record["uuid"] = uid
         record["timestamp"] = _iso(m.time_ms)
         parent = uid

@@ -29,7 +29,6 @@ def session_problems(session: units_pb2.Session) -> list[str]:
     for action in session.actions:
         if action.category not in vocab.ACTION_CATEGORIES:
             problems.append(
-                f"action {action.id}: category {action.category!r} is not one of "
-                f"{', '.join(vocab.ACTION_CATEGORIES)}"
+                f"action {action.id}: category {action.category!r} is not one of {', '.join(vocab.ACTION_CATEGORIES)}"
             )
     return problems

@@ -37,7 +37,7 @@ DEFAULT_LIMIT = 20
 DEFAULT_UNIT_LIMIT = 50
 MAX_LIMIT = 1000
 DEFAULT_DEADLINE_MS = 5000.0
-FUSION_DEPTH = 100       # each lane's top-N that RRF fuses
+FUSION_DEPTH = 100  # each lane's top-N that RRF fuses
 SEMANTIC_LEAF_DEPTH = 100  # sessions a `semantic:` leaf admits
 LANES = ("auto", "dialogue", "semantic", "hybrid")
 
@@ -153,7 +153,9 @@ class Coordinator:
     ) -> list[LaneHit]:
         text = compiled.semantic_text.strip()
         if not text:
-            raise QuarryError(errors_pb2.INVALID_REQUEST, "the semantic lane needs query text to embed", parameter="query")
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST, "the semantic lane needs query text to embed", parameter="query"
+            )
         started = time.perf_counter()
         allowed = self._allow_list(plan, deadline)
         with _tracer.start_as_current_span("quarry.lane.semantic"):
@@ -252,7 +254,9 @@ class Coordinator:
         )
         merged = heapq.merge(
             *[r.rows for r in responses],
-            key=(lambda r: (-r.sort_time_ms, _Desc(r.sort_id))) if descending else (lambda r: (r.sort_time_ms, r.sort_id)),
+            key=(lambda r: (-r.sort_time_ms, _Desc(r.sort_id)))
+            if descending
+            else (lambda r: (r.sort_time_ms, r.sort_id)),
         )
         rows = [row for _, row in zip(range(offset + limit), merged, strict=False)][offset:]
         return query_pb2.QueryUnitEnvelope(
@@ -273,7 +277,7 @@ class Coordinator:
             try:
                 stats = stub.Stats(index_pb2.ShardStatsRequest(), timeout=deadline_s)
                 node.up, node.sessions, node.documents = True, stats.sessions, stats.documents
-            except Exception as error:  # noqa: BLE001 - a down node is a status, not a failure
+            except Exception as error:
                 node.detail = _short(error)
             nodes.append(node)
         if self.vector is not None:
@@ -288,7 +292,7 @@ class Coordinator:
                 )
                 if stats.last_error:
                     node.detail += f"; last error: {stats.last_error}"
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 node.detail = _short(error)
             nodes.append(node)
         if self.ingest_address:
@@ -353,7 +357,7 @@ def _health(name: str, role: str, address: str, timeout: float) -> query_pb2.Nod
         stub = health_pb2_grpc.HealthStub(telemetry.traced_channel(address))
         response = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
         node.up = response.status == health_pb2.HealthCheckResponse.SERVING
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         node.detail = _short(error)
     return node
 

@@ -52,7 +52,11 @@ class Scatter:
                 results.append(future.result(timeout=0))
             except grpc.RpcError as error:
                 typed = from_rpc_error(error)
-                if typed.code in (errors_pb2.SHARD_UNAVAILABLE, errors_pb2.DEADLINE_EXCEEDED, errors_pb2.INTERNAL):
+                if typed.code in (
+                    errors_pb2.SHARD_UNAVAILABLE,
+                    errors_pb2.DEADLINE_EXCEEDED,
+                    errors_pb2.INTERNAL,
+                ):
                     raise QuarryError(typed.code, f"{name}: {typed.message}") from None
                 raise typed from None
             except TimeoutError:

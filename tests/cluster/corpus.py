@@ -13,9 +13,15 @@ SESSIONS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "sqlite": (
         "ledger",
         [
-            ("user", "Our tests fail with 'database is locked' from sqlite when two writers commit together."),
-            ("assistant", "SQLite allows one writer at a time. Enable WAL mode and set a busy timeout so the "
-             "second writer waits for the lock instead of failing."),
+            (
+                "user",
+                "Our tests fail with 'database is locked' from sqlite when two writers commit together.",
+            ),
+            (
+                "assistant",
+                "SQLite allows one writer at a time. Enable WAL mode and set a busy timeout so the "
+                "second writer waits for the lock instead of failing.",
+            ),
             ("user", "WAL fixed the sqlite locking errors, thanks."),
         ],
     ),
@@ -23,8 +29,11 @@ SESSIONS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "platform",
         [
             ("user", "The kubernetes deployment is stuck: the pod reports ImagePullBackOff."),
-            ("assistant", "The registry denies the image pull. Create an image pull secret and reference it "
-             "from the deployment's service account."),
+            (
+                "assistant",
+                "The registry denies the image pull. Create an image pull secret and reference it "
+                "from the deployment's service account.",
+            ),
         ],
     ),
     "css": (
@@ -45,7 +54,10 @@ SESSIONS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "ledger",
         [
             ("user", "The HTTP client times out when the payment API is slow."),
-            ("assistant", "Add retries with exponential backoff and jitter, and raise the read timeout to 30 seconds."),
+            (
+                "assistant",
+                "Add retries with exponential backoff and jitter, and raise the read timeout to 30 seconds.",
+            ),
         ],
     ),
     "tokenizer": (

@@ -26,7 +26,7 @@ class OtlpSink(trace_service_pb2_grpc.TraceServiceServicer):
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def Export(self, request, context):  # noqa: N802 - gRPC method name
+    def Export(self, request, context):
         with self._lock:
             for resource_spans in request.resource_spans:
                 attributes = {a.key: a.value.string_value for a in resource_spans.resource.attributes}

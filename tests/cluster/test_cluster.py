@@ -50,7 +50,10 @@ def test_field_filters_narrow_the_search(client, corpus):
     ledger = client.search("repo:ledger")
     assert {h.session.id for h in ledger.hits} == {session_id("sqlite"), session_id("retry")}
     assert all(not h.match.HasField("score") for h in ledger.hits)
-    assert first(client.search("timeout repo:ledger role:assistant")) in {session_id("retry"), session_id("sqlite")}
+    assert first(client.search("timeout repo:ledger role:assistant")) in {
+        session_id("retry"),
+        session_id("sqlite"),
+    }
 
 
 def test_semantic_search_finds_a_paraphrase(client, corpus):

@@ -108,7 +108,11 @@ def ingest(
     with _client() as client:
         report = None
         progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console, transient=True
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=err_console,
+            transient=True,
         )
         with progress:
             task = progress.add_task("ingesting", total=None)
@@ -234,7 +238,7 @@ def with_default_command(argv: list[str]) -> list[str]:
 def run() -> None:
     argv = with_default_command(sys.argv[1:])
     try:
-        app(args=argv, prog_name="quarry", standalone_mode=False)
+        app(args=argv, prog_name="quarry")
     except QuarryError as error:
         if settings.format in ("json", "ndjson"):
             render.emit_json({"error": error.as_dict()})
@@ -243,14 +247,3 @@ def run() -> None:
             if error.offset is not None and settings.query:
                 err_console.print(f"  {escape(settings.query)}\n  {' ' * error.offset}^", highlight=False)
         sys.exit(2)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except typer.Exit as exit_:
-        sys.exit(exit_.exit_code)
-    except Exception as error:  # click usage errors
-        import click
-
-        if isinstance(error, click.ClickException):
-            error.show()
-            sys.exit(error.exit_code)
-        raise

@@ -18,7 +18,7 @@ the query terms a hit message contains (`matched_terms`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import tantivy
@@ -83,15 +83,30 @@ def _regex_escape(token: str) -> str:
     return "".join("\\" + ch if ch in _REGEX_SPECIAL else ch for ch in token)
 
 
-def to_query(node: Fts, schema: tantivy.Schema, field: str) -> Query:
+def to_query(
+    node: Fts, schema: tantivy.Schema, field: str, expansions: Mapping[str, Sequence[str]] | None = None
+) -> Query:
+    """The Tantivy query of the expression over one field.
+
+    A one-token prefix matches by regex, which scores a constant; with `expansions` (prefix -> its most
+    frequent completions) the regex becomes a zero-score filter and the completions add BM25, so
+    prefix queries rank like word queries instead of tying everywhere.
+    """
     if node.kind == "term":
         return Query.term_query(schema, field, node.tokens[0])
     if node.kind == "phrase":
         return Query.phrase_query(schema, field, list(node.tokens))
     if node.kind == "prefix":
-        if len(node.tokens) == 1:
-            return Query.regex_query(schema, field, _regex_escape(node.tokens[0]) + ".*")
-        return Query.phrase_prefix_query(schema, field, list(node.tokens))
+        if len(node.tokens) > 1:
+            return Query.phrase_prefix_query(schema, field, list(node.tokens))
+        regex = Query.regex_query(schema, field, _regex_escape(node.tokens[0]) + ".*")
+        completions = (expansions or {}).get(node.tokens[0])
+        if not completions:
+            return regex
+        return Query.boolean_query(
+            [(Occur.Must, Query.const_score_query(regex, 0.0))]
+            + [(Occur.Should, Query.term_query(schema, field, t)) for t in completions]
+        )
     if node.kind == "not":
         return Query.boolean_query(
             [(Occur.Must, Query.all_query()), (Occur.MustNot, to_query(node.children[0], schema, field))]
@@ -101,7 +116,8 @@ def to_query(node: Fts, schema: tantivy.Schema, field: str) -> Query:
         if child.kind == "not":
             clauses.append((Occur.MustNot, to_query(child.children[0], schema, field)))
         else:
-            clauses.append((Occur.Must if node.kind == "all" else Occur.Should, to_query(child, schema, field)))
+            occur = Occur.Must if node.kind == "all" else Occur.Should
+            clauses.append((occur, to_query(child, schema, field, expansions)))
     return Query.boolean_query(clauses)
 
 

@@ -106,6 +106,12 @@ def _all(parts: Sequence[Sql]) -> Sql:
     return Sql("(" + " AND ".join(p.text for p in parts) + ")", [x for p in parts for x in p.params])
 
 
+def _exists(table: str, link: str, condition: Sql) -> Sql:
+    """A correlated EXISTS: one index seek per outer row, so ORDER BY ... LIMIT scans stop early and
+    checking a few candidate sessions costs a few seeks."""
+    return Sql(f"EXISTS (SELECT 1 FROM {table} WHERE {link} AND {condition.text})", condition.params)
+
+
 def _contains(column: str, values: Sequence[str], transform: Callable[[str], str] = str.lower) -> Sql:
     return _any([Sql(f"instr({column}, ?) > 0", [transform(v)]) for v in values])
 
@@ -245,12 +251,7 @@ class Lowering:
             parts.append(Sql("s.ord IN (SELECT value FROM json_each(?))", [json_list(ords)]))
         elif roles:
             role_sql = _all([self._role(r) for r in roles])
-            parts.append(
-                Sql(
-                    f"EXISTS (SELECT 1 FROM messages m WHERE m.session_ord = s.ord AND {role_sql.text})",
-                    role_sql.params,
-                )
-            )
+            parts.append(_exists("messages m", "m.session_ord = s.ord", role_sql))
         parts.extend(self.session(o) for o in others)
         return _all(parts)
 
@@ -271,9 +272,7 @@ class Lowering:
             return self._group([plan_pb2.Predicate(field=clause)])
         action = action_clause(clause, "a")
         if action is not None:
-            return Sql(
-                f"EXISTS (SELECT 1 FROM actions a WHERE a.session_ord = s.ord AND {action.text})", action.params
-            )
+            return _exists("actions a", "a.session_ord = s.ord", action)
         values = _require_equality(clause)
         if name in ("origin", "repo", "branch", "model"):
             return _in(f"s.{name}", values)
@@ -286,10 +285,7 @@ class Lowering:
         if name == "cwd":
             return _contains("s.cwd", values, str)
         if name in ("tag", "tags"):
-            tags = _in("t.tag", values)
-            return Sql(
-                f"EXISTS (SELECT 1 FROM session_tags t WHERE t.session_ord = s.ord AND {tags.text})", tags.params
-            )
+            return _exists("session_tags t", "t.session_ord = s.ord", _in("t.tag", values))
         raise _bad(errors_pb2.UNKNOWN_FIELD, f"sessions have no field {name!r}", name)
 
     # ---- units ---------------------------------------------------------------------------------
@@ -373,7 +369,7 @@ class Lowering:
             inner = _contains("b.path_norm", values, analyzer.normalize_path)
         else:
             raise _bad(errors_pb2.UNKNOWN_FIELD, f"messages have no field {name!r}", name)
-        return Sql(f"EXISTS (SELECT 1 FROM blocks b WHERE b.message_ord = u.ord AND {inner.text})", inner.params)
+        return _exists("blocks b", "b.message_ord = u.ord", inner)
 
     @staticmethod
     def _block_field(clause: plan_pb2.FieldClause) -> Sql:

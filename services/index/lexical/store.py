@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,7 +100,6 @@ CREATE TABLE IF NOT EXISTS blocks (
   time_ms INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS blocks_message ON blocks (message_ord);
-CREATE INDEX IF NOT EXISTS blocks_session ON blocks (session_ord);
 CREATE INDEX IF NOT EXISTS blocks_time ON blocks (time_ms, id);
 
 CREATE TABLE IF NOT EXISTS actions (
@@ -126,10 +125,111 @@ CREATE INDEX IF NOT EXISTS actions_category ON actions (category, session_ord);
 CREATE INDEX IF NOT EXISTS actions_time ON actions (time_ms, id);
 """
 
-_ACTION_COLUMNS = (
-    "id, session_ord, message_id, block_id, seq, category, tool, command, path, output, failed, input_json, "
-    "time_ms"
+ACTION_COLUMNS = (
+    "id, session_ord, message_id, block_id, seq, category, tool, command, path, output, failed, input_json, time_ms"
 )
+
+
+_SESSION_COLUMNS = (
+    "id",
+    "origin",
+    "title_folded",
+    "repo",
+    "cwd",
+    "branch",
+    "model",
+    "parent_id",
+    "created_ms",
+    "updated_ms",
+    "duration_ms",
+    *COUNT_FIELDS,
+    "content_hash",
+    "doc_count",
+    "tantivy_pending",
+    "summary",
+)
+_UPSERT_SESSION = (
+    f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}) VALUES ({', '.join('?' * len(_SESSION_COLUMNS))}) "
+    f"ON CONFLICT (id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _SESSION_COLUMNS[1:])} "
+    "RETURNING ord"
+)
+_MESSAGE_COLUMNS = (
+    "ord, id, session_ord, seq, role, authored, surface, model, time_ms, duration_ms, words, input_tokens, "
+    "output_tokens, cache_read_tokens, cache_write_tokens, proto"
+)
+_BLOCK_COLUMNS = "id, session_ord, message_ord, idx, type, tool, path_norm, is_error, time_ms"
+
+
+def _collect_rows(
+    rows: dict[str, list[tuple[object, ...]]],
+    s: units_pb2.Session,
+    session_ord: int,
+    message_ords: Sequence[int],
+) -> None:
+    """Append the session's tag, message, block and action rows to the batch."""
+    rows["tags"].extend((tag, session_ord) for tag in s.tags)
+    for mord, m in zip(message_ords, s.messages, strict=True):
+        rows["messages"].append(
+            (
+                mord,
+                m.id,
+                session_ord,
+                m.seq,
+                m.role,
+                int(m.authored),
+                m.surface,
+                m.model,
+                m.time_ms,
+                m.duration_ms,
+                m.words,
+                m.input_tokens,
+                m.output_tokens,
+                m.cache_read_tokens,
+                m.cache_write_tokens,
+                m.SerializeToString(),
+            )
+        )
+        rows["blocks"].extend(
+            (
+                b.id,
+                session_ord,
+                mord,
+                b.index,
+                b.type,
+                b.tool_name,
+                analyzer.normalize_path(b.path) if b.path else "",
+                int(b.is_error),
+                m.time_ms,
+            )
+            for b in m.blocks
+        )
+    rows["actions"].extend(
+        (
+            a.id,
+            session_ord,
+            a.message_id,
+            a.block_id,
+            a.seq,
+            a.category,
+            a.tool,
+            a.command,
+            a.path,
+            a.output,
+            int(a.failed),
+            a.input_json,
+            a.time_ms,
+            analyzer.normalize_path(a.path) if a.path else "",
+        )
+        for a in s.actions
+    )
+
+
+def _delete_rows(conn: sqlite3.Connection, session_ord: int) -> None:
+    conn.execute(
+        "DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord = ?)", (session_ord,)
+    )
+    for table in ("session_tags", "messages", "actions"):
+        conn.execute(f"DELETE FROM {table} WHERE session_ord = ?", (session_ord,))
 
 
 @dataclass(frozen=True)
@@ -163,7 +263,7 @@ def summary_of(session: units_pb2.Session) -> units_pb2.Session:
 
 
 def action_from_row(row: Sequence[object], session_id: str) -> units_pb2.Action:
-    """An Action from the `_ACTION_COLUMNS` of a row (session_ord replaced by the session id)."""
+    """An Action from the `ACTION_COLUMNS` of a row (session_ord replaced by the session id)."""
     (id_, _, message_id, block_id, seq, category, tool, command, path, output, failed, input_json, time_ms) = row
     return units_pb2.Action(
         id=id_,
@@ -197,6 +297,7 @@ class Store:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA journal_size_limit=67108864")
+        conn.execute("PRAGMA wal_autocheckpoint=8192")
         conn.execute("PRAGMA busy_timeout=10000")
         conn.execute("PRAGMA cache_size=-65536")
         conn.execute("PRAGMA temp_store=MEMORY")
@@ -230,12 +331,34 @@ class Store:
         )
         return dict(rows.fetchall())
 
-    def replace(self, replacements: Sequence[Replacement]) -> list[Written]:
-        """Replace the sessions' rows in one durable transaction, marked as pending for Tantivy."""
+    def replace(self, replacements: Sequence[Replacement], existing: Collection[str]) -> list[Written]:
+        """Replace the sessions' rows in one durable transaction, marked as pending for Tantivy.
+
+        `existing` names the sessions already stored (their old rows are deleted first).
+        """
         conn = self._writer
         conn.execute("BEGIN IMMEDIATE")
         try:
-            written = [self._replace_one(conn, r) for r in replacements]
+            next_message_ord = self._next_message_ord(conn)
+            written = []
+            rows: dict[str, list[tuple[object, ...]]] = {"tags": [], "messages": [], "blocks": [], "actions": []}
+            for replacement in replacements:
+                session_ord = self._upsert_session_row(conn, replacement)
+                if replacement.session.id in existing:
+                    _delete_rows(conn, session_ord)
+                count = len(replacement.session.messages)
+                message_ords = list(range(next_message_ord, next_message_ord + count))
+                next_message_ord += count
+                _collect_rows(rows, replacement.session, session_ord, message_ords)
+                written.append(Written(session_ord, message_ords))
+            conn.executemany("INSERT OR IGNORE INTO session_tags (tag, session_ord) VALUES (?, ?)", rows["tags"])
+            conn.executemany(
+                f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 16)})", rows["messages"]
+            )
+            conn.executemany(f"INSERT INTO blocks ({_BLOCK_COLUMNS}) VALUES ({', '.join('?' * 9)})", rows["blocks"])
+            conn.executemany(
+                f"INSERT INTO actions ({ACTION_COLUMNS}, path_norm) VALUES ({', '.join('?' * 14)})", rows["actions"]
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -243,16 +366,15 @@ class Store:
         return written
 
     def _next_message_ord(self, conn: sqlite3.Connection) -> int:
+        """Message ordinals are never reused (AUTOINCREMENT), so a stale searcher snapshot cannot map an
+        old document onto another message's row."""
         row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
         return (row[0] if row else 0) + 1
 
-    def _replace_one(self, conn: sqlite3.Connection, replacement: Replacement) -> Written:
+    @staticmethod
+    def _upsert_session_row(conn: sqlite3.Connection, replacement: Replacement) -> int:
+        """Insert or update the session row in place: its ordinal is stable across replacements."""
         s = replacement.session
-        counts = [getattr(s.counts, name) for name in COUNT_FIELDS]
-        columns = (
-            "id, origin, title_folded, repo, cwd, branch, model, parent_id, created_ms, updated_ms, "
-            f"duration_ms, {', '.join(COUNT_FIELDS)}, content_hash, doc_count, tantivy_pending, summary"
-        )
         values = [
             s.id,
             s.origin,
@@ -265,102 +387,27 @@ class Store:
             s.created_ms,
             s.updated_ms,
             s.duration_ms,
-            *counts,
+            *(getattr(s.counts, name) for name in COUNT_FIELDS),
             replacement.content_hash,
             replacement.doc_count,
             1,
             summary_of(s).SerializeToString(),
         ]
-        names = columns.split(", ")
-        update = ", ".join(f"{n} = excluded.{n}" for n in names[1:])
-        (session_ord,) = conn.execute(
-            f"INSERT INTO sessions ({columns}) VALUES ({', '.join('?' * len(values))}) "
-            f"ON CONFLICT (id) DO UPDATE SET {update} RETURNING ord",
-            values,
-        ).fetchone()
-        for table in ("session_tags", "messages", "blocks", "actions"):
-            conn.execute(f"DELETE FROM {table} WHERE session_ord = ?", (session_ord,))
-        conn.executemany(
-            "INSERT OR IGNORE INTO session_tags (tag, session_ord) VALUES (?, ?)",
-            [(tag, session_ord) for tag in s.tags],
-        )
-        first = self._next_message_ord(conn)
-        message_ords = list(range(first, first + len(s.messages)))
-        conn.executemany(
-            "INSERT INTO messages (ord, id, session_ord, seq, role, authored, surface, model, time_ms, "
-            "duration_ms, words, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, proto) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    mord,
-                    m.id,
-                    session_ord,
-                    m.seq,
-                    m.role,
-                    int(m.authored),
-                    m.surface,
-                    m.model,
-                    m.time_ms,
-                    m.duration_ms,
-                    m.words,
-                    m.input_tokens,
-                    m.output_tokens,
-                    m.cache_read_tokens,
-                    m.cache_write_tokens,
-                    m.SerializeToString(),
-                )
-                for mord, m in zip(message_ords, s.messages, strict=True)
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO blocks (id, session_ord, message_ord, idx, type, tool, path_norm, is_error, time_ms) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    b.id,
-                    session_ord,
-                    mord,
-                    b.index,
-                    b.type,
-                    b.tool_name,
-                    analyzer.normalize_path(b.path),
-                    int(b.is_error),
-                    m.time_ms,
-                )
-                for mord, m in zip(message_ords, s.messages, strict=True)
-                for b in m.blocks
-            ],
-        )
-        conn.executemany(
-            f"INSERT INTO actions ({_ACTION_COLUMNS}, path_norm) VALUES ({', '.join('?' * 14)})",
-            [
-                (
-                    a.id,
-                    session_ord,
-                    a.message_id,
-                    a.block_id,
-                    a.seq,
-                    a.category,
-                    a.tool,
-                    a.command,
-                    a.path,
-                    a.output,
-                    int(a.failed),
-                    a.input_json,
-                    a.time_ms,
-                    analyzer.normalize_path(a.path),
-                )
-                for a in s.actions
-            ],
-        )
-        return Written(session_ord, message_ords)
+        (session_ord,) = conn.execute(_UPSERT_SESSION, values).fetchone()
+        return session_ord
 
     def clear_pending(self, session_ords: Sequence[int]) -> None:
-        """Mark sessions as indexed. Losing this write only costs a re-index at the next open."""
-        self._writer.execute(
-            "UPDATE sessions SET tantivy_pending = 0 WHERE ord IN (SELECT value FROM json_each(?))",
-            (json_list(session_ords),),
-        )
+        """Mark sessions as indexed, without waiting for the disk: losing this write only costs a
+        re-index at the next open, and the next durable commit syncs it anyway."""
+        conn = self._writer
+        conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            conn.execute(
+                "UPDATE sessions SET tantivy_pending = 0 WHERE ord IN (SELECT value FROM json_each(?))",
+                (json_list(session_ords),),
+            )
+        finally:
+            conn.execute("PRAGMA synchronous=FULL")
 
     def pending_ords(self) -> list[int]:
         rows = self._writer.execute("SELECT ord FROM sessions WHERE tantivy_pending = 1 ORDER BY ord")
@@ -385,7 +432,7 @@ class Store:
                 session.messages.append(units_pb2.Message.FromString(proto))
                 message_ords.append(mord)
             for row in conn.execute(
-                f"SELECT {_ACTION_COLUMNS} FROM actions WHERE session_ord = ? ORDER BY ord", (session_ord,)
+                f"SELECT {ACTION_COLUMNS} FROM actions WHERE session_ord = ? ORDER BY ord", (session_ord,)
             ):
                 session.actions.append(action_from_row(row, session.id))
             yield session, Written(session_ord, message_ords)
@@ -425,6 +472,5 @@ class Store:
         """(sessions, messages, actions) held by the shard."""
         conn = self.reader()
         return tuple(  # type: ignore[return-value]
-            conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-            for table in ("sessions", "messages", "actions")
+            conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in ("sessions", "messages", "actions")
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from quarry.v1 import ingest_pb2
 
@@ -47,6 +48,22 @@ class DraftMessage:
 
 
 @dataclass(slots=True)
+class TimeSpan:
+    """Earliest and latest timestamps seen (epoch ms, 0 = none yet)."""
+
+    first_ms: int = 0
+    last_ms: int = 0
+
+    def observe(self, ms: int) -> None:
+        if ms <= 0:
+            return
+        if self.first_ms == 0 or ms < self.first_ms:
+            self.first_ms = ms
+        if ms > self.last_ms:
+            self.last_ms = ms
+
+
+@dataclass(slots=True)
 class DraftSession:
     origin: str
     native_id: str
@@ -56,8 +73,7 @@ class DraftSession:
     cwd: str = ""
     branch: str = ""
     parent_session_id: str = ""
-    first_ms: int = 0  # earliest and latest timestamps seen in the source, messages or not
-    last_ms: int = 0
+    span: TimeSpan = field(default_factory=TimeSpan)  # every timestamp of the source, messages or not
     messages: list[DraftMessage] = field(default_factory=list)
     # Every tool_use in arrival order, as (message seq, block index): a Claude Code message can
     # grow after later messages exist, so message order alone would renumber actions on append.
@@ -74,12 +90,7 @@ class DraftSession:
         message.blocks.append(block)
 
     def observe_time(self, ms: int) -> None:
-        if ms <= 0:
-            return
-        if self.first_ms == 0 or ms < self.first_ms:
-            self.first_ms = ms
-        if ms > self.last_ms:
-            self.last_ms = ms
+        self.span.observe(ms)
 
 
 @dataclass(slots=True)
@@ -89,3 +100,23 @@ class SourceResult:
     sessions: list[DraftSession] = field(default_factory=list)
     issues: list[ingest_pb2.IngestIssue] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
+
+
+# Typed reads of untrusted JSON: a value of the wrong type reads as empty, never raises.
+
+
+def as_str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_count(value: Any) -> int:
+    """A positive integer such as a token count; anything else (or absurdly large) reads as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**53 else 0

@@ -26,7 +26,15 @@ from typing import Any
 
 from quarry.ingest.normalize import describe_tool_input, json_text, to_ms
 from quarry.ingest.reader import Record, issue
-from quarry.ingest.sources import DraftBlock, DraftMessage, DraftSession, SourceResult
+from quarry.ingest.sources import (
+    DraftBlock,
+    DraftMessage,
+    DraftSession,
+    SourceResult,
+    TimeSpan,
+    as_count,
+    as_str,
+)
 
 FORMAT = "claude-code"
 ORIGIN = "claude-code-session"
@@ -68,6 +76,8 @@ class _Parser:
         self.chain_of: dict[str, str] = {}  # uuid of an old-layout sidechain record -> stream key
         self.seen_uuids: set[str] = set()
         self.title = ""
+        # Records outside any message (queue operations, snapshots, …) time the main session.
+        self.other_times = TimeSpan()
 
     def feed(self, record: Record) -> None:
         data = record.data
@@ -77,19 +87,21 @@ class _Parser:
             )
             return
         if not self.session_id:
-            self.session_id = _str(data.get("sessionId"))
+            self.session_id = as_str(data.get("sessionId"))
         kind = data.get("type")
         if kind in ("user", "assistant", "system"):
             self._message_record(record.line, kind, data)
         elif kind in TITLE_FIELDS:
-            title = _str(data.get(TITLE_FIELDS[kind]))
+            title = as_str(data.get(TITLE_FIELDS[kind]))
             if title:
                 self.title = title
         else:
             self.result.skipped[f"{FORMAT}:{kind if isinstance(kind, str) else '(untyped)'}"] += 1
+        if kind not in ("user", "assistant", "system"):
+            self.other_times.observe(to_ms(data.get("timestamp")))
 
     def _message_record(self, line: int, kind: str, data: dict[str, Any]) -> None:
-        uuid = _str(data.get("uuid"))
+        uuid = as_str(data.get("uuid"))
         if uuid:
             if uuid in self.seen_uuids:
                 self.result.skipped[f"{FORMAT}:duplicate-{kind}"] += 1
@@ -113,11 +125,11 @@ class _Parser:
     def _stream_for(self, data: dict[str, Any], uuid: str, line: int) -> _Stream:
         key = ""
         if data.get("isSidechain") is True:
-            agent = _str(data.get("agentId"))
+            agent = as_str(data.get("agentId"))
             if agent:
                 key = f"agent-{agent}"
             else:
-                key = self.chain_of.get(_str(data.get("parentUuid"))) or f"sidechain-{uuid or f'line{line}'}"
+                key = self.chain_of.get(as_str(data.get("parentUuid"))) or f"sidechain-{uuid or f'line{line}'}"
                 if uuid:
                     self.chain_of[uuid] = key
         stream = self.streams.get(key)
@@ -125,27 +137,27 @@ class _Parser:
             stream = self._new_stream(key, data)
             self.streams[key] = stream
         elif not stream.draft.branch:
-            stream.draft.branch = _str(data.get("gitBranch"))
+            stream.draft.branch = as_str(data.get("gitBranch"))
         return stream
 
     def _new_stream(self, key: str, data: dict[str, Any]) -> _Stream:
-        session_id = self.session_id or _str(data.get("sessionId")) or _file_stem(self.path)
+        session_id = self.session_id or as_str(data.get("sessionId")) or _file_stem(self.path)
         self.session_id = session_id
-        cwd = _str(data.get("cwd"))
+        cwd = as_str(data.get("cwd"))
         draft = DraftSession(
             origin=ORIGIN,
             native_id=f"{session_id}/{key}" if key else session_id,
             source_path=self.path,
             cwd=cwd,
             repo=os.path.basename(cwd.rstrip("/\\")) if cwd else "",
-            branch=_str(data.get("gitBranch")),
+            branch=as_str(data.get("gitBranch")),
             parent_session_id=f"{ORIGIN}:{session_id}" if key else "",
         )
         return _Stream(draft)
 
     def _system(self, stream: _Stream, data: dict[str, Any], time_ms: int) -> None:
-        subtype = _str(data.get("subtype"))
-        text = _str(data.get("content"))
+        subtype = as_str(data.get("subtype"))
+        text = as_str(data.get("content"))
         if not text:
             self.result.skipped[f"{FORMAT}:system/{subtype or '(none)'}"] += 1
             return
@@ -158,10 +170,10 @@ class _Parser:
             stream.after_boundary = False
 
     def _assistant(self, stream: _Stream, data: dict[str, Any], message: dict[str, Any], time_ms: int) -> None:
-        api_id = _str(message.get("id"))
+        api_id = as_str(message.get("id"))
         draft_message = stream.by_message_id.get(api_id) if api_id else None
         if draft_message is None:
-            model = _str(message.get("model"))
+            model = as_str(message.get("model"))
             draft_message = stream.draft.add_message(
                 DraftMessage(role="assistant", authored=model != SYNTHETIC_MODEL, time_ms=time_ms, model=model)
             )
@@ -170,7 +182,7 @@ class _Parser:
         usage = message.get("usage")
         if isinstance(usage, dict):
             for source_key, attribute in _USAGE_FIELDS:
-                value = _int(usage.get(source_key))
+                value = as_count(usage.get(source_key))
                 if value > getattr(draft_message, attribute):
                     setattr(draft_message, attribute, value)
         self._add_content(stream, draft_message, message.get("content"))
@@ -203,15 +215,15 @@ class _Parser:
                 stream.draft.add_block(message, block)
 
     def _blocks(self, stream: _Stream, item: dict[str, Any]) -> list[DraftBlock]:
-        kind = _str(item.get("type"))
+        kind = as_str(item.get("type"))
         if kind == "text":
-            text = _str(item.get("text"))
+            text = as_str(item.get("text"))
             return [DraftBlock("text", text=text)] if text else []
         if kind in ("thinking", "redacted_thinking"):
-            return [DraftBlock("thinking", text=_str(item.get("thinking")))]
+            return [DraftBlock("thinking", text=as_str(item.get("thinking")))]
         if kind in ("tool_use", "server_tool_use"):
-            name = _str(item.get("name"))
-            tool_use_id = _str(item.get("id"))
+            name = as_str(item.get("name"))
+            tool_use_id = as_str(item.get("id"))
             tool_input = item.get("input")
             call = describe_tool_input(tool_input)
             if tool_use_id:
@@ -228,7 +240,7 @@ class _Parser:
                 )
             ]
         if kind == "tool_result" or kind.endswith("_tool_result"):
-            tool_use_id = _str(item.get("tool_use_id"))
+            tool_use_id = as_str(item.get("tool_use_id"))
             text, images = _result_content(item.get("content"))
             result = DraftBlock(
                 "tool_result",
@@ -251,6 +263,8 @@ class _Parser:
                 continue
             if key == "" or main is None:
                 draft.title = self.title
+                draft.observe_time(self.other_times.first_ms)
+                draft.observe_time(self.other_times.last_ms)
             for message in draft.messages[: max(stream.shadow_before, 0)]:
                 message.surface = "shadowed"
             self.result.sessions.append(draft)
@@ -298,17 +312,9 @@ def _result_content(content: Any) -> tuple[str, list[DraftBlock]]:
 
 def _image(item: dict[str, Any]) -> DraftBlock:
     source = item.get("source")
-    media_type = _str(source.get("media_type")) if isinstance(source, dict) else ""
+    media_type = as_str(source.get("media_type")) if isinstance(source, dict) else ""
     return DraftBlock("image", media_type=media_type)
 
 
 def _file_stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**53 else 0

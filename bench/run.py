@@ -1,0 +1,435 @@
+"""Quarry's benchmark: ingest throughput, vector throughput and search latency next to SQLite FTS5.
+
+    python bench/run.py --messages N [--seed S] [--out bench/results/run-<N>.json]
+
+Generates the synthetic corpus once, then, one phase at a time so no phase competes for the cores:
+1. SQLite FTS5 (the peer tool's engine): build (rows and index) and the query set, in-process;
+2. a local Quarry cluster (2 index shards, no embedder): ingest through IngestSessions, timed from the
+   first send to the IngestReport (lexical acknowledgement); the same queries through the query
+   node's Search RPC (dialogue lane, limit 20) after a warm-up pass; RssAnon of the query node and
+   of each shard afterwards;
+3. vectors, on a slice of the corpus: the embedder's own rate in-process on the dialogue texts the
+   ingest node queues, then a fresh cluster with the MiniLM embedder, timed from the first send until
+   the vector node has nothing pending.
+Prints a table with the ratios the targets name and writes everything as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+# `python bench/run.py` puts bench/ on the path, not the repository root.
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import grpc  # noqa: E402
+
+from bench.fts5_baseline import Fts5Archive  # noqa: E402
+from bench.queries import CLASSES, BenchQuery, Latency, build_queries, measure  # noqa: E402
+from quarry.client.client import QuarryClient  # noqa: E402
+from quarry.client.local import LocalCluster  # noqa: E402
+from quarry.core.embed import load_embedder  # noqa: E402
+from quarry.index.lexical.schema import dialogue_text  # noqa: E402
+from quarry.ingest.dialogue import dialogue_items  # noqa: E402
+from quarry.ingest.synthetic import generate_sessions  # noqa: E402
+from quarry.v1 import query_pb2, units_pb2, vector_pb2, vector_pb2_grpc  # noqa: E402
+
+FULL_MESSAGES = 1_000_000
+FULL_VECTOR_SLICE = 20_000
+QUICK_VECTOR_SLICE = 2_000
+EMBED_BATCH = 32
+SEARCH_LIMIT = 20
+SHARDS = 2
+TARGETS = {"ingest_ratio_min": 1.0, "p50_ratio_max": 0.2, "p95_ratio_max": 0.1}
+VISIBLE_TIMEOUT_S = 300.0
+READY_TIMEOUT_S = 300.0
+VECTOR_TIMEOUT_S = 300.0
+MIN_VECTORS_PER_S = 2.0  # slower than this means something is wrong, not slow
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# ----- corpus ----------------------------------------------------------------------------------------
+
+
+def corpus_stats(sessions: Sequence[units_pb2.Session], seconds: float) -> dict[str, object]:
+    messages = sum(len(s.messages) for s in sessions)
+    texts = [dialogue_text(m) for s in sessions for m in s.messages]
+    with_text = [t for t in texts if t]
+    words = sum(len(t.split()) for t in with_text)
+    return {
+        "sessions": len(sessions),
+        "messages": messages,
+        "messages_with_dialogue_text": len(with_text),
+        "dialogue_words": words,
+        "mean_words_per_dialogue_message": round(words / max(1, len(with_text)), 1),
+        "actions": sum(len(s.actions) for s in sessions),
+        "serialized_bytes": sum(s.ByteSize() for s in sessions),
+        "generate_seconds": round(seconds, 2),
+    }
+
+
+def head_slice(sessions: Sequence[units_pb2.Session], messages: int) -> list[units_pb2.Session]:
+    """The first whole sessions holding at least `messages` messages."""
+    out: list[units_pb2.Session] = []
+    total = 0
+    for s in sessions:
+        if total >= messages:
+            break
+        out.append(s)
+        total += len(s.messages)
+    return out
+
+
+# ----- phase 1: FTS5 ---------------------------------------------------------------------------------
+
+
+def run_fts5(
+    sessions: Sequence[units_pb2.Session], queries: Sequence[BenchQuery], workdir: Path
+) -> tuple[dict[str, object], dict[BenchQuery, list[str]]]:
+    archive = Fts5Archive(workdir / "fts5.db")
+    try:
+        log("FTS5: building")
+        build = archive.build(sessions)
+        log(f"FTS5: {build.messages_per_s:,.0f} messages/s; querying")
+        latency = measure(lambda q: archive.search(q.fts_match, q.role, SEARCH_LIMIT), queries)
+        results = {q: [h.session_id for h in archive.search(q.fts_match, q.role, SEARCH_LIMIT)] for q in queries}
+    finally:
+        archive.close()
+    return {"build": build.as_dict(), "latency": _latency_dict(latency)}, results
+
+
+# ----- phase 2: Quarry lexical -----------------------------------------------------------------------
+
+
+def _timed_stream(sessions: Sequence[units_pb2.Session], marks: dict[str, float]) -> Iterator[units_pb2.Session]:
+    marks["first_send"] = time.perf_counter()
+    yield from sessions
+
+
+def wait_visible(client: QuarryClient, sessions: Sequence[units_pb2.Session]) -> float:
+    """Seconds after the acknowledgement until the last session is searchable on its shard."""
+    started = time.perf_counter()
+    last = sessions[-1].id
+    while time.perf_counter() - started < VISIBLE_TIMEOUT_S:
+        stored = sum(n.sessions for n in client.status().nodes if n.role == "index")
+        if stored >= len(sessions) and [h.session.id for h in client.search(f"session:{last}").hits] == [last]:
+            return time.perf_counter() - started
+        time.sleep(0.1)
+    raise RuntimeError(f"the corpus was acknowledged but not searchable after {VISIBLE_TIMEOUT_S:.0f} s")
+
+
+def process_memory(pid: int) -> dict[str, int]:
+    """RssAnon / RssFile / VmRSS of a live process, in kB (from /proc/<pid>/status)."""
+    out: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("RssAnon", "RssFile", "VmRSS"):
+            out[key + "_kB"] = int(value.split()[0])
+    return out
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def run_quarry_lexical(
+    sessions: Sequence[units_pb2.Session],
+    queries: Sequence[BenchQuery],
+    fts_results: dict[BenchQuery, list[str]],
+    workdir: Path,
+) -> dict[str, object]:
+    home = workdir / "quarry-lexical"
+    cluster = LocalCluster(home, shards=SHARDS, embedder="none")
+    log("Quarry: starting a local cluster (2 shards, no embedder)")
+    cluster.start()
+    client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
+    try:
+        log("Quarry: ingesting")
+        marks: dict[str, float] = {}
+        report = client.ingest_sessions(_timed_stream(sessions, marks))
+        seconds = time.perf_counter() - marks["first_send"]
+        messages = sum(len(s.messages) for s in sessions)
+        log(f"Quarry: {messages / seconds:,.0f} messages/s to lexical acknowledgement; waiting until searchable")
+        visible_after = wait_visible(client, sessions)
+        log("Quarry: querying")
+        envelopes: dict[BenchQuery, query_pb2.SearchEnvelope] = {}
+
+        def search(q: BenchQuery) -> None:
+            envelopes[q] = client.search(q.quarry, lane="dialogue", limit=SEARCH_LIMIT)
+
+        latency = measure(search, queries)
+        memory = {name: process_memory(pid) for name, pid in cluster.pids.items()}
+        disk = {name: dir_bytes(home / "nodes" / name) for name in cluster.pids if name.startswith("index-")}
+    finally:
+        client.close()
+        cluster.stop()
+    results = {q: [h.session.id for h in env.hits] for q, env in envelopes.items()}
+    server_total = {
+        k: Latency(tuple(env.timings_ms.get("total", 0.0) for q, env in envelopes.items() if q.kind == k))
+        for k in CLASSES
+    }
+    return {
+        "ingest": {
+            "messages": messages,
+            "sessions_written": report.sessions_written,
+            "sessions_unchanged": report.sessions_unchanged,
+            "messages_written": report.messages_written,
+            "issues": len(report.issues),
+            "caveats": list(report.caveats),
+            "seconds": round(seconds, 3),
+            "messages_per_s": round(messages / seconds, 1),
+            "searchable_after_ack_s": round(visible_after, 3),
+        },
+        "latency": _latency_dict(latency),
+        "server_total_latency": _latency_dict(server_total),
+        "agreement_with_fts5": agreement(queries, results, fts_results),
+        "memory_kB": memory,
+        "index_bytes": disk,
+    }
+
+
+def agreement(
+    queries: Sequence[BenchQuery], ours: dict[BenchQuery, list[str]], theirs: dict[BenchQuery, list[str]]
+) -> dict[str, dict[str, float]]:
+    """Per class: the mean share of FTS5's top sessions that Quarry also returns, and how many queries
+    each engine answered with nothing. A sanity check that both engines answer the same question
+    (BM25 variants differ, so the top lists are not expected to be identical)."""
+    out: dict[str, dict[str, float]] = {}
+    for kind in CLASSES:
+        qs = [q for q in queries if q.kind == kind]
+        shared = [len(set(ours[q]) & set(theirs[q])) / len(theirs[q]) for q in qs if theirs[q]]
+        out[kind] = {
+            "mean_overlap_at_20": round(sum(shared) / len(shared), 3) if shared else 0.0,
+            "quarry_empty": sum(1 for q in qs if not ours[q]),
+            "fts5_empty": sum(1 for q in qs if not theirs[q]),
+        }
+    return out
+
+
+# ----- phase 3: vectors ------------------------------------------------------------------------------
+
+
+def embedder_rate(texts: Sequence[str]) -> dict[str, float]:
+    embedder = load_embedder("minilm")
+    assert embedder is not None
+    embedder.embed(list(texts[:EMBED_BATCH]))  # loads the model; not timed
+    started = time.perf_counter()
+    for i in range(0, len(texts), EMBED_BATCH):
+        embedder.embed(list(texts[i : i + EMBED_BATCH]))
+    seconds = time.perf_counter() - started
+    return {
+        "texts": len(texts),
+        "batch": EMBED_BATCH,
+        "seconds": round(seconds, 3),
+        "texts_per_s": round(len(texts) / seconds, 2),
+    }
+
+
+def wait_embedder_ready(address: str) -> None:
+    stub = vector_pb2_grpc.VectorServiceStub(grpc.insecure_channel(address))
+    started = time.perf_counter()
+    while time.perf_counter() - started < READY_TIMEOUT_S:
+        if stub.Stats(vector_pb2.VectorStatsRequest(), timeout=5).ready:
+            return
+        time.sleep(0.25)
+    raise RuntimeError(f"the vector node's embedder was not ready after {READY_TIMEOUT_S:.0f} s")
+
+
+def cluster_vector_rate(sessions: Sequence[units_pb2.Session], workdir: Path) -> dict[str, float]:
+    cluster = LocalCluster(workdir / "quarry-vectors", shards=SHARDS, embedder="minilm")
+    log("vectors: starting a local cluster with the MiniLM embedder")
+    cluster.start()
+    client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
+    try:
+        wait_embedder_ready(str(cluster.addresses["vector"]))
+        log("vectors: ingesting the slice")
+        marks: dict[str, float] = {}
+        report = client.ingest_sessions(_timed_stream(sessions, marks))
+        acked = time.perf_counter() - marks["first_send"]
+        deadline = time.perf_counter() + VECTOR_TIMEOUT_S + report.vectors_queued / MIN_VECTORS_PER_S
+        while True:
+            vector = next(n for n in client.status().nodes if n.role == "vector")
+            if vector.vectors_pending == 0 and vector.vectors >= report.vectors_queued:
+                break
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"vectors still pending: {vector.vectors_pending} ({vector.detail})")
+            time.sleep(0.25)
+        seconds = time.perf_counter() - marks["first_send"]
+    finally:
+        client.close()
+        cluster.stop()
+    return {
+        "vectors_queued": report.vectors_queued,
+        "vectors": vector.vectors,
+        "lexical_ack_seconds": round(acked, 3),
+        "seconds": round(seconds, 3),
+        "vectors_per_s": round(report.vectors_queued / seconds, 2),
+    }
+
+
+def run_vectors(sessions: Sequence[units_pb2.Session], slice_messages: int, workdir: Path) -> dict[str, object]:
+    part = head_slice(sessions, slice_messages)
+    texts = [item.text for s in part for item in dialogue_items(s)]
+    log(f"vectors: embedder in-process on {len(texts):,} texts")
+    own = embedder_rate(texts)
+    cluster = cluster_vector_rate(part, workdir)
+    return {
+        "slice_messages": sum(len(s.messages) for s in part),
+        "slice_sessions": len(part),
+        "embedder": own,
+        "cluster": cluster,
+        "ratio": round(cluster["vectors_per_s"] / own["texts_per_s"], 3),
+    }
+
+
+# ----- report ----------------------------------------------------------------------------------------
+
+
+def _latency_dict(latency: dict[str, Latency]) -> dict[str, dict[str, float]]:
+    return {k: v.as_dict() for k, v in latency.items()}
+
+
+def ratios(fts5: dict, quarry: dict) -> dict[str, object]:  # type: ignore[type-arg]
+    out: dict[str, object] = {
+        "ingest": round(quarry["ingest"]["messages_per_s"] / fts5["build"]["messages_per_s"], 3),
+    }
+    for kind, ours in quarry["latency"].items():
+        theirs = fts5["latency"][kind]
+        out[kind] = {
+            "p50": round(ours["p50_ms"] / theirs["p50_ms"], 4),
+            "p95": round(ours["p95_ms"] / theirs["p95_ms"], 4),
+        }
+    return out
+
+
+def verdicts(r: dict) -> dict[str, bool]:  # type: ignore[type-arg]
+    out = {"ingest": r["ingest"] >= TARGETS["ingest_ratio_min"]}
+    for kind in (*CLASSES, "all"):
+        out[f"{kind}_p50"] = r[kind]["p50"] <= TARGETS["p50_ratio_max"]
+        out[f"{kind}_p95"] = r[kind]["p95"] <= TARGETS["p95_ratio_max"]
+    return out
+
+
+def render(result: dict) -> str:  # type: ignore[type-arg]
+    c, f, q, r, ok = result["corpus"], result["fts5"], result["quarry"], result["ratios"], result["pass"]
+
+    def mark(key: str) -> str:
+        return "PASS" if ok[key] else "FAIL"
+
+    lines = [
+        f"Quarry benchmark: {c['messages']:,} messages in {c['sessions']:,} sessions (seed {result['seed']}), "
+        f"{SHARDS} shards, {result['machine']['cpus']} CPUs",
+        f"command: {result['command']}",
+        "",
+        "ingest (to lexical acknowledgement)              messages/s",
+        f"  SQLite FTS5 build (rows + index)         {f['build']['messages_per_s']:>14,.0f}",
+        f"  Quarry IngestSessions -> 2 shards        {q['ingest']['messages_per_s']:>14,.0f}"
+        f"   ratio {r['ingest']:.2f}x (target >= {TARGETS['ingest_ratio_min']:.1f}x) {mark('ingest')}",
+        "",
+        "search latency, ms   FTS5 p50    p95   Quarry p50    p95    p50 ratio (<= 0.2)   p95 ratio (<= 0.1)",
+    ]
+    for kind in (*CLASSES, "all"):
+        fl, ql = f["latency"][kind], q["latency"][kind]
+        lines.append(
+            f"  {kind:<16} {fl['p50_ms']:>9.2f} {fl['p95_ms']:>8.2f} {ql['p50_ms']:>10.2f} {ql['p95_ms']:>8.2f}"
+            f"   {r[kind]['p50']:>8.3f} {mark(kind + '_p50'):<10} {r[kind]['p95']:>8.3f} {mark(kind + '_p95')}"
+        )
+    lines += ["", "agreement with FTS5 (mean share of FTS5's top 20 also in Quarry's; empty answers)"]
+    for kind, a in q["agreement_with_fts5"].items():
+        lines.append(
+            f"  {kind:<16} {a['mean_overlap_at_20']:.2f}   quarry empty {a['quarry_empty']}, "
+            f"fts5 empty {a['fts5_empty']}"
+        )
+    lines += ["", "memory after the query phase (RssAnon)"]
+    for name, mem in sorted(q["memory_kB"].items()):
+        lines.append(
+            f"  {name:<10} {mem.get('RssAnon_kB', 0) / 1024:>8.1f} MB   (VmRSS {mem.get('VmRSS_kB', 0) / 1024:.1f} MB)"
+        )
+    lines.append(
+        f"index size: FTS5 {f['build']['db_bytes'] / 2**20:,.0f} MB; Quarry "
+        + ", ".join(f"{k} {v / 2**20:,.0f} MB" for k, v in sorted(q["index_bytes"].items()))
+    )
+    v = result.get("vectors")
+    if v:
+        lines += [
+            "",
+            f"vectors on a slice of {v['slice_messages']:,} messages ({v['embedder']['texts']:,} dialogue texts)"
+            + ("" if v["slice_messages"] >= FULL_VECTOR_SLICE else "  [quick mode: smaller slice]"),
+            f"  embedder in-process (batches of {EMBED_BATCH})  {v['embedder']['texts_per_s']:>8.1f} texts/s",
+            f"  cluster, first send -> nothing pending  {v['cluster']['vectors_per_s']:>8.1f} vectors/s"
+            f"   ratio {v['ratio']:.2f}x",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, required=True, help="corpus size (1000000 for the full run)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", type=Path, help="JSON result (default bench/results/run-<N>.json)")
+    parser.add_argument("--per-class", type=int, default=50, help="queries per class")
+    parser.add_argument(
+        "--vector-slice",
+        type=int,
+        help=f"messages in the vector slice; 0 skips the phase (default {FULL_VECTOR_SLICE:,} "
+        f"from {FULL_MESSAGES:,} messages, else {QUICK_VECTOR_SLICE:,})",
+    )
+    args = parser.parse_args(argv)
+    slice_messages = args.vector_slice
+    if slice_messages is None:
+        slice_messages = FULL_VECTOR_SLICE if args.messages >= FULL_MESSAGES else QUICK_VECTOR_SLICE
+    out = args.out or REPO / "bench" / "results" / f"run-{args.messages}.json"
+
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    log(f"generating {args.messages:,} messages (seed {args.seed})")
+    started = time.perf_counter()
+    sessions = list(generate_sessions(args.messages, seed=args.seed))
+    corpus = corpus_stats(sessions, time.perf_counter() - started)
+    queries = build_queries(per_class=args.per_class)
+
+    with tempfile.TemporaryDirectory(prefix="quarry-bench-") as tmp:
+        workdir = Path(tmp)
+        fts5, fts_results = run_fts5(sessions, queries, workdir)
+        quarry = run_quarry_lexical(sessions, queries, fts_results, workdir)
+        vectors = run_vectors(sessions, slice_messages, workdir) if slice_messages > 0 else None
+
+    r = ratios(fts5, quarry)
+    result = {
+        "command": "python bench/run.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "messages": args.messages,
+        "seed": args.seed,
+        "machine": {
+            "cpus": len(os.sched_getaffinity(0)),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "started": started_at,
+        "corpus": corpus,
+        "queries": [{"kind": q.kind, "quarry": q.quarry, "fts5": q.fts_match, "role": q.role} for q in queries],
+        "fts5": fts5,
+        "quarry": quarry,
+        "vectors": vectors,
+        "ratios": r,
+        "targets": TARGETS,
+        "pass": verdicts(r),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(render(result))
+    print(f"\nresult: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

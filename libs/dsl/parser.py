@@ -1,0 +1,551 @@
+"""Query text -> typed AST (quarry.dsl.ast), with one Lark LALR parser built once per process.
+
+The AST is built during the parse (Lark's tree-less mode), so there is no intermediate parse tree.
+Syntax errors become QuarryError(INVALID_QUERY) carrying the offending token, its position and
+the human names of what would have been accepted there.
+
+`~"…"` leaves: the string is unescaped (`\\"` -> `"`, `\\\\` -> `\\`) and its content parsed with
+the grammar's `fts` entry point: words, `word*` prefixes, phrases in 'single quotes' (or in
+escaped double quotes), `-word`, AND / OR / NOT and parentheses. A `'` inside a word is an
+apostrophe (`don't`); only a `'` that starts a word opens a phrase.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from quarry.core.errors import QuarryError
+from quarry.dsl import ast
+from quarry.dsl.errors import BAD_VALUE, INVALID_QUERY, UNSUPPORTED_FORM, locate, query_error
+
+MAX_QUERY_CHARS = 10_000
+MAX_DEPTH = 64
+# Limits and offsets must fit the plan's int32; longer digit strings are rejected before int().
+_MAX_INT_DIGITS = 10
+
+_GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+# Terminal name -> what a user reads in `expected`, in the order they are listed.
+_HUMAN_NAMES = {
+    "FIELD": "field:value",
+    "TILDE_STRING": '~"full-text"',
+    "NEAR_TEXT": "near:text:",
+    "CMP_FIELD": "comparison (field >= n)",
+    "EXISTS": "exists",
+    "SEQ": "seq(",
+    "WORD": "word",
+    "FWORD": "word",
+    "STRING": '"phrase"',
+    "SQ_STRING": "'phrase'",
+    "VALUE": "value",
+    "NOT": "NOT",
+    "MINUS": "-",
+    "LPAR": "(",
+    "_AND": "AND",
+    "_OR": "OR",
+    "RPAR": ")",
+    "ARROW": "->",
+    "CMP_OP": "comparison operator (>=, <=, >, <, =)",
+    "BETWEEN": "between",
+    "BETWEEN_AND": "and",
+    "SESSIONS": "sessions",
+    "UNIT": "unit (messages, actions, blocks)",
+    "WHERE": "where",
+    "PIPE": "|",
+    "SORT": "sort",
+    "GROUP": "group",
+    "COUNT": "count",
+    "LIMIT": "limit",
+    "OFFSET": "offset",
+    "BY": "by",
+    "TIME": "time",
+    "KEY": "key",
+    "ASC": "asc",
+    "DESC": "desc",
+    "INT": "number",
+    "NAME": "name",
+    "$END": "end of query",
+}
+_ORDER = {name: index for index, name in enumerate(_HUMAN_NAMES)}
+
+
+def parse(text: str) -> ast.Query:
+    """Parse a whole query (syntax only: fields are validated by compile_query).
+
+    Raises QuarryError: INVALID_QUERY for syntax, BAD_VALUE for a number too large to hold,
+    UNSUPPORTED_FORM for `semantic:(a|b)`.
+    """
+    if len(text) > MAX_QUERY_CHARS:
+        raise locate(
+            query_error(
+                INVALID_QUERY,
+                f"the query is longer than {MAX_QUERY_CHARS} characters",
+                ast.Span(MAX_QUERY_CHARS, MAX_QUERY_CHARS),
+            ),
+            text,
+        )
+    try:
+        query = _parse(text, "query")
+        _check_depth(query)
+    except QuarryError as error:
+        raise locate(error, text) from None
+    return query
+
+
+def _parse(text: str, start: str) -> Any:
+    try:
+        return _lark().parse(text, start=start)
+    except UnexpectedInput as error:
+        raise _syntax_error(error, text) from None
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    return Lark(
+        _GRAMMAR.read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="contextual",
+        start=["query", "fts"],
+        transformer=_Builder(),
+    )
+
+
+# ---------------------------------------------------------------- syntax errors
+
+
+def _syntax_error(error: UnexpectedInput, text: str) -> QuarryError:
+    if isinstance(error, UnexpectedCharacters):
+        offset = error.pos_in_stream
+        char = text[offset] if offset < len(text) else ""
+        return query_error(
+            INVALID_QUERY,
+            _unexpected_character(text, offset),
+            ast.Span(offset, offset + 1),
+            token=char,
+            expected=_human(error.allowed),
+        )
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        expected = set(error.accepts or error.expected)
+        if token.type == "$END":
+            return query_error(
+                INVALID_QUERY,
+                "the query ends too early",
+                ast.Span(len(text), len(text)),
+                expected=_human(expected),
+            )
+        message = f"unexpected {token.value!r}"
+        if token.value == "-" or str(token.value).startswith("{"):
+            message = _unexpected_character(text, token.start_pos or 0)
+        elif expected == {"WHERE"}:
+            message = (
+                f"expected `where` here, not {token.value!r}: a query that starts with a unit name "
+                'is a unit query (put the word in quotes, "like this", to search for it)'
+            )
+        elif "TILDE_STRING" in expected and not expected & {"WORD", "FWORD"} and _looks_like_text(token):
+            message = (
+                f"bare text {token.value!r} is not a predicate after `where`: "
+                f'write ~"{token.value.strip(chr(34))}" or text:{token.value}'
+            )
+        return query_error(
+            INVALID_QUERY,
+            message,
+            ast.Span(token.start_pos, token.end_pos),
+            token=str(token.value),
+            expected=_human(expected),
+        )
+    offset = getattr(error, "pos_in_stream", None) or 0
+    return query_error(INVALID_QUERY, "invalid query", ast.Span(offset, offset))
+
+
+def _unexpected_character(text: str, offset: int) -> str:
+    char = text[offset] if offset < len(text) else ""
+    if char == '"' or text.startswith('~"', offset):
+        return 'a quoted string is not closed: add the closing "'
+    if char == "'":
+        return "a 'phrase' is not closed: add the closing '"
+    if char == "-":
+        return "a lone '-': write -word (no space) to exclude a word"
+    if char == "{":
+        return "column filters ({…}:) are not part of the query language"
+    return f"unexpected character {char!r}"
+
+
+def _looks_like_text(token: Token) -> bool:
+    return token.type in {"WORD", "FWORD", "VALUE", "NAME", "INT", "STRING"} or bool(
+        re.fullmatch(r"[^\s()|]+", token.value)
+    )
+
+
+def _human(names: Any) -> list[str]:
+    known = [name for name in set(names) if name in _HUMAN_NAMES]
+    out: list[str] = []
+    for name in sorted(known, key=_ORDER.__getitem__):
+        if _HUMAN_NAMES[name] not in out:
+            out.append(_HUMAN_NAMES[name])
+    return out
+
+
+# ---------------------------------------------------------------- depth guard
+
+
+def _children(node: object) -> tuple[object, ...]:
+    match node:
+        case ast.And() | ast.Or() | ast.FtsAnd() | ast.FtsOr():
+            return node.items
+        case ast.Not() | ast.FtsNot():
+            return (node.item,)
+        case ast.FreeText() | ast.FtsLeaf():
+            return (node.expr,)
+        case ast.Exists():
+            return (node.predicate,)
+        case ast.Seq():
+            return node.steps
+        case ast.CompactQuery() | ast.SessionsQuery():
+            return (node.predicate,) if node.predicate is not None else ()
+        case ast.UnitQuery():
+            return (node.predicate,) + ((node.session_scope,) if node.session_scope is not None else ())
+    return ()
+
+
+def _check_depth(root: object) -> None:
+    """Reject absurd nesting up front, so every later recursive walk stays far from the C stack."""
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            span = getattr(node, "span", None)
+            raise query_error(INVALID_QUERY, f"the query nests deeper than {MAX_DEPTH} levels", span)
+        stack.extend((child, depth + 1) for child in _children(node))
+
+
+# ---------------------------------------------------------------- AST builder
+
+
+def _span(first: object, last: object | None = None) -> ast.Span | None:
+    start = _bounds(first)
+    end = _bounds(last if last is not None else first)
+    if start is None or end is None:
+        return None
+    return ast.Span(start[0], end[1])
+
+
+def _bounds(thing: object) -> tuple[int, int] | None:
+    if isinstance(thing, Token):
+        return thing.start_pos or 0, thing.end_pos or 0
+    span = getattr(thing, "span", None)
+    return (span.start, span.end) if span is not None else None
+
+
+def _unescape(body: str) -> str:
+    return re.sub(r"\\([\s\S])", r"\1", body)
+
+
+def _flatten(kind: type, items: list[Any]) -> list[Any]:
+    flat: list[Any] = []
+    for item in items:
+        if isinstance(item, kind):
+            flat.extend(item.items)
+        else:
+            flat.append(item)
+    return flat
+
+
+def _fts_group(kind: type[ast.FtsAnd] | type[ast.FtsOr], exprs: list[ast.Fts]) -> ast.Fts:
+    flat = _flatten(kind, exprs)
+    if len(flat) == 1:
+        return flat[0]
+    return kind(tuple(flat), _span(flat[0], flat[-1]))
+
+
+def _merge_text(
+    kind: type[ast.And] | type[ast.Or],
+    fts_kind: type[ast.FtsAnd] | type[ast.FtsOr],
+    children: list[Any],
+) -> ast.Predicate:
+    """One FreeText per compact AND/OR group, placed where the group's first text was."""
+    items = _flatten(kind, children)
+    texts = [item for item in items if isinstance(item, ast.FreeText)]
+    if len(texts) == len(items):
+        return ast.FreeText(_fts_group(fts_kind, [t.expr for t in texts]), _span(items[0], items[-1]))
+    if len(texts) > 1:
+        merged = ast.FreeText(_fts_group(fts_kind, [t.expr for t in texts]), _span(texts[0], texts[-1]))
+        text_ids = {id(text) for text in texts[1:]}
+        items = [merged if item is texts[0] else item for item in items if id(item) not in text_ids]
+    return kind(tuple(items), _span(items[0], items[-1]))
+
+
+def _word(token: Token) -> ast.Term | ast.Prefix:
+    text = str(token.value)
+    span = _span(token)
+    if text.endswith("*"):
+        stem = text.rstrip("*")
+        if not stem:
+            raise query_error(INVALID_QUERY, "a prefix needs a word before the `*`", span, token=text)
+        return ast.Prefix(stem, span)
+    return ast.Term(text, span)
+
+
+def _phrase(token: Token) -> ast.Phrase:
+    text = _unescape(str(token.value)[1:-1])
+    if not text.strip():
+        raise query_error(INVALID_QUERY, "an empty phrase matches nothing", _span(token), token=token.value)
+    return ast.Phrase(text, _span(token))
+
+
+def _number(token: Token, what: str) -> int:
+    if len(token.value) > _MAX_INT_DIGITS:
+        raise query_error(BAD_VALUE, f"{what} {token.value} is too large", _span(token), token=token.value)
+    return int(token.value)
+
+
+class _Builder(Transformer):
+    """Callbacks named after the grammar's rule aliases; each returns an AST node."""
+
+    # ------------------------------------------------------------ queries
+
+    def compact_query(self, children: list[Any]) -> ast.CompactQuery:
+        predicate = children[0] if children else None
+        return ast.CompactQuery(predicate, _span(predicate) if predicate is not None else None)
+
+    def sessions_query(self, children: list[Any]) -> ast.SessionsQuery:
+        return ast.SessionsQuery(children[2], _span(children[0], children[2]))
+
+    def unit_source(self, children: list[Any]) -> tuple[Token, ast.Predicate]:
+        return children[0], children[2]
+
+    def unit_query(self, children: list[Any]) -> ast.UnitQuery:
+        (unit, predicate), stages = children[0], tuple(children[1:])
+        return ast.UnitQuery(
+            str(unit.value),
+            predicate,
+            stages,
+            unit_span=_span(unit),
+            span=_span(unit, stages[-1] if stages else predicate),
+        )
+
+    def scoped_unit_query(self, children: list[Any]) -> ast.UnitQuery:
+        scope = children[2]
+        (unit, predicate), stages = children[4], tuple(children[5:])
+        return ast.UnitQuery(
+            str(unit.value),
+            predicate,
+            stages,
+            session_scope=scope,
+            unit_span=_span(unit),
+            span=_span(children[0], stages[-1] if stages else predicate),
+        )
+
+    # ------------------------------------------------------------ stages
+
+    def sort_key(self, children: list[Token]) -> Token:
+        return children[0]
+
+    def direction(self, children: list[Token]) -> Token:
+        return children[0]
+
+    def sort_stage(self, children: list[Token]) -> ast.Sort:
+        key = children[3]
+        descending = len(children) > 4 and children[4].value == "desc"
+        return ast.Sort(str(key.value), descending, _span(children[1], children[-1]))  # type: ignore[arg-type]
+
+    def group_stage(self, children: list[Token]) -> ast.GroupBy:
+        return ast.GroupBy(str(children[3].value), _span(children[1], children[3]))
+
+    def count_stage(self, children: list[Token]) -> ast.Count:
+        return ast.Count(_span(children[1]))
+
+    def limit_stage(self, children: list[Token]) -> ast.Limit:
+        # the span is the number: that is what a range error points at
+        return ast.Limit(_number(children[2], "limit"), _span(children[2]))
+
+    def offset_stage(self, children: list[Token]) -> ast.Offset:
+        return ast.Offset(_number(children[2], "offset"), _span(children[2]))
+
+    # ------------------------------------------------------------ boolean structure
+
+    def group(self, children: list[Any]) -> Any:
+        return children[1]
+
+    def compact_and(self, children: list[Any]) -> ast.Predicate:
+        return _merge_text(ast.And, ast.FtsAnd, children)
+
+    def compact_or(self, children: list[Any]) -> ast.Predicate:
+        return _merge_text(ast.Or, ast.FtsOr, children)
+
+    def compact_not(self, children: list[Any]) -> ast.Predicate:
+        operator, item = children
+        span = _span(operator, item)
+        if isinstance(item, ast.FreeText):
+            return ast.FreeText(ast.FtsNot(item.expr, span), span)
+        return ast.Not(item, span)
+
+    def and_(self, children: list[Any]) -> ast.And:
+        items = _flatten(ast.And, children)
+        return ast.And(tuple(items), _span(items[0], items[-1]))
+
+    def or_(self, children: list[Any]) -> ast.Or:
+        items = _flatten(ast.Or, children)
+        return ast.Or(tuple(items), _span(items[0], items[-1]))
+
+    def not_(self, children: list[Any]) -> ast.Not:
+        return ast.Not(children[1], _span(children[0], children[1]))
+
+    # ------------------------------------------------------------ compact text
+
+    def bare_word(self, children: list[Token]) -> ast.FreeText:
+        return ast.FreeText(_word(children[0]), _span(children[0]))
+
+    def bare_phrase(self, children: list[Token]) -> ast.FreeText:
+        return ast.FreeText(_phrase(children[0]), _span(children[0]))
+
+    # ------------------------------------------------------------ leaves
+
+    def bare_value(self, children: list[Token]) -> ast.Value:
+        return ast.Value(str(children[0].value), False, _span(children[0]))
+
+    def quoted_value(self, children: list[Token]) -> ast.Value:
+        return ast.Value(_unescape(str(children[0].value)[1:-1]), True, _span(children[0]))
+
+    def alternatives(self, children: list[Any]) -> tuple[Token, tuple[ast.Value, ...]]:
+        return children[0], tuple(child for child in children if isinstance(child, ast.Value))
+
+    def field_clause(self, children: list[Any]) -> ast.Field | ast.Semantic:
+        token, value = children
+        if isinstance(value, tuple):
+            opener, values = value
+        else:
+            opener, values = value, (value,)
+        _check_adjacent(token, opener)
+        name = str(token.value)[:-1]
+        scoped = name.startswith("session.")
+        if scoped:
+            name = name.removeprefix("session.")
+        span = _span(token, values[-1])
+        if name == "semantic" and not scoped:
+            if len(values) != 1:
+                raise query_error(UNSUPPORTED_FORM, 'semantic: takes one text: semantic:"…"', _span(token), "semantic")
+            return ast.Semantic(values[0].text, "semantic", span)
+        return ast.Field(name, values, scoped, span)
+
+    def near_text(self, children: list[Any]) -> ast.Semantic:
+        token, value = children
+        _check_adjacent(token, value)
+        return ast.Semantic(value.text, "near", _span(token, value))
+
+    def fts_leaf(self, children: list[Token]) -> ast.FtsLeaf:
+        token = children[0]
+        body = str(token.value)[2:-1]
+        content, positions = _unescape_mapped(body, (token.start_pos or 0) + 2)
+        positions.append((token.end_pos or 1) - 1)  # the end of the content is the closing quote
+        if not content.strip():
+            raise query_error(INVALID_QUERY, 'an empty ~"" leaf matches nothing', _span(token), token.value)
+        try:
+            expr = _parse(content, "fts")
+            _check_depth(expr)
+        except QuarryError as error:
+            if error.offset is not None:
+                error.offset = positions[min(error.offset, len(positions) - 1)]
+            raise
+        return ast.FtsLeaf(_shift(expr, positions), _span(token))
+
+    def comparison(self, children: list[Token]) -> ast.Comparison:
+        field, op, value = children
+        name, scoped = _comparison_field(field)
+        return ast.Comparison(name, str(op.value), (str(value.value),), scoped, _span(field, value))  # type: ignore[arg-type]
+
+    def between(self, children: list[Token]) -> ast.Comparison:
+        field, _, low, _, high = children
+        name, scoped = _comparison_field(field)
+        return ast.Comparison(name, "between", (str(low.value), str(high.value)), scoped, _span(field, high))
+
+    def exists(self, children: list[Any]) -> ast.Exists:
+        return ast.Exists(str(children[1].value), children[3], _span(children[0], children[4]))
+
+    def seq(self, children: list[Any]) -> ast.Seq:
+        steps = tuple(child for child in children if not isinstance(child, Token))
+        return ast.Seq(steps, _span(children[0], children[-1]))
+
+    # ------------------------------------------------------------ inside ~"…"
+
+    def fts(self, children: list[Any]) -> ast.Fts:
+        return children[0]
+
+    def fts_word(self, children: list[Token]) -> ast.Term | ast.Prefix:
+        return _word(children[0])
+
+    def fts_phrase(self, children: list[Token]) -> ast.Phrase:
+        return _phrase(children[0])
+
+    def fts_and(self, children: list[Any]) -> ast.Fts:
+        return _fts_group(ast.FtsAnd, children)
+
+    def fts_or(self, children: list[Any]) -> ast.Fts:
+        return _fts_group(ast.FtsOr, children)
+
+    def fts_not(self, children: list[Any]) -> ast.FtsNot:
+        return ast.FtsNot(children[1], _span(children[0], children[1]))
+
+
+def _check_adjacent(token: Token, value: object) -> None:
+    bounds = _bounds(value)
+    if bounds is not None and bounds[0] != token.end_pos:
+        raise query_error(
+            INVALID_QUERY,
+            f"{token.value} must be followed directly by its value (no space); "
+            'to search for text with a colon, put it in quotes: "like: this"',
+            _span(token),
+            token=str(token.value),
+            expected=["value"],
+        )
+
+
+def _comparison_field(token: Token) -> tuple[str, bool]:
+    name = str(token.value)
+    if name.startswith("session."):
+        return name.removeprefix("session."), True
+    return name, False
+
+
+def _unescape_mapped(body: str, base: int) -> tuple[str, list[int]]:
+    """Unescape `body`, recording for each output character its offset in the query."""
+    chars: list[str] = []
+    positions: list[int] = []
+    index = 0
+    while index < len(body):
+        if body[index] == "\\" and index + 1 < len(body):
+            chars.append(body[index + 1])
+            positions.append(base + index)
+            index += 2
+        else:
+            chars.append(body[index])
+            positions.append(base + index)
+            index += 1
+    return "".join(chars), positions
+
+
+def _shift(expr: ast.Fts, positions: list[int]) -> ast.Fts:
+    """Re-anchor spans of a ~"…" content tree from content offsets to query offsets."""
+
+    def moved(span: ast.Span | None) -> ast.Span | None:
+        if span is None:
+            return None
+        last = len(positions) - 1
+        return ast.Span(positions[min(span.start, last)], positions[min(span.end, last)])
+
+    match expr:
+        case ast.FtsAnd(items):
+            return ast.FtsAnd(tuple(_shift(item, positions) for item in items), moved(expr.span))
+        case ast.FtsOr(items):
+            return ast.FtsOr(tuple(_shift(item, positions) for item in items), moved(expr.span))
+        case ast.FtsNot(item):
+            return ast.FtsNot(_shift(item, positions), moved(expr.span))
+        case ast.Term(text) | ast.Phrase(text) | ast.Prefix(text):
+            return type(expr)(text, moved(expr.span))
+    raise TypeError(f"not a full-text node: {expr!r}")

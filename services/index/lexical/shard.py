@@ -1,0 +1,186 @@
+"""One lexical shard: the facade the IndexService servicer wraps.
+
+Layout under `<data_dir>/shard-<n>/`: `store.sqlite3` (source of truth, see store.py) and `tantivy/`.
+
+Writes are serialized by one lock and one long-lived Tantivy writer (a second writer on the same
+directory, from any process, fails with LockBusy). Reads run concurrently from any thread: each call
+takes a fresh Tantivy searcher snapshot and its thread's SQLite read connection.
+
+Upsert order, for crash consistency:
+1. sessions whose content_hash equals the stored one are counted as unchanged and not touched;
+2. the others are replaced in SQLite in one transaction, committed durably with `tantivy_pending=1`;
+3. their Tantivy documents are deleted by session id and re-added, then one Tantivy commit (fsync'd)
+   and a reader reload, so a search issued after `upsert` returns sees them;
+4. the pending marker is cleared.
+A crash after 2 leaves pending sessions, which opening the shard re-indexes from SQLite; a Tantivy
+index whose document count disagrees with SQLite after that is rebuilt from SQLite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import tantivy
+
+from quarry.core.errors import QuarryError
+from quarry.index.lexical import schema
+from quarry.index.lexical.leaf import Leaf
+from quarry.index.lexical.store import Replacement, Store, Written
+from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
+
+_WRITER_HEAP_BYTES = 128_000_000
+_REINDEX_BATCH = 500
+
+
+def content_hash(session: units_pb2.Session) -> str:
+    """The session's own content_hash, or a digest of its canonical serialization when it has none."""
+    if session.content_hash:
+        return session.content_hash
+    canonical = units_pb2.Session()
+    canonical.CopyFrom(session)
+    canonical.ClearField("content_hash")
+    return "sha256:" + hashlib.sha256(canonical.SerializeToString(deterministic=True)).hexdigest()
+
+
+class LexicalShard:
+    def __init__(self, data_dir: Path, shard: int) -> None:
+        self.shard = shard
+        self.directory = Path(data_dir) / f"shard-{shard}"
+        self._store = Store(self.directory / "store.sqlite3")
+        self._index = schema.open_index(self.directory / "tantivy")
+        self._writer = self._new_writer()
+        self._write_lock = threading.Lock()
+        self._leaf = Leaf(self._index, self._store)
+        self._closed = False
+        self._reconcile()
+
+    def _new_writer(self) -> tantivy.IndexWriter:
+        return self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=min(2, os.cpu_count() or 1))
+
+    # ---- writes --------------------------------------------------------------------------------
+
+    def upsert(self, sessions: Sequence[units_pb2.Session]) -> index_pb2.UpsertSessionsResponse:
+        """Durably store new and changed sessions; returns once both stores have committed them.
+
+        Within one batch the last version of a session id wins.
+        """
+        latest: dict[str, units_pb2.Session] = {}
+        for session in sessions:
+            if not session.id:
+                raise QuarryError(errors_pb2.INGEST_REJECTED, "a session without an id", parameter="sessions.id")
+            latest[session.id] = session
+        with self._write_lock:
+            self._check_open()
+            stored = self._store.stored_hashes(list(latest))
+            replacements = []
+            texts = []
+            for session in latest.values():
+                digest = content_hash(session)
+                if stored.get(session.id) == digest:
+                    continue
+                session_texts = schema.message_texts(session)
+                texts.append(session_texts)
+                replacements.append(Replacement(session, digest, schema.document_count(session_texts)))
+            response = index_pb2.UpsertSessionsResponse(
+                sessions_written=len(replacements),
+                sessions_unchanged=len(latest) - len(replacements),
+                messages_written=sum(len(r.session.messages) for r in replacements),
+            )
+            if replacements:
+                written = self._store.replace(replacements, stored.keys())
+                self._index_sessions((r.session, w, t) for r, w, t in zip(replacements, written, texts, strict=True))
+            return response
+
+    def _index_sessions(self, items: Iterable[tuple[units_pb2.Session, Written, list[tuple[str, str]]]]) -> None:
+        """Replace the sessions' documents, commit, make them visible, then clear their pending marks."""
+        ords = []
+        try:
+            for session, written, texts in items:
+                self._writer.delete_documents_by_term(schema.SESSION_ID, session.id)
+                for doc in schema.documents(session, written.session_ord, written.message_ords, texts):
+                    self._writer.add_json(doc)
+                ords.append(written.session_ord)
+            self._writer.commit()
+        except BaseException:
+            self._discard_writer()
+            raise
+        self._index.reload()
+        self._store.clear_pending(ords)
+
+    def _discard_writer(self) -> None:
+        """Drop uncommitted operations; a writer whose indexing thread died is replaced."""
+        try:
+            self._writer.rollback()
+        except (ValueError, RuntimeError):
+            with contextlib.suppress(ValueError, RuntimeError):
+                self._writer.wait_merging_threads()
+            self._writer = self._new_writer()
+
+    def _reconcile(self) -> None:
+        """Bring Tantivy in line with SQLite after a crash or a lost index directory."""
+        self._index.reload()
+        pending = self._store.pending_ords()
+        for start in range(0, len(pending), _REINDEX_BATCH):
+            self._reindex(pending[start : start + _REINDEX_BATCH])
+        if self._index.searcher().num_docs != self._store.expected_documents():
+            self._writer.delete_all_documents()
+            self._writer.commit()
+            everything = self._store.all_ords()
+            for start in range(0, len(everything), _REINDEX_BATCH):
+                self._reindex(everything[start : start + _REINDEX_BATCH])
+            self._index.reload()
+
+    def _reindex(self, session_ords: Sequence[int]) -> None:
+        self._index_sessions(
+            (session, written, schema.message_texts(session))
+            for session, written in self._store.load_sessions(session_ords)
+        )
+
+    # ---- reads ---------------------------------------------------------------------------------
+
+    def search(self, request: index_pb2.ShardSearchRequest) -> index_pb2.ShardSearchResponse:
+        self._check_open()
+        return self._leaf.search(request, self.shard)
+
+    def match_session_ids(self, where: plan_pb2.Predicate) -> list[str]:
+        self._check_open()
+        return self._leaf.match_session_ids(where if where.WhichOneof("node") else None)
+
+    def get_sessions(self, ids: Sequence[str]) -> list[units_pb2.Session]:
+        """Session summaries (no messages or actions) in the order asked; unknown ids are skipped."""
+        self._check_open()
+        return self._store.sessions_by_id(list(ids))
+
+    def query_units(self, request: index_pb2.ShardUnitsRequest) -> index_pb2.ShardUnitsResponse:
+        self._check_open()
+        return self._leaf.query_units(request, self.shard)
+
+    def stats(self) -> index_pb2.ShardStats:
+        self._check_open()
+        sessions, messages, actions = self._store.totals()
+        return index_pb2.ShardStats(
+            shard=self.shard,
+            sessions=sessions,
+            messages=messages,
+            documents=self._index.searcher().num_docs,
+            actions=actions,
+            data_dir=str(self.directory),
+        )
+
+    def close(self) -> None:
+        """Finish background merges, release the writer lock, checkpoint SQLite. Idempotent."""
+        with self._write_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._writer.wait_merging_threads()
+            self._store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise QuarryError(errors_pb2.SHARD_UNAVAILABLE, f"lexical shard {self.shard} is closed")

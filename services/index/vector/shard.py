@@ -1,0 +1,274 @@
+"""One vector shard: durable queue and vectors (sqlite-vec), serving index (FAISS), embedding worker.
+
+The gRPC servicer wraps this class. Writers (enqueue, the worker storing a batch) hold one lock
+across the SQLite commit and the matching FAISS change, so FAISS never holds a vector the store has
+removed nor misses one it committed; searches only take FAISS's own lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from quarry.core.embed import Embedder, load_embedder
+from quarry.core.errors import QuarryError
+from quarry.index.vector.ann import AnnIndex
+from quarry.index.vector.store import PendingText, VectorStore
+from quarry.index.vector.worker import EmbedWorker
+from quarry.v1 import errors_pb2, vector_pb2
+
+log = logging.getLogger(__name__)
+
+STORE_FILE = "vectors.sqlite"
+DEFAULT_LIMIT = 10
+# Messages fetched per wanted session on the first try; more are fetched while too few sessions
+# come back (many messages of one session can crowd the top of the list).
+OVERFETCH = 8
+MIN_FETCH = 64
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    message_id: str
+    session_id: str
+    distance: float
+
+
+@dataclass
+class _Open:
+    store: VectorStore
+    ann: AnnIndex | None
+    worker: EmbedWorker | None
+    rebuild_seconds: float
+
+
+class VectorShard:
+    def __init__(self, data_dir: Path, embedder_spec: str | None, batch_size: int = 64) -> None:
+        self._data_dir = Path(data_dir)
+        self._embedder: Embedder | None = load_embedder(embedder_spec)
+        self._batch_size = batch_size
+        self._write_lock = threading.Lock()
+        self._open: _Open | None = None
+
+    @property
+    def _state(self) -> _Open:
+        if self._open is None:
+            raise RuntimeError("VectorShard.start() has not been called")
+        return self._open
+
+    @property
+    def rebuild_seconds(self) -> float:
+        """How long start() took to rebuild FAISS from sqlite-vec."""
+        return self._state.rebuild_seconds
+
+    def start(self) -> None:
+        """Open the store, rebuild FAISS from it, and start the embedding worker."""
+        self._data_dir.mkdir(parents=True, exist_ok=True)
+        store = VectorStore(self._data_dir / STORE_FILE)
+        try:
+            self._check_model(store)
+        except QuarryError:
+            store.close()
+            raise
+        began = time.perf_counter()
+        ann = None
+        if store.dimension:
+            ann = AnnIndex(store.dimension)
+            for rowids, vectors in store.iter_vectors():
+                ann.add(rowids, vectors)
+        rebuild_seconds = time.perf_counter() - began
+        log.info("rebuilt FAISS from sqlite-vec: %d vectors in %.2f s", ann.ntotal if ann else 0, rebuild_seconds)
+        worker = None
+        if self._embedder is not None:
+            worker = EmbedWorker(self._embedder, store.take_pending, self._store_batch, self._batch_size)
+        self._open = _Open(store=store, ann=ann, worker=worker, rebuild_seconds=rebuild_seconds)
+        if worker is not None:
+            worker.start()
+
+    def _check_model(self, store: VectorStore) -> None:
+        """Vectors of different models are not comparable: refuse to mix them in one store."""
+        embedder = self._embedder
+        if embedder is None:
+            return
+        if store.model and store.model != embedder.model:
+            raise QuarryError(
+                errors_pb2.BAD_VALUE,
+                f"the vectors in {self._data_dir} were made by {store.model!r}, the configured embedder "
+                f"is {embedder.model!r}: configure the same embedder or use an empty data directory",
+                parameter="embedder",
+            )
+        if not store.dimension and embedder.dimension:
+            store.set_model(embedder.model, embedder.dimension)
+
+    def close(self) -> None:
+        """Stop the worker and close the store; texts not yet embedded stay queued on disk."""
+        state = self._open
+        if state is None:
+            return
+        if state.worker is not None:
+            state.worker.stop()
+        self._open = None
+        with self._write_lock:
+            state.store.close()
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def enqueue(self, request: vector_pb2.EnqueueRequest) -> vector_pb2.EnqueueResponse:
+        """Durably queue the items' texts; returns once committed, never waits for embedding."""
+        state = self._state
+        for item in request.items:
+            if not item.message_id or not item.session_id:
+                raise QuarryError(
+                    errors_pb2.INVALID_REQUEST,
+                    f"every item needs a message_id and a session_id (got {item.message_id!r}, {item.session_id!r})",
+                )
+        items = [(item.message_id, item.session_id, item.text) for item in request.items]
+        with self._write_lock:
+            outcome = state.store.enqueue(items, list(request.replace_session_ids))
+            if state.ann is not None:
+                state.ann.remove(outcome.removed_rowids)
+        if state.worker is not None and outcome.queued:
+            state.worker.wake()
+        return vector_pb2.EnqueueResponse(queued=outcome.queued, unchanged=outcome.unchanged)
+
+    def _store_batch(self, texts: Sequence[PendingText], vectors: np.ndarray) -> None:
+        """The worker's sink: commit the batch, then mirror it into FAISS under the same lock."""
+        state = self._state
+        assert self._embedder is not None
+        with self._write_lock:
+            batch = state.store.store_vectors(self._embedder.model, texts, vectors)
+            if state.ann is None:
+                state.ann = AnnIndex(state.store.dimension)
+            state.ann.remove(batch.removed_rowids)
+            state.ann.add(batch.added_rowids, batch.vectors)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def search(self, request: vector_pb2.VectorSearchRequest) -> vector_pb2.VectorSearchResponse:
+        """The `limit` sessions nearest to the text, each by its closest message."""
+        state = self._state
+        if self._embedder is None:
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                "no embedder configured for the vector node (start it with --embedder minilm "
+                "or --embedder openai:<base_url>#<model>)",
+            )
+        text = request.text.strip()
+        if not text:
+            raise QuarryError(errors_pb2.BAD_VALUE, "vector search needs a non-empty text", parameter="text")
+        if request.limit < 0:
+            raise QuarryError(errors_pb2.BAD_VALUE, f"limit must be positive, got {request.limit}", parameter="limit")
+        limit = request.limit or DEFAULT_LIMIT
+        ann = state.ann
+        if ann is None or ann.ntotal == 0:
+            _, pending = state.store.counts()
+            raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, f"no vectors yet: {pending} pending")
+        began = time.perf_counter()
+        allowed = None
+        if request.restrict_to_allowed:
+            allowed = state.store.rowids_for_sessions(list(request.allow_session_ids))
+            if not len(allowed):
+                return vector_pb2.VectorSearchResponse(search_ms=(time.perf_counter() - began) * 1000)
+        looked_up = time.perf_counter()
+        vector = self._embed_query(text)
+        embedded = time.perf_counter()
+        hits = self._nearest_sessions(ann, vector, limit, allowed)
+        done = time.perf_counter()
+        return vector_pb2.VectorSearchResponse(
+            hits=[
+                vector_pb2.VectorHit(session_id=h.session_id, message_id=h.message_id, distance=h.distance)
+                for h in hits
+            ],
+            embed_ms=(embedded - looked_up) * 1000,
+            search_ms=(looked_up - began + done - embedded) * 1000,
+        )
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        assert self._embedder is not None
+        try:
+            return self._embedder.embed([text])[0]
+        except QuarryError:
+            raise
+        except Exception as error:  # a broken embedder makes the lane unavailable, not the node
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE, f"embedding the query failed: {type(error).__name__}: {error}"
+            ) from error
+
+    def _nearest_sessions(
+        self, ann: AnnIndex, vector: np.ndarray, limit: int, allowed: np.ndarray | None
+    ) -> list[MessageHit]:
+        """Top messages from FAISS collapsed to each session's best, fetching more until `limit` sessions.
+
+        A session's best message ranks before all its others, so the first `limit` sessions among
+        the top k messages are the `limit` nearest sessions whenever that many are present.
+        """
+        candidates = ann.ntotal if allowed is None else len(allowed)
+        k = min(candidates, max(MIN_FETCH, limit * OVERFETCH))
+        while True:
+            hits = self._nearest_messages(ann, vector, k, allowed)
+            best: dict[str, MessageHit] = {}
+            for hit in hits:
+                best.setdefault(hit.session_id, hit)
+            if len(best) >= limit or k >= candidates:
+                break
+            k = min(candidates, k * 4)
+        return sorted(best.values(), key=lambda h: (h.distance, h.session_id))[:limit]
+
+    def _nearest_messages(
+        self, ann: AnnIndex, vector: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> list[MessageHit]:
+        distances, rowids = ann.search(vector, k, allowed)
+        refs = self._state.store.lookup(rowids)
+        # A rowid the store no longer has was removed between the two reads: skip it.
+        hits = [
+            MessageHit(ref.message_id, ref.session_id, float(distance))
+            for distance, rowid in zip(distances, rowids, strict=True)
+            if (ref := refs.get(int(rowid))) is not None
+        ]
+        hits.sort(key=lambda h: (h.distance, h.session_id, h.message_id))
+        return hits
+
+    def ann_search(self, vector: np.ndarray, k: int) -> list[MessageHit]:
+        """The k nearest messages by FAISS (message level, no collapsing)."""
+        ann = self._state.ann
+        return self._nearest_messages(ann, vector, k) if ann is not None and k > 0 else []
+
+    def exact_search(self, vector: np.ndarray, k: int) -> list[MessageHit]:
+        """The k nearest messages by sqlite-vec brute force: the reference FAISS is checked against."""
+        return [
+            MessageHit(ref.message_id, ref.session_id, distance)
+            for ref, distance in self._state.store.exact_search(vector, k)
+        ]
+
+    def stats(self) -> vector_pb2.VectorStats:
+        state = self._state
+        vectors, pending = state.store.counts()
+        embedder = self._embedder
+        worker = state.worker
+        return vector_pb2.VectorStats(
+            vectors=vectors,
+            pending=pending,
+            embedder=embedder.name if embedder else "",
+            model=embedder.model if embedder else "",
+            dimension=(embedder.dimension or state.store.dimension) if embedder else 0,
+            ready=worker.ready if worker else False,
+            last_error=worker.last_error if worker else "",
+        )
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no text is queued and every stored vector is searchable; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._write_lock:
+                _, pending = self._state.store.counts()
+            if pending == 0:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)

@@ -1,0 +1,316 @@
+"""The vector node's durable state in one SQLite file: sqlite-vec vectors and the pending queue.
+
+Tables:
+- `vectors`: one row per embedded message (message_id, session_id, text hash); its rowid is the
+  vector's id in `vec_items` (a sqlite-vec vec0 table, float[dimension]) and in the FAISS index.
+  Rowids are AUTOINCREMENT, so an id is never reused after a removal.
+- `pending`: texts waiting for the embedder, in arrival order (`seq`). A row leaves the queue in the
+  same transaction that stores its vector, so a crash never loses a text nor embeds it twice.
+- `meta`: the model and dimension the vectors were made with.
+
+The write connection is shared by the caller's threads under an internal lock; reads (lookups,
+counts, exact search) use one connection per thread, which WAL lets run beside a writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pysqlite3.dbapi2 as sqlite3
+import sqlite_vec
+
+REBUILD_CHUNK = 8192
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors (
+  rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+  message_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL,
+  text_hash BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vectors_session ON vectors (session_id);
+CREATE TABLE IF NOT EXISTS pending (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  message_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL,
+  text TEXT NOT NULL,
+  text_hash BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_session ON pending (session_id);
+"""
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+@dataclass(frozen=True)
+class PendingText:
+    seq: int
+    message_id: str
+    session_id: str
+    text: str
+    text_hash: bytes
+
+
+@dataclass(frozen=True)
+class EnqueueOutcome:
+    queued: int
+    unchanged: int
+    removed_rowids: list[int]  # vectors deleted from the store; the caller drops them from FAISS
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    added_rowids: np.ndarray  # int64, aligned with `vectors`
+    vectors: np.ndarray
+    removed_rowids: list[int]  # older vectors of the same messages, replaced by these
+
+
+@dataclass(frozen=True)
+class MessageRef:
+    message_id: str
+    session_id: str
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+def _ids_json(ids: Sequence[int] | Sequence[str] | np.ndarray) -> str:
+    return json.dumps([int(i) for i in ids] if isinstance(ids, np.ndarray) else list(ids))
+
+
+class VectorStore:
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._conn = _connect(path)
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        # FULL: a commit is on disk before enqueue acknowledges it, power loss included.
+        self._conn.execute("PRAGMA synchronous = FULL")
+        self._conn.executescript(_SCHEMA)
+        self._conn.executescript(
+            "CREATE TEMP TABLE incoming (message_id TEXT PRIMARY KEY, session_id TEXT NOT NULL);"
+            "CREATE TEMP TABLE replaced (session_id TEXT PRIMARY KEY);"
+        )
+        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        self.model: str = meta.get("model", "")
+        self.dimension: int = int(meta.get("dimension", 0))
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def set_model(self, model: str, dimension: int) -> None:
+        """Record the model and create the vec0 table; done once, before the first vector."""
+        with self._transaction() as conn:
+            self._set_model(conn, model, dimension)
+
+    def _set_model(self, conn: sqlite3.Connection, model: str, dimension: int) -> None:
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [("model", model), ("dimension", str(dimension))],
+        )
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_items USING vec0(embedding float[{dimension}])")
+        self.model, self.dimension = model, dimension
+
+    def enqueue(self, items: Sequence[tuple[str, str, str]], replace_session_ids: Sequence[str]) -> EnqueueOutcome:
+        """Queue (message_id, session_id, text) items whose text differs from what is stored.
+
+        A text equal to the message's vector or to its queued text is unchanged. A blank text has
+        nothing to embed: it removes the message's vector and queued text. For every session in
+        `replace_session_ids`, vectors and queued texts of messages not among `items` are removed.
+        """
+        latest = {message_id: (session_id, text) for message_id, session_id, text in items}
+        keep = {mid: (sid, text, text_hash(text)) for mid, (sid, text) in latest.items() if text.strip()}
+        blank = [mid for mid, (_, text) in latest.items() if not text.strip()]
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT INTO incoming (message_id, session_id) VALUES (?, ?)",
+                [(mid, sid) for mid, (sid, _, _) in keep.items()],
+            )
+            stored = conn.execute(
+                "SELECT i.message_id, v.text_hash, p.text_hash FROM incoming i"
+                " LEFT JOIN vectors v ON v.message_id = i.message_id"
+                " LEFT JOIN pending p ON p.message_id = i.message_id"
+            ).fetchall()
+            unchanged, stale_pending, queue = 0, [], []
+            for message_id, vector_hash, pending_hash in stored:
+                session_id, text, digest = keep[message_id]
+                if digest == pending_hash:
+                    unchanged += 1
+                elif digest == vector_hash:
+                    unchanged += 1
+                    if pending_hash is not None:
+                        stale_pending.append(message_id)
+                else:
+                    queue.append((message_id, session_id, text, digest))
+            # REPLACE deletes the older queued text and appends the new one at the end of the queue.
+            conn.executemany(
+                "INSERT OR REPLACE INTO pending (message_id, session_id, text, text_hash) VALUES (?, ?, ?, ?)",
+                queue,
+            )
+            conn.executemany("DELETE FROM pending WHERE message_id = ?", [(m,) for m in stale_pending + blank])
+            removed = self._delete_vectors(
+                conn,
+                "SELECT rowid FROM vectors WHERE message_id IN (SELECT value FROM json_each(?))",
+                _ids_json(blank),
+            )
+            if replace_session_ids:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO replaced (session_id) VALUES (?)", [(s,) for s in replace_session_ids]
+                )
+                conn.execute(
+                    "DELETE FROM pending WHERE session_id IN (SELECT session_id FROM replaced)"
+                    " AND message_id NOT IN (SELECT message_id FROM incoming)"
+                )
+                removed += self._delete_vectors(
+                    conn,
+                    "SELECT rowid FROM vectors WHERE session_id IN (SELECT session_id FROM replaced)"
+                    " AND message_id NOT IN (SELECT message_id FROM incoming)",
+                )
+            conn.execute("DELETE FROM incoming")
+            conn.execute("DELETE FROM replaced")
+        return EnqueueOutcome(queued=len(queue), unchanged=unchanged, removed_rowids=removed)
+
+    def _delete_vectors(self, conn: sqlite3.Connection, select_rowids: str, *params: object) -> list[int]:
+        rowids = [row[0] for row in conn.execute(select_rowids, params).fetchall()]
+        if rowids:
+            doomed = _ids_json(rowids)
+            conn.execute("DELETE FROM vectors WHERE rowid IN (SELECT value FROM json_each(?))", (doomed,))
+            if self.dimension:
+                conn.execute("DELETE FROM vec_items WHERE rowid IN (SELECT value FROM json_each(?))", (doomed,))
+        return rowids
+
+    def take_pending(self, limit: int) -> list[PendingText]:
+        """The oldest queued texts; they stay queued until `store_vectors` commits their vectors."""
+        rows = self._reader().execute(
+            "SELECT seq, message_id, session_id, text, text_hash FROM pending ORDER BY seq LIMIT ?", (limit,)
+        )
+        return [PendingText(*row) for row in rows]
+
+    def store_vectors(self, model: str, texts: Sequence[PendingText], vectors: np.ndarray) -> StoredBatch:
+        """Store the vectors of texts still queued unchanged and dequeue them, in one transaction.
+
+        A text replaced or removed while it was being embedded is skipped: its newer state wins.
+        """
+        with self._transaction() as conn:
+            if not self.dimension:
+                self._set_model(conn, model, int(vectors.shape[1]))
+            still = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT seq FROM pending WHERE seq IN (SELECT value FROM json_each(?))",
+                    (_ids_json([t.seq for t in texts]),),
+                )
+            }
+            fresh = [i for i, t in enumerate(texts) if t.seq in still]
+            removed = self._delete_vectors(
+                conn,
+                "SELECT rowid FROM vectors WHERE message_id IN (SELECT value FROM json_each(?))",
+                _ids_json([texts[i].message_id for i in fresh]),
+            )
+            added = np.array(
+                [
+                    conn.execute(
+                        "INSERT INTO vectors (message_id, session_id, text_hash) VALUES (?, ?, ?) RETURNING rowid",
+                        (texts[i].message_id, texts[i].session_id, texts[i].text_hash),
+                    ).fetchone()[0]
+                    for i in fresh
+                ],
+                dtype=np.int64,
+            )
+            kept = np.ascontiguousarray(vectors[fresh], dtype=np.float32)
+            conn.executemany(
+                "INSERT INTO vec_items (rowid, embedding) VALUES (?, ?)",
+                [(int(rowid), kept[j].tobytes()) for j, rowid in enumerate(added)],
+            )
+            conn.execute(
+                "DELETE FROM pending WHERE seq IN (SELECT value FROM json_each(?))",
+                (_ids_json([texts[i].seq for i in fresh]),),
+            )
+        return StoredBatch(added_rowids=added, vectors=kept, removed_rowids=removed)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def _reader(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _connect(self._path)
+            self._local.conn = conn
+            with self._lock:
+                self._readers.append(conn)
+        return conn
+
+    def iter_vectors(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Every stored (rowids, vectors) in chunks, for rebuilding the ANN index."""
+        if not self.dimension:
+            return
+        cursor = self._reader().execute("SELECT rowid, embedding FROM vec_items")
+        while rows := cursor.fetchmany(REBUILD_CHUNK):
+            rowids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            flat = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+            yield rowids, flat.reshape(len(rows), self.dimension)
+
+    def lookup(self, rowids: np.ndarray) -> dict[int, MessageRef]:
+        rows = self._reader().execute(
+            "SELECT rowid, message_id, session_id FROM vectors WHERE rowid IN (SELECT value FROM json_each(?))",
+            (_ids_json(rowids),),
+        )
+        return {rowid: MessageRef(message_id, session_id) for rowid, message_id, session_id in rows}
+
+    def rowids_for_sessions(self, session_ids: Sequence[str]) -> np.ndarray:
+        rows = self._reader().execute(
+            "SELECT rowid FROM vectors WHERE session_id IN (SELECT value FROM json_each(?))",
+            (_ids_json(session_ids),),
+        )
+        return np.array([row[0] for row in rows], dtype=np.int64)
+
+    def exact_search(self, vector: np.ndarray, k: int) -> list[tuple[MessageRef, float]]:
+        """Brute-force k nearest messages by L2 distance (sqlite-vec): the reference for FAISS."""
+        if not self.dimension:
+            return []
+        rows = self._reader().execute(
+            "SELECT v.message_id, v.session_id, knn.distance FROM"
+            " (SELECT rowid, distance FROM vec_items WHERE embedding MATCH ? AND k = ?) AS knn"
+            " JOIN vectors v ON v.rowid = knn.rowid ORDER BY knn.distance, v.message_id",
+            (np.ascontiguousarray(vector, dtype=np.float32).tobytes(), k),
+        )
+        return [(MessageRef(message_id, session_id), distance) for message_id, session_id, distance in rows]
+
+    def counts(self) -> tuple[int, int]:
+        """(vectors, pending)."""
+        row = self._reader().execute("SELECT (SELECT count(*) FROM vectors), (SELECT count(*) FROM pending)").fetchone()
+        return int(row[0]), int(row[1])
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+            self._conn.close()

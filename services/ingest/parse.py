@@ -1,0 +1,73 @@
+"""The ingest entry point: one file in, canonical sessions and a report of what was skipped out.
+
+`parse_file` never raises on content: unreadable files, unknown formats, bad lines and unusable
+records all become `IngestIssue`s, and record types the archive does not model are counted in
+`skipped_record_types` as `<format>:<type>`. Parsing is deterministic: the same bytes give
+byte-identical sessions (ids, content hash).
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from quarry.ingest import detect as formats
+from quarry.ingest.discover import iter_source_files
+from quarry.ingest.normalize import build_session
+from quarry.ingest.reader import issue
+from quarry.ingest.sources import SourceResult, chatgpt, claude_code, codex, gemini
+from quarry.v1 import ingest_pb2, units_pb2
+
+
+@dataclass
+class ParseResult:
+    path: str
+    format: str  # "claude-code" | "codex" | "chatgpt" | "gemini" | "unknown"
+    sessions: list[units_pb2.Session] = field(default_factory=list)
+    issues: list[ingest_pb2.IngestIssue] = field(default_factory=list)
+    skipped_record_types: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+def parse_file(path: Path) -> ParseResult:
+    """Parse one file of any supported format, recognized from its content."""
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return ParseResult(name, formats.UNKNOWN, issues=[issue(name, 0, "unreadable", reason)])
+    return parse_bytes(data, name)
+
+
+def parse_bytes(data: bytes, path: str) -> ParseResult:
+    """Parse file content already in memory; `path` is recorded as the sessions' source."""
+    detection = formats.detect(data, path)
+    if detection.format == formats.UNKNOWN:
+        reason = f"not a recognized session log: {detection.reason}"
+        return ParseResult(path, formats.UNKNOWN, issues=[issue(path, 0, "unknown_format", reason)])
+    source = _parse_source(detection, path)
+    return ParseResult(
+        path=path,
+        format=detection.format,
+        sessions=[build_session(draft) for draft in source.sessions],
+        issues=[*detection.issues, *source.issues],
+        skipped_record_types=source.skipped,
+    )
+
+
+def _parse_source(detection: formats.Detection, path: str) -> SourceResult:
+    if detection.format == formats.CLAUDE_CODE:
+        return claude_code.parse(detection.records, path)
+    if detection.format == formats.CODEX:
+        return codex.parse(detection.records, path)
+    if detection.format == formats.CHATGPT:
+        return chatgpt.parse(detection.document, path)
+    return gemini.parse(detection.document, path)
+
+
+def iter_parse(paths: Iterable[Path]) -> Iterator[ParseResult]:
+    """Parse every file under `paths` (folders expanded by `discover`), one result per file."""
+    for path in iter_source_files(paths):
+        yield parse_file(path)

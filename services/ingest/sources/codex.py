@@ -1,0 +1,372 @@
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`).
+
+Every line is an envelope {timestamp, type, payload}; rollouts older than the envelope hold bare
+response items, read the same way. The session id is the first `session_meta.id`.
+
+`response_item`s are the conversation: each becomes one message in file order. Codex writes the
+same dialogue twice, once as response items and once as `event_msg` (user_message, agent_message,
+agent_reasoning), so when a file has response-item messages the event copies are not used (they
+are counted in `skipped`); a file with only the event copies is read from them.
+
+- roles: user, assistant, `developer` and `system` -> system; tool outputs -> tool.
+- user messages the CLI injects (AGENTS.md, `<environment_context>`, `<turn_aborted>`, …) keep the
+  user role but are not authored.
+- function_call / custom_tool_call / local_shell_call / web_search_call -> tool_use; their outputs
+  -> tool_result. Outputs are plain text or, up to 0.46, a JSON string {output, metadata:{exit_code}};
+  a nonzero exit code (from that metadata, from the "Process exited with code N" line, or from a
+  later `exec_command_end` event) marks the result as an error.
+- reasoning -> thinking (summary text, else reasoning content, else an empty block: the model
+  reasoned but the text is encrypted).
+- `token_count` events carry per-request usage; each turn's usage is summed onto the turn's last
+  model message. input_tokens counts uncached input, cache_read_tokens the cached part.
+- `compacted` becomes a non-authored user message that shadows everything before it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from quarry.ingest.normalize import describe_tool_input, json_text, patch_path, to_ms
+from quarry.ingest.reader import Record, issue
+from quarry.ingest.sources import (
+    DraftBlock,
+    DraftMessage,
+    DraftSession,
+    SourceResult,
+    as_count,
+    as_list,
+    as_str,
+)
+
+FORMAT = "codex"
+ORIGIN = "codex-session"
+ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+EVENT_DIALOGUE = frozenset({"user_message", "agent_message", "agent_reasoning"})
+ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+TEXT_PARTS = frozenset({"input_text", "output_text", "text", "refusal", "summary_text", "reasoning_text"})
+_INJECTED = re.compile(
+    r"\A\s*(?:<environment_context>|<user_instructions>|<turn_aborted>|<permissions instructions>"
+    r"|<collaboration_mode>|<apps_instructions>|<skills_instructions>|<user_shell_command>|<INSTRUCTIONS>"
+    r"|# AGENTS\.md instructions for )"
+)
+# The header exec_command puts before a finished command's output.
+_EXIT_LINE = re.compile(r"^Process exited with code (-?\d+)\s*$", re.MULTILINE)
+_HEADER_CHARS = 600
+
+
+@dataclass(slots=True)
+class _Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    def add(self, usage: dict[str, Any]) -> None:
+        cached = as_count(usage.get("cached_input_tokens"))
+        self.input_tokens += max(0, as_count(usage.get("input_tokens")) - cached)
+        self.output_tokens += as_count(usage.get("output_tokens"))
+        self.cache_read_tokens += cached
+
+
+class _Parser:
+    def __init__(self, path: str, use_events: bool) -> None:
+        self.path = path
+        self.use_events = use_events
+        self.result = SourceResult()
+        self.draft = DraftSession(origin=ORIGIN, native_id="", source_path=path)
+        self.model = ""
+        self.call_names: dict[str, str] = {}
+        self.results: dict[str, DraftBlock] = {}
+        self.exit_codes: dict[str, int] = {}
+        self.usage = _Usage()
+        self.last_total: Any = None
+        self.turn_anchor: DraftMessage | None = None
+        self.shadow_before = -1
+
+    def feed(self, record: Record) -> None:
+        data = record.data
+        if not isinstance(data, dict):
+            self.result.issues.append(
+                issue(self.path, record.line, "invalid_record", "a JSON line that is not an object")
+            )
+            return
+        kind, payload = _envelope(data)
+        time_ms = to_ms(data.get("timestamp"))
+        self.draft.observe_time(time_ms)
+        if kind == "session_meta":
+            self._session_meta(payload)
+        elif kind == "turn_context":
+            self.model = as_str(payload.get("model")) or self.model
+            if not self.draft.cwd:
+                self._set_cwd(as_str(payload.get("cwd")))
+        elif kind == "response_item":
+            self._response_item(payload, time_ms)
+        elif kind == "event_msg":
+            self._event(payload, time_ms)
+        elif kind == "compacted":
+            self._compacted(payload, time_ms)
+        else:
+            self.result.skipped[f"{FORMAT}:{kind}"] += 1
+
+    def _session_meta(self, payload: dict[str, Any]) -> None:
+        if not self.draft.native_id:
+            self.draft.native_id = as_str(payload.get("id"))
+        self.draft.observe_time(to_ms(payload.get("timestamp")))
+        if not self.draft.cwd:
+            self._set_cwd(as_str(payload.get("cwd")))
+        git = payload.get("git")
+        if isinstance(git, dict):
+            self.draft.branch = self.draft.branch or as_str(git.get("branch"))
+            url = as_str(git.get("repository_url")).rstrip("/")
+            if url:
+                self.draft.repo = _basename(url.rsplit(":", 1)[-1]).removesuffix(".git")
+
+    def _set_cwd(self, cwd: str) -> None:
+        self.draft.cwd = cwd
+        if cwd and not self.draft.repo:
+            self.draft.repo = _basename(cwd)
+
+    def _response_item(self, item: dict[str, Any], time_ms: int) -> None:
+        kind = as_str(item.get("type"))
+        if kind == "message":
+            role = ROLES.get(as_str(item.get("role")))
+            if role is None:
+                self.result.skipped[f"{FORMAT}:message/{as_str(item.get('role')) or '(none)'}"] += 1
+                return
+            blocks = _content_blocks(item.get("content"))
+            self._message(role, blocks, time_ms)
+        elif kind == "reasoning":
+            texts = [_part_text(part) for part in as_list(item.get("summary"))]
+            texts = [text for text in texts if text] or [
+                text for text in (_part_text(part) for part in as_list(item.get("content"))) if text
+            ]
+            blocks = [DraftBlock("thinking", text=text) for text in texts] or [DraftBlock("thinking")]
+            self._message("assistant", blocks, time_ms)
+        elif kind in CALL_TYPES:
+            self._message("assistant", [self._call(kind, item)], time_ms)
+        elif kind in OUTPUT_TYPES:
+            self._message("tool", [self._output(item)], time_ms)
+        else:
+            self.result.skipped[f"{FORMAT}:response_item/{kind or '(untyped)'}"] += 1
+
+    def _message(self, role: str, blocks: list[DraftBlock], time_ms: int) -> DraftMessage:
+        text = next((block.text for block in blocks if block.type == "text"), "")
+        if role == "user":
+            authored = not _INJECTED.match(text) if text else any(block.type == "image" for block in blocks)
+        else:
+            authored = role == "assistant"
+        if role == "user" and authored:
+            self._flush_usage()
+        message = DraftMessage(role=role, authored=authored, time_ms=time_ms)
+        if role == "assistant":
+            message.model = self.model
+            self.turn_anchor = message
+        self.draft.add_message(message)
+        for block in blocks:
+            self.draft.add_block(message, block)
+        return message
+
+    def _call(self, kind: str, item: dict[str, Any]) -> DraftBlock:
+        call_id = as_str(item.get("call_id")) or as_str(item.get("id"))
+        if kind == "function_call":
+            name = as_str(item.get("name"))
+            arguments = item.get("arguments")
+            tool_input = _loads(arguments) if isinstance(arguments, str) else arguments
+            input_json = arguments if isinstance(arguments, str) and tool_input is not None else ""
+            if tool_input is None and isinstance(arguments, str):
+                tool_input = {"arguments": arguments}  # not JSON: kept verbatim
+        elif kind == "custom_tool_call":
+            name = as_str(item.get("name"))
+            tool_input = {"input": item.get("input")}
+            input_json = ""
+        else:
+            name = kind.removesuffix("_call")
+            tool_input = item.get("action")
+            input_json = ""
+        call = describe_tool_input(tool_input)
+        path = call.path
+        if not path and isinstance(tool_input, dict) and isinstance(tool_input.get("input"), str):
+            path = patch_path(tool_input["input"])
+        if call_id:
+            self.call_names[call_id] = name
+        return DraftBlock(
+            "tool_use",
+            text=call.summary,
+            tool_name=name,
+            tool_use_id=call_id,
+            tool_input_json=input_json or json_text(tool_input if tool_input is not None else {}),
+            path=path,
+            command=call.command,
+        )
+
+    def _output(self, item: dict[str, Any]) -> DraftBlock:
+        call_id = as_str(item.get("call_id"))
+        text, exit_code, failed = _output_text(item.get("output"))
+        if exit_code is None:
+            match = _EXIT_LINE.search(text, 0, _HEADER_CHARS)
+            exit_code = int(match.group(1)) if match else None
+        block = DraftBlock(
+            "tool_result",
+            text=text,
+            tool_name=self.call_names.get(call_id, ""),
+            tool_use_id=call_id,
+            is_error=failed or bool(exit_code),
+        )
+        if call_id:
+            self.results.setdefault(call_id, block)
+        return block
+
+    def _event(self, event: dict[str, Any], time_ms: int) -> None:
+        kind = as_str(event.get("type"))
+        if kind == "token_count":
+            self._token_count(event.get("info"))
+        elif kind == "exec_command_end":
+            call_id = as_str(event.get("call_id"))
+            exit_code = event.get("exit_code")
+            if call_id and isinstance(exit_code, int):
+                self.exit_codes[call_id] = exit_code
+        elif kind in EVENT_DIALOGUE and self.use_events:
+            text = as_str(event.get("message")) or as_str(event.get("text"))
+            if kind == "user_message":
+                self._message("user", [DraftBlock("text", text=text)] if text else [], time_ms)
+            elif kind == "agent_message":
+                self._message("assistant", [DraftBlock("text", text=text)] if text else [], time_ms)
+            else:
+                self._message("assistant", [DraftBlock("thinking", text=text)], time_ms)
+        else:
+            self.result.skipped[f"{FORMAT}:event_msg/{kind or '(untyped)'}"] += 1
+
+    def _token_count(self, info: Any) -> None:
+        if not isinstance(info, dict):
+            return
+        total = info.get("total_token_usage")
+        last = info.get("last_token_usage")
+        if total == self.last_total or not isinstance(last, dict):
+            return  # Codex repeats the same count; only a changed total is a new request
+        self.last_total = total
+        self.usage.add(last)
+
+    def _flush_usage(self) -> None:
+        anchor = self.turn_anchor
+        if anchor is None:
+            return
+        anchor.input_tokens += self.usage.input_tokens
+        anchor.output_tokens += self.usage.output_tokens
+        anchor.cache_read_tokens += self.usage.cache_read_tokens
+        self.usage = _Usage()
+        self.turn_anchor = None
+
+    def _compacted(self, payload: dict[str, Any], time_ms: int) -> None:
+        text = as_str(payload.get("message"))
+        message = self._message("user", [DraftBlock("text", text=text)] if text else [], time_ms)
+        message.authored = False
+        self.shadow_before = message.seq
+
+    def finish(self) -> SourceResult:
+        self._flush_usage()
+        for call_id, exit_code in self.exit_codes.items():
+            block = self.results.get(call_id)
+            if block is not None and exit_code != 0:
+                block.is_error = True
+        if self.draft.messages:
+            if not self.draft.native_id:
+                self.draft.native_id = os.path.splitext(os.path.basename(self.path))[0]
+            for message in self.draft.messages[: max(self.shadow_before, 0)]:
+                message.surface = "shadowed"
+            self.result.sessions.append(self.draft)
+        return self.result
+
+
+def parse(records: list[Record], path: str) -> SourceResult:
+    use_events = not any(_is_dialogue_item(record.data) for record in records)
+    parser = _Parser(path, use_events)
+    for record in records:
+        try:
+            parser.feed(record)
+        except (TypeError, ValueError, AttributeError, KeyError) as error:
+            parser.result.issues.append(issue(path, record.line, "invalid_record", f"unusable record: {error}"))
+    return parser.finish()
+
+
+def _envelope(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(record kind, payload) of an enveloped line or of a pre-envelope one."""
+    kind = data.get("type")
+    payload = data.get("payload")
+    if kind in ENVELOPE_TYPES and isinstance(payload, dict):
+        return kind, payload
+    if kind is None:
+        if "record_type" in data:
+            return f"record_type/{as_str(data.get('record_type')) or '(none)'}", data
+        if "id" in data and "timestamp" in data:
+            return "session_meta", data
+        return "(untyped)", data
+    if isinstance(kind, str) and (kind in CALL_TYPES or kind in OUTPUT_TYPES or kind in ("message", "reasoning")):
+        return "response_item", data
+    return kind if isinstance(kind, str) else "(untyped)", data
+
+
+def _is_dialogue_item(data: Any) -> bool:
+    if not isinstance(data, dict):
+        return False
+    kind, payload = _envelope(data)
+    return kind == "response_item" and payload.get("type") in ("message", "reasoning")
+
+
+def _content_blocks(content: Any) -> list[DraftBlock]:
+    if isinstance(content, str):
+        return [DraftBlock("text", text=content)] if content else []
+    blocks: list[DraftBlock] = []
+    for part in as_list(content):
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind in TEXT_PARTS:
+            text = _part_text(part)
+            if text:
+                blocks.append(DraftBlock("text", text=text))
+        elif kind == "input_image":
+            url = as_str(part.get("image_url"))
+            media_type = url[5:].split(";", 1)[0] if url.startswith("data:") else ""
+            blocks.append(DraftBlock("image", media_type=media_type))
+    return blocks
+
+
+def _part_text(part: Any) -> str:
+    if not isinstance(part, dict):
+        return ""
+    return as_str(part.get("text")) or as_str(part.get("refusal"))
+
+
+def _output_text(output: Any) -> tuple[str, int | None, bool]:
+    """(text, exit code if stated, failed) of a tool output in any of its shapes."""
+    if isinstance(output, str):
+        if output.startswith("{") and '"output"' in output:
+            decoded = _loads(output)
+            if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+                metadata = decoded.get("metadata")
+                exit_code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+                return decoded["output"], exit_code if isinstance(exit_code, int) else None, False
+        return output, None, output.startswith("failed in sandbox")
+    if isinstance(output, list):
+        return "\n".join(text for text in (_part_text(part) for part in output) if text), None, False
+    if isinstance(output, dict):
+        text, exit_code, failed = _output_text(output.get("content"))
+        return text, exit_code, failed or output.get("success") is False
+    return "", None, False
+
+
+def _loads(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _basename(path: str) -> str:
+    return os.path.basename(path.rstrip("/\\"))

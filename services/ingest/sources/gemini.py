@@ -1,0 +1,151 @@
+"""Gemini CLI sessions (`~/.gemini/tmp/<project hash>/chats/session-*.json`).
+
+One JSON object per file (whatever its name says): {sessionId, projectHash, startTime,
+lastUpdated, messages[]}; the session is `gemini-cli-session:<sessionId>`.
+
+- message types: `user` -> user, `gemini` -> assistant, `info` / `error` / `warning` -> system
+  (not authored); other types are counted in `skipped`.
+- a gemini message's blocks, in order: its `thoughts` (thinking: subject and description), its
+  text, then for each `toolCalls[]` entry a tool_use and its tool_result (from
+  `result[].functionResponse.response`, else `resultDisplay`). A call whose status is error or
+  cancelled, whose response holds an error, or whose shell output ends with a nonzero
+  "Exit Code: N" is failed.
+- tokens: input_tokens is uncached input (input - cached), cache_read_tokens the cached part,
+  output_tokens includes the thought tokens, as the other origins count reasoning as output.
+- the session has no working directory in the file (only a hash of it), so cwd and repo stay empty.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from quarry.ingest.normalize import describe_tool_input, json_text, to_ms
+from quarry.ingest.reader import issue
+from quarry.ingest.sources import (
+    DraftBlock,
+    DraftMessage,
+    DraftSession,
+    SourceResult,
+    as_count,
+    as_dict,
+    as_list,
+    as_str,
+)
+
+FORMAT = "gemini"
+ORIGIN = "gemini-cli-session"
+ROLES = {
+    "user": "user",
+    "gemini": "assistant",
+    "model": "assistant",
+    "info": "system",
+    "error": "system",
+    "warning": "system",
+}
+FAILED_STATUSES = frozenset({"error", "cancelled"})
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
+
+
+def parse(document: Any, path: str) -> SourceResult:
+    result = SourceResult()
+    if not isinstance(document, dict):
+        result.issues.append(issue(path, 0, "invalid_record", "the session is not a JSON object"))
+        return result
+    native_id = as_str(document.get("sessionId"))
+    if not native_id:
+        result.issues.append(issue(path, 0, "invalid_record", "the session has no sessionId"))
+        return result
+    draft = DraftSession(origin=ORIGIN, native_id=native_id, source_path=path, title=as_str(document.get("summary")))
+    draft.observe_time(to_ms(document.get("startTime")))
+    draft.observe_time(to_ms(document.get("lastUpdated")))
+    for index, message in enumerate(as_list(document.get("messages"))):
+        try:
+            _add_message(draft, message, result)
+        except (TypeError, ValueError, AttributeError, KeyError) as error:
+            result.issues.append(issue(path, 0, "invalid_record", f"message #{index} is unusable: {error}"))
+    if draft.messages:
+        result.sessions.append(draft)
+    return result
+
+
+def _add_message(draft: DraftSession, message: Any, result: SourceResult) -> None:
+    message = as_dict(message)
+    kind = as_str(message.get("type"))
+    role = ROLES.get(kind)
+    if role is None:
+        result.skipped[f"{FORMAT}:message/{kind or '(untyped)'}"] += 1
+        return
+    draft_message = DraftMessage(
+        role=role,
+        authored=role in ("user", "assistant"),
+        time_ms=to_ms(message.get("timestamp")),
+        model=as_str(message.get("model")) if role == "assistant" else "",
+    )
+    tokens = message.get("tokens")
+    if isinstance(tokens, dict):
+        cached = as_count(tokens.get("cached"))
+        draft_message.input_tokens = max(0, as_count(tokens.get("input")) - cached)
+        draft_message.cache_read_tokens = cached
+        draft_message.output_tokens = as_count(tokens.get("output")) + as_count(tokens.get("thoughts"))
+    draft.add_message(draft_message)
+    for thought in as_list(message.get("thoughts")):
+        thought = as_dict(thought)
+        text = "\n".join(part for part in (as_str(thought.get("subject")), as_str(thought.get("description"))) if part)
+        draft.add_block(draft_message, DraftBlock("thinking", text=text))
+    text = _content_text(message.get("content"))
+    if text:
+        draft.add_block(draft_message, DraftBlock("text", text=text))
+    for call in as_list(message.get("toolCalls")):
+        for block in _tool_call(as_dict(call)):
+            draft.add_block(draft_message, block)
+
+
+def _tool_call(call: dict[str, Any]) -> list[DraftBlock]:
+    name = as_str(call.get("name"))
+    call_id = as_str(call.get("id"))
+    args = call.get("args")
+    described = describe_tool_input(args)
+    use = DraftBlock(
+        "tool_use",
+        text=described.summary,
+        tool_name=name,
+        tool_use_id=call_id,
+        tool_input_json=json_text(args if args is not None else {}),
+        path=described.path,
+        command=described.command,
+    )
+    output, error = _response_text(call.get("result"))
+    if not output and not error:
+        display = call.get("resultDisplay")
+        output = display if isinstance(display, str) else ""
+    match = _EXIT_CODE.search(output) if "Exit Code:" in output else None
+    failed = as_str(call.get("status")) in FAILED_STATUSES or bool(error) or bool(match and int(match.group(1)))
+    result = DraftBlock("tool_result", text=output or error, tool_name=name, tool_use_id=call_id, is_error=failed)
+    return [use, result]
+
+
+def _response_text(results: Any) -> tuple[str, str]:
+    """(output, error) of the functionResponse parts of a tool call."""
+    outputs: list[str] = []
+    errors: list[str] = []
+    for part in as_list(results):
+        response = as_dict(as_dict(as_dict(part).get("functionResponse")).get("response"))
+        output = response.get("output")
+        if isinstance(output, str):
+            outputs.append(output)
+        elif output is not None:
+            outputs.append(json_text(output))
+        error = response.get("error")
+        if isinstance(error, str) and error:
+            errors.append(error)
+        elif error:
+            errors.append(json_text(error))
+    return "\n".join(outputs), "\n".join(errors)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    texts = [as_str(as_dict(part).get("text")) for part in as_list(content)]
+    return "\n".join(text for text in texts if text)

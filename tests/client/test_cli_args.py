@@ -1,0 +1,11 @@
+from quarry.client.cli.main import with_default_command
+
+
+def test_a_query_without_a_command_is_a_search():
+    assert with_default_command(["sqlite locking"]) == ["search", "sqlite locking"]
+    assert with_default_command(["--format", "json", "messages where role:user"]) == [
+        "--format", "json", "search", "messages where role:user",
+    ]  # fmt: skip
+    assert with_default_command(["--home", "/tmp/q", "status"]) == ["--home", "/tmp/q", "status"]
+    assert with_default_command(["up", "--detach"]) == ["up", "--detach"]
+    assert with_default_command(["--help"]) == ["--help"]

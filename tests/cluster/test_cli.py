@@ -1,0 +1,95 @@
+"""The CLI as a person uses it: up --detach, ingest, search, status, down, on a real cluster."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import orjson
+import pytest
+
+from tests.cluster.corpus import session_id, write_corpus
+
+pytestmark = pytest.mark.cluster
+
+
+def quarry(home, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "quarry.client.cli", "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"quarry {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def test_up_ingest_search_status_down(tmp_path):
+    home = tmp_path / "home"
+    archive = write_corpus(tmp_path / "archive")
+    quarry(home, "up", "--detach", "--shards", "2", "--embedder", "none")
+    try:
+        ingested = orjson.loads(quarry(home, "--format", "json", "ingest", str(tmp_path / "archive")).stdout)
+        assert ingested["sessions_written"] == len(archive)
+
+        envelope = orjson.loads(quarry(home, "--format", "json", "sqlite locking").stdout)
+        assert envelope["retrieval_lane"] == "dialogue"
+        assert envelope["hits"][0]["session"]["id"] == session_id("sqlite")
+        assert envelope["hits"][0]["match"]["score_kind"] == "bm25"
+
+        rows = quarry(home, "--format", "ndjson", "messages where role:assistant AND text:timeout").stdout
+        assert {orjson.loads(line)["session_id"] for line in rows.splitlines()} == {
+            session_id("sqlite"),
+            session_id("retry"),
+        }
+
+        plain = quarry(home, "search", "flexbox").stdout
+        assert session_id("css") in plain
+
+        status = orjson.loads(quarry(home, "--format", "json", "status").stdout)
+        roles = sorted(n["role"] for n in status["nodes"])
+        assert roles == ["index", "index", "ingest", "query", "vector"]
+        assert all(n["up"] for n in status["nodes"])
+        assert sum(n["sessions"] for n in status["nodes"] if n["role"] == "index") == len(archive)
+
+        semantic = quarry(home, "--format", "json", "search", "--lane", "semantic", "sqlite", check=False)
+        assert semantic.returncode == 2
+        assert orjson.loads(semantic.stdout)["error"]["code"] == "SEMANTIC_UNAVAILABLE"
+
+        invalid = quarry(home, "sessions where repo:x AND (", check=False)
+        assert invalid.returncode == 2 and "INVALID_QUERY" in invalid.stderr
+    finally:
+        quarry(home, "down")
+    assert not (home / "cluster.json").exists()
+    assert "no cluster is running" in quarry(home, "status", check=False).stderr
+
+
+def test_ctrl_c_stops_every_node_of_a_foreground_cluster(tmp_path):
+    home = tmp_path / "home"
+    up = subprocess.Popen(
+        [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "up", "--embedder", "none"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "cluster.json").exists():
+            assert up.poll() is None, up.stdout.read()
+            assert time.monotonic() < deadline, "the cluster did not come up"
+            time.sleep(0.1)
+        pids = orjson.loads((home / "cluster.json").read_bytes())["pids"]
+        assert len(pids) == 5
+        os.killpg(up.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
+        assert up.wait(timeout=60) == 0, up.stdout.read()
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGKILL)
+    for pid in pids.values():
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0] == "Z"
+    assert not (home / "cluster.json").exists()

@@ -1,0 +1,195 @@
+"""Properties: no input crashes the parser or compiler; every tree renders to text that parses back.
+
+The tree strategies build trees in the parser's canonical shape (quarry.dsl.ast): AND/OR groups
+of two or more items that do not nest their own kind, and in the compact form at most one
+FreeText per group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from quarry.core.errors import QuarryError
+from quarry.dsl import ast, compile_query, parse, render
+
+_SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# ---------------------------------------------------------------- arbitrary text
+
+_SOUP = st.sampled_from(
+    [
+        "sessions", "messages", "actions", "blocks", "files", "where", "AND", "OR", "NOT", "-", "(", ")",
+        "|", '"', "'", "~", '~"', "*", ":", "repo:", "role:", "text:", "session.", "session.repo:",
+        "semantic:", "near:text:", "near:id:", "origin:(", "exists", "message(", "seq(", "->", ">=", "=",
+        "between", "and", "sort", "by", "time", "desc", "limit", "offset", "group", "count", "10",
+        "x", "pool", "\\", "\n", " ", "{", "}", "\u00a0", "é",
+    ]
+)  # fmt: skip
+
+
+def _compile_or_typed_error(text: str) -> None:
+    try:
+        compile_query(text)
+    except QuarryError as error:
+        assert error.offset is not None and 0 <= error.offset <= len(text)
+        assert error.line is not None and error.column is not None
+
+
+@_SETTINGS
+@given(st.text(max_size=200))
+def test_arbitrary_text_raises_nothing_but_quarry_error(text: str) -> None:
+    _compile_or_typed_error(text)
+
+
+@_SETTINGS
+@given(st.lists(_SOUP, max_size=30).flatmap(lambda parts: st.sampled_from(["", " "]).map(lambda sep: sep.join(parts))))
+def test_syntax_soup_raises_nothing_but_quarry_error(text: str) -> None:
+    _compile_or_typed_error(text)
+
+
+# ---------------------------------------------------------------- canonical trees
+
+_RESERVED = {
+    "sessions", "messages", "actions", "blocks", "files", "assertions", "runs", "delegations",
+    "where", "exists", "seq", "words", "date", "between",
+}  # fmt: skip
+_words = st.from_regex(r"[a-z][a-z0-9_.]{0,7}", fullmatch=True).filter(lambda w: w not in _RESERVED)
+_phrase_text = st.text(min_size=1, max_size=12).filter(str.strip)
+_bare_value = st.from_regex(r"[^\s()\"|]{1,10}", fullmatch=True)
+_field_names = st.from_regex(r"[a-z_][a-z0-9_]{0,7}", fullmatch=True).filter(lambda n: n not in {"semantic", "near"})
+
+
+def _group(kind: type, items: list[Any]) -> Any:
+    flat: list[Any] = []
+    for item in items:
+        flat.extend(item.items if isinstance(item, kind) else [item])
+    return kind(tuple(flat))
+
+
+_fts_leaves = st.one_of(
+    _words.map(ast.Term),
+    _words.map(ast.Prefix),
+    _phrase_text.map(ast.Phrase),
+)
+_fts = st.recursive(
+    _fts_leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: _group(ast.FtsAnd, xs)),
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: _group(ast.FtsOr, xs)),
+        inner.map(ast.FtsNot),
+    ),
+    max_leaves=6,
+)
+
+_values = st.one_of(
+    _bare_value.map(ast.Value),
+    st.text(max_size=10).map(lambda text: ast.Value(text, quoted=True)),
+)
+_fields = st.builds(
+    ast.Field,
+    _field_names,
+    st.lists(_values, min_size=1, max_size=3).map(tuple),
+    st.booleans(),
+)
+_comparisons = st.one_of(
+    st.builds(
+        ast.Comparison,
+        st.sampled_from(["messages", "words", "duration_ms", "date"]),
+        st.sampled_from([">=", "<=", ">", "<", "="]),
+        st.from_regex(r"[0-9][0-9-]{0,9}", fullmatch=True).map(lambda v: (v,)),
+        st.booleans(),
+    ),
+    st.builds(
+        lambda field, low, high: ast.Comparison(field, "between", (low, high)),
+        st.sampled_from(["words", "user_messages"]),
+        st.integers(0, 999).map(str),
+        st.integers(0, 999).map(str),
+    ),
+)
+_where_leaves = st.one_of(
+    _fields,
+    _fts.map(ast.FtsLeaf),
+    _phrase_text.map(ast.Semantic),
+    _phrase_text.map(lambda text: ast.Semantic(text, via="near")),
+    _comparisons,
+)
+
+
+def _where_extend(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: _group(ast.And, xs)),
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: _group(ast.Or, xs)),
+        inner.map(ast.Not),
+        st.builds(ast.Exists, st.from_regex(r"[a-z]{1,8}", fullmatch=True), inner),
+        st.lists(inner, min_size=2, max_size=3).map(lambda steps: ast.Seq(tuple(steps))),
+    )
+
+
+_where = st.recursive(_where_leaves, _where_extend, max_leaves=8)
+
+
+def _compact_group(kind: type, fts_kind: type, items: list[Any]) -> Any:
+    """An AND/OR group in the compact form: its FreeTexts merged into the first one's place."""
+    flat: list[Any] = []
+    for item in items:
+        flat.extend(item.items if isinstance(item, kind) else [item])
+    texts = [item for item in flat if isinstance(item, ast.FreeText)]
+    if len(texts) == len(flat):
+        return ast.FreeText(_group(fts_kind, [t.expr for t in texts]))
+    if len(texts) > 1:
+        merged = ast.FreeText(_group(fts_kind, [t.expr for t in texts]))
+        later = {id(t) for t in texts[1:]}
+        flat = [merged if item is texts[0] else item for item in flat if id(item) not in later]
+    return kind(tuple(flat))
+
+
+def _compact_not(item: Any) -> Any:
+    return ast.FreeText(ast.FtsNot(item.expr)) if isinstance(item, ast.FreeText) else ast.Not(item)
+
+
+_compact = st.recursive(
+    st.one_of(_where_leaves, _fts.map(ast.FreeText)),
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: _compact_group(ast.And, ast.FtsAnd, xs)),
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: _compact_group(ast.Or, ast.FtsOr, xs)),
+        inner.map(_compact_not),
+        st.builds(ast.Exists, st.from_regex(r"[a-z]{1,8}", fullmatch=True), _where),
+    ),
+    max_leaves=8,
+)
+
+_stages = st.one_of(
+    st.builds(ast.Sort, st.sampled_from(["time", "count", "key"]), st.booleans()),
+    st.builds(ast.GroupBy, st.from_regex(r"[a-z][a-z_.]{0,8}", fullmatch=True)),
+    st.just(ast.Count()),
+    st.builds(ast.Limit, st.integers(0, 2**31 - 1)),
+    st.builds(ast.Offset, st.integers(0, 2**31 - 1)),
+)
+
+_queries = st.one_of(
+    st.builds(ast.CompactQuery, st.one_of(st.none(), _compact)),
+    st.builds(ast.SessionsQuery, _where),
+    st.builds(
+        ast.UnitQuery,
+        st.sampled_from(["messages", "actions", "blocks", "files", "observed-events"]),
+        _where,
+        st.lists(_stages, max_size=3).map(tuple),
+        st.one_of(st.none(), _where),
+    ),
+)
+
+
+@_SETTINGS
+@given(_queries)
+def test_rendered_trees_parse_back_to_the_same_tree(query: ast.Query) -> None:
+    text = render(query)
+    assert parse(text) == query, text
+
+
+@_SETTINGS
+@given(_queries)
+def test_rendered_trees_compile_or_fail_typed(query: ast.Query) -> None:
+    _compile_or_typed_error(render(query))

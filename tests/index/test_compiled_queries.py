@@ -1,0 +1,67 @@
+"""The contract with quarry.dsl: plans compiled from real query text run on a shard as users expect."""
+
+from __future__ import annotations
+
+import pytest
+
+from quarry.dsl.compile import compile_query
+from quarry.index.lexical.shard import LexicalShard
+from quarry.v1 import index_pb2
+from tests.index.conftest import sid
+
+
+def sessions(shard: LexicalShard, query: str, lane: str = "dialogue") -> list[index_pb2.ShardHit]:
+    plan = compile_query(query).plan
+    return list(shard.search(index_pb2.ShardSearchRequest(plan=plan, lane=lane, limit=10, with_snippets=True)).hits)
+
+
+def rows(shard: LexicalShard, query: str) -> list[str]:
+    plan = compile_query(query).plan
+    return [r.sort_id for r in shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows]
+
+
+def test_compact_text_with_role(loaded: LexicalShard) -> None:
+    assert [h.session.id for h in sessions(loaded, "sqlite locking role:assistant")] == [sid("lock-same")]
+
+
+def test_separate_fts_leaves_rank_like_one_leaf(loaded: LexicalShard) -> None:
+    compact = {h.session.id: h.score for h in sessions(loaded, "sqlite locking")}
+    leaves = {h.session.id: h.score for h in sessions(loaded, 'sessions where ~"sqlite" AND ~"locking"')}
+    assert leaves.keys() == compact.keys() == {sid("lock-same"), sid("lock-user")}
+    for session_id, score in compact.items():
+        assert leaves[session_id] == pytest.approx(score, rel=1e-6)
+
+
+def test_or_of_fts_leaves_and_negated_text(loaded: LexicalShard) -> None:
+    either = {h.session.id for h in sessions(loaded, 'sessions where ~"kangaroo" OR ~"zebra"')}
+    assert either == {sid("tie-a"), sid("tie-b"), sid("zebra-hi"), sid("zebra-lo")}
+    # `-word` alone: sessions with no message containing it (unranked, newest first)
+    without = [h.session.id for h in sessions(loaded, "repo:quarry -zebra -kangaroo")]
+    assert without == [sid("tools"), sid("lock-user"), sid("lock-same")]
+
+
+def test_phrase_prefix_and_filters(loaded: LexicalShard) -> None:
+    assert [h.session.id for h in sessions(loaded, '"locking keeps failing" tag:active')] == [sid("lock-same")]
+    assert {h.session.id for h in sessions(loaded, "kanga*")} == {sid("tie-a"), sid("tie-b")}
+    assert [h.session.id for h in sessions(loaded, 'pool tool:bash -tag:stale')] == [sid("tools")]
+    assert [h.session.id for h in sessions(loaded, 'title:"lodz" migration')] == [sid("polish")]
+
+
+def test_actions_lane(loaded: LexicalShard) -> None:
+    assert [h.session.id for h in sessions(loaded, "pytest", lane="actions")] == [sid("tools")]
+
+
+def test_unit_pipelines(loaded: LexicalShard) -> None:
+    assert rows(loaded, "messages where role:assistant AND text:locking") == [
+        f"{sid('lock-same')}:m1",
+        f"{sid('lock-split', 'codex-session')}:m1",
+    ]
+    assert rows(loaded, 'sessions where ~"sqlite locking" | messages where role:assistant | sort by time desc') == [
+        f"{sid('lock-user')}:m1",
+        f"{sid('lock-same')}:m1",
+    ]
+    assert rows(loaded, "actions where session.repo:quarry AND action:file_edit AND path:db/connection") == [
+        f"{sid('tools')}:action:1"
+    ]
+    assert rows(loaded, "actions where tool:edit AND text:SECRETBODY") == [f"{sid('tools')}:action:1"]
+    assert rows(loaded, "blocks where type:code AND text:pool") == [f"{sid('tools')}:m4:1"]

@@ -1,0 +1,65 @@
+"""Searches from several threads while one thread upserts: no errors, and writes are visible at once."""
+
+from __future__ import annotations
+
+import threading
+
+from quarry.index.lexical.shard import LexicalShard
+from tests.index import plans as p
+from tests.index.conftest import corpus, sid
+from tests.index.sessions import Msg, session
+
+
+def test_searches_during_upserts(fresh: LexicalShard) -> None:
+    fresh.upsert(corpus())
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    searches = [0]
+
+    def reader() -> None:
+        try:
+            while not stop.is_set():
+                hits = fresh.search(p.search(p.text("sqlite", "locking"))).hits
+                assert {h.session.id for h in hits} == {sid("lock-same"), sid("lock-user")}
+                assert fresh.query_units(p.units("actions", p.field("tool", "bash"))).rows
+                searches[0] += 1
+        except BaseException as error:  # reported by the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        for batch in range(6):
+            sessions = [session(f"w{batch}-{i}", [Msg("user", f"batchword{batch} filler {i}")]) for i in range(10)]
+            fresh.upsert(sessions)
+            # visible as soon as upsert returns, from this thread and from others
+            found = fresh.search(p.search(p.text(f"batchword{batch}"), limit=20)).hits
+            assert len(found) == 10
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert not errors, errors[0]
+    assert searches[0] > 0
+    assert fresh.stats().sessions == 9 + 60
+
+
+def test_concurrent_upserts_are_serialized(fresh: LexicalShard) -> None:
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for batch in range(3):
+                fresh.upsert([session(f"t{n}-{batch}", [Msg("user", f"writer{n} text")])])
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]
+    assert fresh.stats().sessions == 9
+    assert len(fresh.search(p.search(p.text("writer1"))).hits) == 3

@@ -1,0 +1,156 @@
+"""Upserts: idempotence, replacement, restarts, and crashes at the worst moments."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from quarry.index.lexical.shard import LexicalShard
+from tests.index import plans as p
+from tests.index.conftest import corpus, sid
+from tests.index.sessions import Msg, session
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_unchanged_reupsert_writes_nothing(fresh: LexicalShard) -> None:
+    first = fresh.upsert(corpus())
+    assert (first.sessions_written, first.sessions_unchanged) == (9, 0)
+    assert first.messages_written == sum(len(s.messages) for s in corpus())
+    meta = fresh.directory / "tantivy" / "meta.json"
+    before = meta.read_bytes()
+    watcher = sqlite3.connect(fresh.directory / "store.sqlite3")
+    version = watcher.execute("PRAGMA data_version").fetchone()[0]
+
+    again = fresh.upsert(corpus())
+
+    assert (again.sessions_written, again.sessions_unchanged, again.messages_written) == (0, 9, 0)
+    assert meta.read_bytes() == before  # no Tantivy commit
+    assert watcher.execute("PRAGMA data_version").fetchone()[0] == version  # no SQLite commit
+    watcher.close()
+
+
+def test_replacement_removes_the_old_version(fresh: LexicalShard) -> None:
+    fresh.upsert([session("s1", [Msg("user", "alpha topic"), Msg("assistant", "alpha answer")])])
+    fresh.upsert([session("s1", [Msg("user", "beta topic")])])
+
+    assert [h.session.id for h in fresh.search(p.search(p.text("beta"))).hits] == [sid("s1")]
+    assert fresh.search(p.search(p.text("alpha"))).hits == []
+    rows = fresh.query_units(p.units("messages")).rows
+    assert [r.message.blocks[0].text for r in rows] == ["beta topic"]
+    stats = fresh.stats()
+    assert (stats.sessions, stats.messages, stats.documents) == (1, 1, 1)
+
+
+def test_content_hash_is_computed_when_missing_and_the_last_duplicate_wins(fresh: LexicalShard) -> None:
+    old = session("s1", [Msg("user", "first draft")])
+    new = session("s1", [Msg("user", "second draft")])
+    response = fresh.upsert([old, new])
+    assert (response.sessions_written, response.sessions_unchanged) == (1, 0)
+    assert fresh.upsert([new]).sessions_unchanged == 1
+    assert [h.session.id for h in fresh.search(p.search(p.text("second"))).hits] == [sid("s1")]
+    assert fresh.search(p.search(p.text("first"))).hits == []
+
+
+def test_reopen_keeps_everything_and_still_folds(tmp_path: Path) -> None:
+    shard = LexicalShard(tmp_path, 3)
+    shard.upsert(corpus())
+    before = shard.stats()
+    shard.close()
+
+    reopened = LexicalShard(tmp_path, 3)
+    try:
+        assert reopened.stats() == before
+        assert [h.session.id for h in reopened.search(p.search(p.text("zrobilem"))).hits] == [sid("polish")]
+        # and it can still index: the folding tokenizer is registered again
+        reopened.upsert([session("late", [Msg("user", "Żółw przyszedł późno")])])
+        assert [h.session.id for h in reopened.search(p.search(p.text("zolw"))).hits] == [sid("late")]
+    finally:
+        reopened.close()
+
+
+def test_lost_tantivy_index_is_rebuilt_from_sqlite(tmp_path: Path) -> None:
+    shard = LexicalShard(tmp_path, 0)
+    shard.upsert(corpus())
+    shard.close()
+    shutil.rmtree(tmp_path / "shard-0" / "tantivy")
+
+    rebuilt = LexicalShard(tmp_path, 0)
+    try:
+        assert rebuilt.stats().documents == sum(len(s.messages) for s in corpus())
+        assert {h.session.id for h in rebuilt.search(p.search(p.text("sqlite", "locking"))).hits} == {
+            sid("lock-same"),
+            sid("lock-user"),
+        }
+    finally:
+        rebuilt.close()
+
+
+def _run_child(body: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        from pathlib import Path
+        from quarry.index.lexical.shard import LexicalShard
+        from tests.index.sessions import Msg, session
+        shard = LexicalShard(Path({str(data_dir)!r}), 0)
+        """
+    ) + textwrap.dedent(body)
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_sigkill_right_after_upsert_returns_loses_nothing(tmp_path: Path) -> None:
+    child = _run_child(
+        """
+        for batch in range(4):
+            sessions = [session(f"crash-{batch}-{i}", [Msg("user", f"marker{batch}x{i} durable words")])
+                        for i in range(25)]
+            shard.upsert(sessions)
+            print("ack", " ".join(s.id for s in sessions), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """,
+        tmp_path,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    acknowledged = [sid_ for line in child.stdout.splitlines() if line.startswith("ack ") for sid_ in line.split()[1:]]
+    assert len(acknowledged) == 100
+
+    shard = LexicalShard(tmp_path, 0)
+    try:
+        assert [s.id for s in shard.get_sessions(acknowledged)] == acknowledged
+        assert shard.stats().documents == 100
+        hits = shard.search(p.search(p.text("marker3x24"))).hits
+        assert [h.session.id for h in hits] == [sid("crash-3-24")]
+    finally:
+        shard.close()
+
+
+def test_crash_between_the_sqlite_and_tantivy_commits_is_repaired_at_open(tmp_path: Path) -> None:
+    child = _run_child(
+        """
+        shard.upsert([session("before", [Msg("user", "committed everywhere")])])
+        def die(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGKILL)
+        shard._index_sessions = die   # SQLite has committed, Tantivy never will
+        shard.upsert([session("before", [Msg("user", "replaced text")]), session("pending", [Msg("user", "orphan row")])])
+        """,
+        tmp_path,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+
+    shard = LexicalShard(tmp_path, 0)
+    try:
+        assert [h.session.id for h in shard.search(p.search(p.text("orphan"))).hits] == [sid("pending")]
+        assert [h.session.id for h in shard.search(p.search(p.text("replaced"))).hits] == [sid("before")]
+        assert shard.search(p.search(p.text("committed"))).hits == []  # the stale version is gone
+        stats = shard.stats()
+        assert (stats.sessions, stats.documents) == (2, 2)
+    finally:
+        shard.close()

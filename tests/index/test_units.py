@@ -1,0 +1,95 @@
+"""Unit rows (messages, actions, blocks) matching a plan, in time order, scoped by their sessions."""
+
+from __future__ import annotations
+
+import pytest
+
+from quarry.core.errors import QuarryError
+from quarry.index.lexical.shard import LexicalShard
+from quarry.v1 import errors_pb2, plan_pb2
+from tests.index import plans as p
+from tests.index.conftest import HOUR, sid
+from tests.index.sessions import BASE_MS
+
+
+def row_ids(shard: LexicalShard, request) -> list[str]:
+    return [r.sort_id for r in shard.query_units(request).rows]
+
+
+def test_messages_by_role_and_text_in_time_order(loaded: LexicalShard) -> None:
+    rows = loaded.query_units(p.units("messages", p.all_(p.field("role", "assistant"), p.text("locking")))).rows
+    assert [r.sort_id for r in rows] == [f"{sid('lock-same')}:m1", f"{sid('lock-split', 'codex-session')}:m1"]
+    first = rows[0]
+    assert first.session_id == sid("lock-same")
+    assert first.message.role == "assistant" and first.message.blocks[0].text.startswith("The sqlite")
+    assert first.sort_time_ms == first.message.time_ms == BASE_MS + 2 * HOUR + 60_000
+    # a text: field clause is the same full-text match (folded)
+    assert row_ids(loaded, p.units("messages", p.field("text", "lodz"))) == [f"{sid('polish')}:m0"]
+
+
+def test_sort_descending_and_limit(loaded: LexicalShard) -> None:
+    ascending = row_ids(loaded, p.units("messages", p.field("role", "user")))
+    descending = row_ids(loaded, p.units("messages", p.field("role", "user"), descending=True))
+    assert descending == list(reversed(ascending))
+    assert row_ids(loaded, p.units("messages", p.field("role", "user"), descending=True, limit=2)) == descending[:2]
+    times = [r.sort_time_ms for r in loaded.query_units(p.units("messages", p.field("role", "user"))).rows]
+    assert times == sorted(times)
+
+
+def test_session_scope_and_session_scoped_clauses(loaded: LexicalShard) -> None:
+    scoped = p.units("messages", p.field("role", "user"), scope=p.field("repo", "other"))
+    assert row_ids(loaded, scoped) == [f"{sid('lock-split', 'codex-session')}:m0"]
+    # `sessions where ~"sqlite locking" | messages where role:assistant`
+    by_text = p.units("messages", p.field("role", "assistant"), scope=p.text("sqlite", "locking"))
+    assert row_ids(loaded, by_text) == [f"{sid('lock-same')}:m1", f"{sid('lock-user')}:m1"]
+    inline = p.all_(p.field("origin", "codex-session", session_scoped=True), p.field("role", "user"))
+    assert row_ids(loaded, p.units("messages", inline)) == [f"{sid('lock-split', 'codex-session')}:m0"]
+
+
+def test_actions_fields(loaded: LexicalShard) -> None:
+    shell = loaded.query_units(p.units("actions", p.field("tool", "bash"))).rows
+    assert [r.action.tool for r in shell] == ["Bash"]
+    assert shell[0].action.command == "pytest -x tests/test_pool.py" and shell[0].action.failed
+    assert shell[0].session_id == sid("tools")
+    assert row_ids(loaded, p.units("actions", p.field("command", "PYTEST"))) == [f"{sid('tools')}:action:0"]
+    assert row_ids(loaded, p.units("actions", p.field("output", "failed"))) == [f"{sid('tools')}:action:0"]
+    assert row_ids(loaded, p.units("actions", p.field("action", "file_edit"))) == [f"{sid('tools')}:action:1"]
+    assert row_ids(loaded, p.units("actions", p.field("path", "db/connection_profile.py"))) == [
+        f"{sid('tools')}:action:1"
+    ]
+    # text: searches the raw input JSON too (the Edit body that full-text search leaves out)
+    body = p.all_(p.field("tool", "edit"), p.field("text", "SECRETBODY"))
+    assert row_ids(loaded, p.units("actions", body)) == [f"{sid('tools')}:action:1"]
+    assert row_ids(loaded, p.units("actions", p.field("failed", "true"))) == [f"{sid('tools')}:action:0"]
+    assert row_ids(loaded, p.units("actions", p.not_(p.field("tool", "bash")))) == [f"{sid('tools')}:action:1"]
+
+
+def test_blocks_by_type_and_text(loaded: LexicalShard) -> None:
+    code = loaded.query_units(p.units("blocks", p.field("type", "code"))).rows
+    assert [r.block.type for r in code] == ["code"]
+    assert code[0].block.text.startswith("def connect")
+    assert code[0].sort_id == code[0].block.id and code[0].session_id == sid("tools")
+    # the text must be in the block itself, not elsewhere in its message
+    assert row_ids(loaded, p.units("blocks", p.all_(p.field("type", "code"), p.text("pool")))) == [code[0].sort_id]
+    assert row_ids(loaded, p.units("blocks", p.all_(p.field("type", "code"), p.text("fixed")))) == []
+    tool_use = row_ids(loaded, p.units("blocks", p.all_(p.field("tool", "edit"), p.field("type", "tool_use"))))
+    assert len(tool_use) == 1
+
+
+def test_messages_by_tool_and_time_range(loaded: LexicalShard) -> None:
+    # the call and the message carrying its result both name the tool
+    assert row_ids(loaded, p.units("messages", p.field("tool", "edit"))) == [f"{sid('tools')}:m1", f"{sid('tools')}:m3"]
+    window = p.field("time", str(BASE_MS + 8 * HOUR), str(BASE_MS + 9 * HOUR), op=plan_pb2.BETWEEN)
+    assert row_ids(loaded, p.units("messages", window)) == [f"{sid('zebra-lo')}:m0", f"{sid('zebra-hi')}:m0"]
+
+
+def test_unit_errors(loaded: LexicalShard) -> None:
+    with pytest.raises(QuarryError) as unit:
+        loaded.query_units(p.units("files"))
+    assert unit.value.code == errors_pb2.INVALID_REQUEST
+    with pytest.raises(QuarryError) as field:
+        loaded.query_units(p.units("blocks", p.field("command", "x")))
+    assert field.value.code == errors_pb2.UNKNOWN_FIELD
+    with pytest.raises(QuarryError) as value:
+        loaded.query_units(p.units("messages", p.field("words", "many", op=plan_pb2.GE)))
+    assert value.value.code == errors_pb2.BAD_VALUE

@@ -1,0 +1,244 @@
+"""The vector shard: durable queue, background embedding, FAISS search with sessions and allow-lists."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from quarry.core.embed import Embedder
+from quarry.core.errors import QuarryError
+from quarry.index.vector.shard import VectorShard
+from quarry.v1 import errors_pb2, vector_pb2
+
+from .conftest import (
+    CORPUS,
+    SQLITE_QUERY,
+    EmbeddingsServer,
+    corpus_request,
+    corpus_size,
+    message_id,
+)
+
+Opener = Callable[..., VectorShard]
+
+
+def search(shard: VectorShard, text: str, limit: int = 10, allow: list[str] | None = None):
+    request = vector_pb2.VectorSearchRequest(
+        text=text, limit=limit, allow_session_ids=allow or [], restrict_to_allowed=allow is not None
+    )
+    return shard.search(request)
+
+
+def hit_sessions(response: vector_pb2.VectorSearchResponse) -> list[str]:
+    return [hit.session_id for hit in response.hits]
+
+
+def test_related_text_ranks_first(corpus_shard: VectorShard) -> None:
+    response = search(corpus_shard, SQLITE_QUERY)
+    best = response.hits[0]
+    assert best.session_id == "claude-code:sqlite"
+    assert best.message_id == message_id("claude-code:sqlite", 0)  # "sqlite database is locked error ..."
+    recipe = next(h for h in response.hits if h.session_id == "chatgpt:recipe")
+    assert best.distance < recipe.distance - 0.2
+    assert response.embed_ms > 0 and response.search_ms > 0
+
+
+def test_hits_are_sessions_ordered_by_distance(corpus_shard: VectorShard) -> None:
+    response = search(corpus_shard, SQLITE_QUERY)
+    sessions = hit_sessions(response)
+    assert sorted(sessions) == sorted(CORPUS)  # every session once, though sqlite has 3 messages near
+    distances = [h.distance for h in response.hits]
+    assert distances == sorted(distances)
+    assert all(0 <= d <= 2 for d in distances)
+    top_two = search(corpus_shard, SQLITE_QUERY, limit=2)
+    assert hit_sessions(top_two) == sessions[:2]
+
+
+def test_distance_is_l2_between_unit_vectors(corpus_shard: VectorShard, minilm: Embedder) -> None:
+    best = search(corpus_shard, SQLITE_QUERY).hits[0]
+    query, text = minilm.embed([SQLITE_QUERY, CORPUS["claude-code:sqlite"][0]])
+    assert best.distance == pytest.approx(float(np.linalg.norm(query - text)), abs=1e-4)
+
+
+def test_allow_list_restricts_sessions(corpus_shard: VectorShard) -> None:
+    only_css = search(corpus_shard, SQLITE_QUERY, allow=["codex:css"])
+    assert hit_sessions(only_css) == ["codex:css"]
+    two = search(corpus_shard, SQLITE_QUERY, allow=["chatgpt:recipe", "codex:git", "nobody:else"])
+    assert sorted(hit_sessions(two)) == ["chatgpt:recipe", "codex:git"]
+    assert hit_sessions(search(corpus_shard, SQLITE_QUERY, allow=[])) == []
+    assert hit_sessions(search(corpus_shard, SQLITE_QUERY, allow=["nobody:else"])) == []
+    unrestricted = vector_pb2.VectorSearchRequest(text=SQLITE_QUERY, allow_session_ids=["codex:css"])
+    assert len(corpus_shard.search(unrestricted).hits) == len(CORPUS)
+
+
+def test_small_allow_list_among_many_crowding_sessions(open_shard: Opener, minilm: Embedder) -> None:
+    """A far-away allowed session is found even when hundreds of nearer messages come first."""
+    crowd = {f"codex:lock{i}": [f"sqlite database is locked, attempt {i} {j}" for j in range(4)] for i in range(40)}
+    crowd["chatgpt:recipe"] = ["bake banana bread at 180 degrees"]
+    shard = open_shard("minilm")
+    shard.enqueue(corpus_request(crowd))
+    assert shard.wait_idle(120)
+    response = search(shard, SQLITE_QUERY, limit=3, allow=["chatgpt:recipe"])
+    assert [(h.session_id, h.message_id) for h in response.hits] == [("chatgpt:recipe", "chatgpt:recipe:m0")]
+    # Without an allow-list, 161 messages of 41 sessions collapse to 30 distinct sessions.
+    assert len(set(hit_sessions(search(shard, SQLITE_QUERY, limit=30)))) == 30
+
+
+def test_faiss_matches_sqlite_vec_exact_search(corpus_shard: VectorShard, minilm: Embedder) -> None:
+    for text in [SQLITE_QUERY, "merge conflicts", "dark mode colors", "sourdough"]:
+        vector = minilm.embed([text])[0]
+        approx = corpus_shard.ann_search(vector, 6)
+        exact = corpus_shard.exact_search(vector, 6)
+        assert [h.message_id for h in approx] == [h.message_id for h in exact]
+        np.testing.assert_allclose([h.distance for h in approx], [h.distance for h in exact], atol=1e-5)
+
+
+def test_reopen_rebuilds_faiss_with_the_same_results(corpus_shard_dir: Path, open_shard: Opener) -> None:
+    first = open_shard("minilm", corpus_shard_dir)
+    before = search(first, SQLITE_QUERY)
+    first.close()
+    second = open_shard("minilm", corpus_shard_dir)
+    assert second.stats().vectors == corpus_size()
+    assert second.ann_search(np.ones(384, dtype=np.float32) / np.sqrt(384), 100)  # FAISS is populated
+    after = search(second, SQLITE_QUERY)
+    assert [(h.session_id, h.message_id) for h in after.hits] == [(h.session_id, h.message_id) for h in before.hits]
+    np.testing.assert_allclose([h.distance for h in after.hits], [h.distance for h in before.hits], atol=1e-6)
+
+
+def test_unchanged_texts_are_not_queued_again(open_shard: Opener, minilm: Embedder) -> None:
+    shard = open_shard("minilm")
+    first = shard.enqueue(corpus_request())
+    assert (first.queued, first.unchanged) == (corpus_size(), 0)
+    again_while_queued = shard.enqueue(corpus_request())
+    assert (again_while_queued.queued, again_while_queued.unchanged) == (0, corpus_size())
+    assert shard.wait_idle(60)
+    again = shard.enqueue(corpus_request())
+    assert (again.queued, again.unchanged) == (0, corpus_size())
+    assert shard.stats().pending == 0
+
+    edited = vector_pb2.EnqueueRequest(
+        items=[vector_pb2.EmbedItem(message_id="codex:css:m0", session_id="codex:css", text="sqlite lock timeout")]
+    )
+    assert shard.enqueue(edited).queued == 1
+    assert shard.wait_idle(30)
+    stats = shard.stats()
+    assert (stats.vectors, stats.pending) == (corpus_size(), 0)  # replaced, not added
+    best = search(shard, SQLITE_QUERY, allow=["codex:css"]).hits[0]
+    assert best.message_id == "codex:css:m0"
+    assert best.distance < 0.5
+
+
+def test_replace_sessions_drops_messages_not_resent(corpus_shard_dir: Path, open_shard: Opener) -> None:
+    shard = open_shard("minilm", corpus_shard_dir)
+    request = vector_pb2.EnqueueRequest(
+        items=[
+            vector_pb2.EmbedItem(
+                message_id=message_id("claude-code:sqlite", 2),
+                session_id="claude-code:sqlite",
+                text=CORPUS["claude-code:sqlite"][2],
+            )
+        ],
+        replace_session_ids=["claude-code:sqlite", "codex:git"],
+    )
+    response = shard.enqueue(request)
+    assert (response.queued, response.unchanged) == (0, 1)
+    assert shard.stats().vectors == corpus_size() - 2 - 2
+    hits = search(shard, SQLITE_QUERY, allow=["claude-code:sqlite", "codex:git"]).hits
+    assert [(h.session_id, h.message_id) for h in hits] == [("claude-code:sqlite", message_id("claude-code:sqlite", 2))]
+    vector = shard.ann_search(np.ones(384, dtype=np.float32) / np.sqrt(384), 100)
+    assert len(vector) == corpus_size() - 4  # FAISS dropped them too
+
+
+def test_blank_text_removes_the_message_vector(corpus_shard_dir: Path, open_shard: Opener) -> None:
+    shard = open_shard("minilm", corpus_shard_dir)
+    blank = vector_pb2.EmbedItem(message_id="codex:css:m1", session_id="codex:css", text="  ")
+    response = shard.enqueue(vector_pb2.EnqueueRequest(items=[blank]))
+    assert (response.queued, response.unchanged) == (0, 0)
+    assert [h.message_id for h in search(shard, "dark mode", allow=["codex:css"]).hits] == ["codex:css:m0"]
+
+
+def test_pending_texts_survive_a_restart(tmp_path: Path, open_shard: Opener, minilm: Embedder) -> None:
+    data_dir = tmp_path / "queue"
+    idle = open_shard("none", data_dir)
+    assert idle.enqueue(corpus_request()).queued == corpus_size()
+    stats = idle.stats()
+    assert (stats.vectors, stats.pending, stats.embedder, stats.ready) == (0, corpus_size(), "", False)
+    assert not idle.wait_idle(0.1)
+    with pytest.raises(QuarryError) as caught:
+        search(idle, SQLITE_QUERY)
+    assert caught.value.code == errors_pb2.SEMANTIC_UNAVAILABLE
+    assert "no embedder configured" in caught.value.message
+    idle.close()
+
+    shard = open_shard("minilm", data_dir)
+    assert shard.wait_idle(60)
+    stats = shard.stats()
+    assert (stats.vectors, stats.pending) == (corpus_size(), 0)
+    assert (stats.embedder, stats.model, stats.dimension) == ("minilm", minilm.model, 384)
+    assert search(shard, SQLITE_QUERY).hits[0].session_id == "claude-code:sqlite"
+
+
+def test_no_vectors_yet_is_semantic_unavailable(open_shard: Opener, minilm: Embedder) -> None:
+    shard = open_shard("minilm")
+    with pytest.raises(QuarryError) as caught:
+        search(shard, SQLITE_QUERY)
+    assert caught.value.code == errors_pb2.SEMANTIC_UNAVAILABLE
+    assert caught.value.message == "no vectors yet: 0 pending"
+
+
+def test_failing_embedder_keeps_texts_queued_and_recovers(
+    open_shard: Opener, embeddings_server: EmbeddingsServer
+) -> None:
+    embeddings_server.failing = True
+    shard = open_shard(f"openai:{embeddings_server.url}#embed-small", batch_size=4)
+    assert shard.enqueue(corpus_request()).queued == corpus_size()
+    deadline = time.monotonic() + 10
+    while not shard.stats().last_error and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stats = shard.stats()
+    assert "503" in stats.last_error and not stats.ready
+    assert (stats.vectors, stats.pending) == (0, corpus_size())
+    with pytest.raises(QuarryError) as caught:
+        search(shard, "anything")
+    assert caught.value.code == errors_pb2.SEMANTIC_UNAVAILABLE
+    assert caught.value.message == f"no vectors yet: {corpus_size()} pending"
+
+    embeddings_server.failing = False  # the worker retries after its back-off
+    assert shard.wait_idle(20)
+    stats = shard.stats()
+    assert (stats.vectors, stats.pending, stats.last_error, stats.ready) == (corpus_size(), 0, "", True)
+    assert (stats.embedder, stats.model, stats.dimension) == ("openai", "embed-small", 8)
+    assert max(len(r["input"]) for r in embeddings_server.requests) == 4
+
+
+def test_store_refuses_vectors_of_another_model(
+    corpus_shard_dir: Path, embeddings_server: EmbeddingsServer
+) -> None:
+    shard = VectorShard(corpus_shard_dir, f"openai:{embeddings_server.url}#embed-small")
+    with pytest.raises(QuarryError) as caught:
+        shard.start()
+    assert caught.value.code == errors_pb2.BAD_VALUE
+    assert "all-MiniLM-L6-v2" in caught.value.message
+
+
+def test_unknown_embedder_spec_is_bad_value(tmp_path: Path) -> None:
+    with pytest.raises(QuarryError) as caught:
+        VectorShard(tmp_path, "word2vec")
+    assert caught.value.code == errors_pb2.BAD_VALUE
+
+
+def test_invalid_requests_are_typed(corpus_shard: VectorShard) -> None:
+    with pytest.raises(QuarryError) as empty_text:
+        search(corpus_shard, "   ")
+    assert empty_text.value.code == errors_pb2.BAD_VALUE
+    with pytest.raises(QuarryError) as negative:
+        search(corpus_shard, SQLITE_QUERY, limit=-1)
+    assert negative.value.code == errors_pb2.BAD_VALUE
+    no_session = vector_pb2.EnqueueRequest(items=[vector_pb2.EmbedItem(message_id="x:m0", text="hello")])
+    with pytest.raises(QuarryError) as missing:
+        corpus_shard.enqueue(no_session)
+    assert missing.value.code == errors_pb2.INVALID_REQUEST

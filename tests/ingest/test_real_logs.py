@@ -1,0 +1,243 @@
+"""Every real log under ../shared/real-logs parses cleanly into the sessions a reader of the file
+counts by hand (counts checked independently with jq over the raw records)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import orjson
+import pytest
+
+from quarry.core import vocab
+from quarry.ingest.parse import iter_parse, parse_file
+from tests.ingest.support import categories, failed_actions, roles
+from tests.shared_paths import REAL_LOGS, needs_shared
+
+pytestmark = [needs_shared, pytest.mark.shared]
+
+CC = REAL_LOGS / "claude_code"
+CODEX = REAL_LOGS / "codex"
+MAIN = "claude-code-session:d4fd5afb-e837-4595-a12a-6c44c0f09739"
+
+# file -> [(session id, messages per role on every surface, actions per category, failed actions)]
+EXPECTED: dict[str, list[tuple[str, dict[str, int], dict[str, int], int]]] = {
+    "claude_code/Xu-Wentao__dotfile__0286dfe3-da60-4357-9919-adca8b3b9cd4.jsonl": [
+        ("claude-code-session:0286dfe3-da60-4357-9919-adca8b3b9cd4", {"user": 2, "assistant": 1}, {}, 0)
+    ],
+    "claude_code/Xu-Wentao__dotfile__814710e0-c005-483c-bcb2-727b2e09f73c.jsonl": [
+        ("claude-code-session:814710e0-c005-483c-bcb2-727b2e09f73c", {"user": 4, "assistant": 1}, {}, 0)
+    ],
+    "claude_code/Xu-Wentao__dotfile__bba7ac89-419c-401d-a0c2-f9352555f545.jsonl": [
+        ("claude-code-session:bba7ac89-419c-401d-a0c2-f9352555f545", {"user": 1, "assistant": 1}, {}, 0)
+    ],
+    "claude_code/Xu-Wentao__dotfile__d4fd5afb-e837-4595-a12a-6c44c0f09739.jsonl": [
+        (MAIN, {"user": 5, "assistant": 4}, {"subagent": 2}, 0)
+    ],
+    "claude_code/Xu-Wentao__dotfile__d4fd5afb-e837-4595-a12a-6c44c0f09739__subagents__agent-ada37e8b5cf03a018.jsonl": [
+        (f"{MAIN}/agent-ada37e8b5cf03a018", {"user": 6, "assistant": 4}, {"file_read": 5}, 3)
+    ],
+    "claude_code/Xu-Wentao__dotfile__d4fd5afb-e837-4595-a12a-6c44c0f09739__subagents__agent-adae2f20e326a65be.jsonl": [
+        (f"{MAIN}/agent-adae2f20e326a65be", {"user": 4, "assistant": 4}, {"file_read": 1, "file_edit": 2}, 1)
+    ],
+    "claude_code/entireio__cli__a6_e4c2a0fbd1_0_full.jsonl": [
+        (
+            "claude-code-session:198393f2-22db-477b-ac77-1825bea883ae",
+            {"user": 16, "assistant": 13, "system": 1},
+            {"file_read": 3, "file_edit": 3, "shell": 4},
+            0,
+        )
+    ],
+    "claude_code/entireio__cli__c9_883595c929_0_full.jsonl": [
+        ("claude-code-session:1b3e6441-62e3-4b41-8a0c-9d252f531f7a", {"user": 2, "assistant": 2}, {"file_write": 1}, 0)
+    ],
+    "codex/Xu-Wentao__dotfile__rollout-2026-04-08T22-02-46-019d6d67-1952-7e83-93ef-94497e3c15b6.jsonl": [
+        (
+            "codex-session:019d6d67-1952-7e83-93ef-94497e3c15b6",
+            {"system": 1, "user": 5, "assistant": 74, "tool": 34},
+            {"shell": 34},
+            11,
+        )
+    ],
+    "codex/aneesh199608__dslint__rollout-2025-12-09T14-27-29-019b0254-78dd-7ea3-9224-5ae646e225ea.jsonl": [
+        ("codex-session:019b0254-78dd-7ea3-9224-5ae646e225ea", {"user": 2, "assistant": 2}, {}, 0)
+    ],
+    "codex/chunrui-qashier__md-http-server__rollout-2025-11-24T00-07-08-019ab178-1682-7892-912f-cd70b0725a0c.jsonl": [
+        (
+            "codex-session:019ab178-1682-7892-912f-cd70b0725a0c",
+            {"user": 2, "assistant": 44, "tool": 21},
+            {"shell": 18, "other": 2, "file_edit": 1},
+            4,
+        )
+    ],
+    "gemini/entireio__cli__ab_2b9748b105_0_full.jsonl": [
+        (
+            "gemini-cli-session:f7633853-6663-4dbb-bbf4-6159afa29df8",
+            {"user": 1, "assistant": 11, "system": 1},
+            {"file_write": 1, "shell": 6, "file_read": 2},
+            0,
+        )
+    ],
+}
+CHATGPT = REAL_LOGS / "chatgpt" / "gypadham__PoSales_Summary_Sep1-Project-for-DA__conversations.json"
+# Record types the parsers count instead of modelling; anything else in a real file is unexplained.
+EXPLAINED_SKIPS = {
+    "claude-code:permission-mode",
+    "claude-code:file-history-snapshot",
+    "claude-code:attachment",
+    "claude-code:queue-operation",
+    "claude-code:last-prompt",
+    "claude-code:system/stop_hook_summary",
+    "claude-code:system/api_error",
+    "codex:event_msg/task_started",
+    "codex:event_msg/task_complete",
+    "codex:event_msg/turn_aborted",
+    "codex:event_msg/user_message",
+    "codex:event_msg/agent_message",
+    "codex:event_msg/agent_reasoning",
+    "codex:response_item/ghost_snapshot",
+    "chatgpt:empty-message",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_file_sessions_roles_and_actions(name: str) -> None:
+    result = parse_file(REAL_LOGS / name)
+    assert result.issues == []
+    assert set(result.skipped_record_types) <= EXPLAINED_SKIPS
+    got = [(s.id, roles(s, surface=None), categories(s), failed_actions(s)) for s in result.sessions]
+    assert got == EXPECTED[name]
+
+
+def test_every_real_file_is_recognized_by_content() -> None:
+    results = list(iter_parse([REAL_LOGS]))
+    formats = Counter(r.format for r in results)
+    assert formats == {"claude-code": 8, "codex": 3, "chatgpt": 1, "gemini": 1}
+    for result in results:
+        for session in result.sessions:
+            assert session.origin in vocab.ORIGINS
+            assert session.id == f"{session.origin}:{session.native_id}"
+            assert all(m.role in vocab.ROLES and m.surface in vocab.SURFACES for m in session.messages)
+            assert all(b.type in vocab.BLOCK_TYPES for m in session.messages for b in m.blocks)
+            assert all(a.category in vocab.ACTION_CATEGORIES for a in session.actions)
+
+
+def test_subagent_files_link_to_their_parent_session() -> None:
+    main = parse_file(CC / "Xu-Wentao__dotfile__d4fd5afb-e837-4595-a12a-6c44c0f09739.jsonl").sessions[0]
+    agents = [
+        parse_file(path).sessions[0] for path in sorted(CC.glob("*d4fd5afb-e837-4595-a12a-6c44c0f09739__subagents__*"))
+    ]
+    assert [a.parent_session_id for a in agents] == [main.id, main.id]
+    assert main.parent_session_id == ""
+    # The parent's two Agent calls are the subagents' prompts, not something a human typed.
+    prompts = [orjson.loads(a.input_json)["prompt"] for a in main.actions]
+    assert [a.messages[0].blocks[0].text for a in agents] == prompts
+    assert all(not a.messages[0].authored and a.counts.authored_user_messages == 0 for a in agents)
+
+
+def test_claude_split_assistant_lines_are_one_message_with_usage_counted_once() -> None:
+    session = parse_file(CC / "entireio__cli__c9_883595c929_0_full.jsonl").sessions[0]
+    first = next(m for m in session.messages if m.role == "assistant")
+    # Lines 4 and 5 share message.id: thinking then Write, with the usage repeated on both.
+    assert [b.type for b in first.blocks] == ["thinking", "tool_use"]
+    assert (first.input_tokens, first.output_tokens) == (10, 8)
+    assert session.actions[0].path == "/Users/alex/workspace/cli/.github/CODEOWNERS"
+    assert session.title.startswith("create me a .github/CODEOWNERS")
+    assert session.counts.authored_user_messages == 1  # the IDE-opened-file row is part of that prompt
+
+
+def test_claude_compaction_shadows_what_came_before() -> None:
+    session = parse_file(CC / "entireio__cli__a6_e4c2a0fbd1_0_full.jsonl").sessions[0]
+    surfaces = [m.surface for m in session.messages]
+    boundary = next(m for m in session.messages if m.role == "system")
+    assert boundary.blocks[0].text == "Conversation compacted"
+    assert set(surfaces[: boundary.seq]) == {"shadowed"} and set(surfaces[boundary.seq :]) == {"current"}
+    summary = session.messages[boundary.seq + 1]
+    assert summary.role == "user" and not summary.authored
+    assert session.counts.user_messages == 16 and session.counts.authored_user_messages == 2
+
+
+def test_claude_meta_commands_images_and_titles() -> None:
+    image_session = parse_file(CC / "Xu-Wentao__dotfile__0286dfe3-da60-4357-9919-adca8b3b9cd4.jsonl").sessions[0]
+    image = next(b for m in image_session.messages for b in m.blocks if b.type == "image")
+    assert image.media_type == "image/png" and image.text == ""
+    assert len(image_session.SerializeToString()) < 20_000  # the base64 payload is never copied
+    assert image_session.counts.paste_messages == 1
+
+    titled = parse_file(CC / "Xu-Wentao__dotfile__814710e0-c005-483c-bcb2-727b2e09f73c.jsonl").sessions[0]
+    assert titled.title == "Explain function logic"
+    assert [m.authored for m in titled.messages if m.role == "user"] == [False, False, False, True]
+    assert titled.repo == "volcano" and titled.branch == "feat-capacity-dra"
+
+    errored = parse_file(CC / "Xu-Wentao__dotfile__bba7ac89-419c-401d-a0c2-f9352555f545.jsonl").sessions[0]
+    assert errored.messages[1].model == "<synthetic>" and not errored.messages[1].authored
+    assert errored.model == ""  # a synthetic reply is not the model the session used
+
+
+def test_codex_duplicated_dialogue_is_counted_once() -> None:
+    result = parse_file(
+        CODEX / "Xu-Wentao__dotfile__rollout-2026-04-08T22-02-46-019d6d67-1952-7e83-93ef-94497e3c15b6.jsonl"
+    )
+    session = result.sessions[0]
+    prompts = [m.blocks[0].text for m in session.messages if m.role == "user" and m.authored]
+    assert prompts == [
+        "比较适合macos系统terminal的中文字体有哪些推荐？",
+        "帮我配置下Maple Mono NF CN这个",
+        "我现在用的是ghostty",
+    ]
+    assert result.skipped_record_types["codex:event_msg/user_message"] == 3
+    assert session.counts.authored_user_messages == 3 and session.counts.user_messages == 5
+    assert session.model == "gpt-5.4" and session.repo == "volcano"
+
+
+def test_codex_json_encoded_outputs_and_apply_patch() -> None:
+    session = parse_file(
+        CODEX
+        / "chunrui-qashier__md-http-server__rollout-2025-11-24T00-07-08-019ab178-1682-7892-912f-cd70b0725a0c.jsonl"
+    ).sessions[0]
+    listing = next(a for a in session.actions if a.command.endswith("&& ls specs"))
+    assert listing.failed and listing.output == "ls: specs: No such file or directory\n"
+    patch = next(a for a in session.actions if a.tool == "apply_patch")
+    assert (patch.category, patch.path, patch.failed) == ("file_edit", "specs/001-extension-system/spec.md", False)
+    assert session.counts.thinking_messages == 22
+
+
+def test_chatgpt_export_conversations_branches_and_tools() -> None:
+    result = parse_file(CHATGPT)
+    assert result.format == "chatgpt" and result.issues == []
+    assert len(result.sessions) == 21
+    surfaces = Counter((m.role, m.surface) for s in result.sessions for m in s.messages)
+    assert surfaces == {
+        ("user", "current"): 129,
+        ("assistant", "current"): 181,
+        ("tool", "current"): 54,
+        ("user", "log-only"): 4,
+        ("assistant", "log-only"): 5,
+    }
+    actions = [a for s in result.sessions for a in s.actions]
+    assert Counter(a.tool for a in actions) == {
+        "python": 36,
+        "canmore.create_textdoc": 4,
+        "canmore.update_textdoc": 2,
+        "bio": 2,
+    }
+    assert Counter(a.category for a in actions) == {"shell": 36, "other": 8}
+    assert sum(a.failed for a in actions) == 16 and all(a.output for a in actions)
+    assert result.skipped_record_types == {"chatgpt:empty-message": 59}
+
+    branched = next(s for s in result.sessions if s.title == "Command List Summary")
+    assert roles(branched) == {"user": 1, "assistant": 1}
+    assert roles(branched, "log-only") == {"user": 4, "assistant": 4}
+    assert branched.counts.messages == 2  # abandoned branches are kept but not counted
+    assert [m.surface for m in branched.messages] == ["current"] * 2 + ["log-only"] * 8
+
+
+def test_gemini_jsonl_named_file_is_one_json_session() -> None:
+    result = parse_file(REAL_LOGS / "gemini" / "entireio__cli__ab_2b9748b105_0_full.jsonl")
+    assert result.format == "gemini"
+    session = result.sessions[0]
+    assert session.counts.thinking_messages == 10 and session.counts.tool_use_messages == 9
+    assert session.model == "gemini-2.5-flash"
+    first_reply = session.messages[1]
+    assert [b.type for b in first_reply.blocks] == ["thinking", "thinking", "text", "tool_use", "tool_result"]
+    assert (first_reply.input_tokens, first_reply.cache_read_tokens, first_reply.output_tokens) == (9649, 2558, 258)
+    assert session.duration_ms == 67_800
