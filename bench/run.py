@@ -179,6 +179,11 @@ def run_quarry_lexical(
         k: Latency(tuple(env.timings_ms.get("total", 0.0) for q, env in envelopes.items() if q.kind == k))
         for k in CLASSES
     }
+    stages = sorted({stage for env in envelopes.values() for stage in env.timings_ms})
+    server_stages = {
+        stage: Latency(tuple(env.timings_ms[stage] for env in envelopes.values() if stage in env.timings_ms))
+        for stage in stages
+    }
     return {
         "ingest": {
             "messages": messages,
@@ -193,6 +198,7 @@ def run_quarry_lexical(
         },
         "latency": _latency_dict(latency),
         "server_total_latency": _latency_dict(server_total),
+        "server_stage_latency": _latency_dict(server_stages),
         "agreement_with_fts5": agreement(queries, results, fts_results),
         "memory_kB": memory,
         "index_bytes": disk,
@@ -345,6 +351,11 @@ def render(result: dict) -> str:  # type: ignore[type-arg]
             f"  {kind:<16} {fl['p50_ms']:>9.2f} {fl['p95_ms']:>8.2f} {ql['p50_ms']:>10.2f} {ql['p95_ms']:>8.2f}"
             f"   {r[kind]['p50']:>8.3f} {mark(kind + '_p50'):<10} {r[kind]['p95']:>8.3f} {mark(kind + '_p95')}"
         )
+    own = q["server_total_latency"]
+    lines.append(
+        "  query node's own total (timings_ms), p50 / p95: "
+        + ", ".join(f"{k} {own[k]['p50_ms']:.2f} / {own[k]['p95_ms']:.2f}" for k in CLASSES)
+    )
     lines += ["", "agreement with FTS5 (mean share of FTS5's top 20 also in Quarry's; empty answers)"]
     for kind, a in q["agreement_with_fts5"].items():
         lines.append(

@@ -35,6 +35,7 @@ THREADS_ENV = "QUARRY_EMBED_THREADS"
 # texts, batches of 32) and two ~26 texts/s, but two take both cores from the lexical shards that
 # share the machine; a vector node on its own machine raises it with QUARRY_EMBED_THREADS.
 DEFAULT_MINILM_THREADS = 1
+MINILM_CHUNK = 64
 # An OpenAI-compatible endpoint rejects inputs over its token limit (8191 for OpenAI's models);
 # 12k characters stays under it for prose and most code, and the start of a message carries its gist.
 OPENAI_MAX_CHARS = 12_000
@@ -108,13 +109,18 @@ class MiniLMEmbedder:
         import torch
 
         model = self._load()
-        # The Rust tokenizer raises "Already borrowed" when two threads use it at once, so only
-        # tokenizing is serialized; the forward pass runs concurrently (query beside a batch).
-        with self._tokenizer_lock:
-            features = model.preprocess(list(texts))
-        with torch.inference_mode():
-            vectors = model(features)["sentence_embedding"]
-        return normalize_rows(vectors.numpy())
+        # Sorted by length and cut into chunks, each text is padded only to its neighbours' length.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), MINILM_CHUNK):
+            chunk = order[start : start + MINILM_CHUNK]
+            # The Rust tokenizer raises "Already borrowed" when two threads use it at once, so only
+            # tokenizing is serialized; forward passes run concurrently (a query beside a batch).
+            with self._tokenizer_lock:
+                features = model.preprocess([texts[i] for i in chunk])
+            with torch.inference_mode():
+                out[chunk] = model(features)["sentence_embedding"].numpy()
+        return normalize_rows(out)
 
 
 class OpenAIEmbedder:

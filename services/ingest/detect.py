@@ -9,12 +9,15 @@ format.
 
 from __future__ import annotations
 
+import itertools
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from quarry.ingest.reader import Record, read_document, read_jsonl, strip_bom
+from quarry.ingest.reader import Record, iter_jsonl, read_document, strip_bom
 from quarry.v1 import ingest_pb2
 
 CLAUDE_CODE = "claude-code"
@@ -25,6 +28,7 @@ UNKNOWN = "unknown"
 FORMATS = (CLAUDE_CODE, CODEX, CHATGPT, GEMINI, UNKNOWN)
 
 VOTE_RECORDS = 64
+_NON_SPACE = re.compile(rb"\S")
 
 CLAUDE_RECORD_TYPES = frozenset(
     {
@@ -62,11 +66,14 @@ CODEX_ITEM_TYPES = frozenset(
 
 @dataclass(slots=True)
 class Detection:
-    """What a file is and its parsed content: a whole `document` or JSON Lines `records`."""
+    """What a file is and its parsed content: a whole `document` or JSON Lines `records`.
+
+    `records` is lazy: it is read once, by the parser, and `issues` (bad lines) is complete only
+    after it has been consumed."""
 
     format: str
     document: Any = None
-    records: list[Record] = field(default_factory=list)
+    records: Iterable[Record] = ()
     issues: list[ingest_pb2.IngestIssue] = field(default_factory=list)
     reason: str = ""
 
@@ -74,7 +81,8 @@ class Detection:
 def detect(data: bytes, path: str) -> Detection:
     """Parse `data` once and say which format it holds (`UNKNOWN` with a reason when none)."""
     data = strip_bom(data)
-    head = data.lstrip()[:1]
+    start = _NON_SPACE.search(data)
+    head = data[start.start() : start.start() + 1] if start else b""
     if not head:
         return Detection(UNKNOWN, reason="the file is empty")
     shape = _shape(data) if head == b"{" else "document"
@@ -88,21 +96,23 @@ def detect(data: bytes, path: str) -> Detection:
                 return Detection(UNKNOWN, reason=f"a JSON {_describe(document)}")
         elif head == b"[":
             return Detection(UNKNOWN, reason=f"not JSON: {error}")
-    records, issues = read_jsonl(data, path)
-    kind = records_format(records)
+    issues: list[ingest_pb2.IngestIssue] = []
+    records = iter_jsonl(data, path, issues)
+    head_records = list(itertools.islice(records, VOTE_RECORDS))
+    kind = records_format(head_records)
     if kind == UNKNOWN:
-        reason = f"no Claude Code or Codex record among {len(records)} JSON value(s)"
+        reason = f"no Claude Code or Codex record among the first {len(head_records)} JSON value(s)"
         if issues:
             reason += f" and {len(issues)} line(s) that are not JSON"
         return Detection(UNKNOWN, reason=reason)
-    return Detection(kind, records=records, issues=issues)
+    return Detection(kind, records=itertools.chain(head_records, records), issues=issues)
 
 
 def _shape(data: bytes) -> str:
     """How a file starting with `{` is laid out: "lines" (JSON Lines), "single" (one line: a
     minified document or a one-record log) or "document" (a value spread over several lines)."""
     newline = data.find(b"\n")
-    if newline < 0 or not data[newline:].strip():
+    if newline < 0 or not _NON_SPACE.search(data, newline):
         return "single"
     try:
         orjson.loads(data[:newline])
@@ -137,7 +147,7 @@ def document_format(document: Any) -> str:
 
 def records_format(records: list[Record]) -> str:
     claude = codex = 0
-    for record in records[:VOTE_RECORDS]:
+    for record in records:
         data = record.data
         if not isinstance(data, dict):
             continue

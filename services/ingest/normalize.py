@@ -163,9 +163,10 @@ def describe_tool_input(value: Any) -> ToolCall:
         return ToolCall("", "", "")
     command = ""
     for key in _COMMAND_KEYS:
-        command = _command_text(value.get(key))
-        if command:
-            break
+        if key in value:
+            command = _command_text(value[key])
+            if command:
+                break
     path = _first_text(value, _PATH_KEYS)
     if not path:
         paths = value.get("paths")
@@ -179,7 +180,11 @@ def describe_tool_input(value: Any) -> ToolCall:
 
 
 def _first_text(value: dict[str, Any], keys: tuple[str, ...]) -> str:
-    return next((value[key] for key in keys if isinstance(value.get(key), str) and value[key]), "")
+    for key in keys:
+        text = value.get(key)
+        if text and isinstance(text, str):
+            return text
+    return ""
 
 
 def _command_text(value: Any) -> str:

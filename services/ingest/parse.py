@@ -48,11 +48,12 @@ def parse_bytes(data: bytes, path: str) -> ParseResult:
         reason = f"not a recognized session log: {detection.reason}"
         return ParseResult(path, formats.UNKNOWN, issues=[issue(path, 0, "unknown_format", reason)])
     source = _parse_source(detection, path)
+    issues = sorted([*detection.issues, *source.issues], key=lambda found: found.line)
     return ParseResult(
         path=path,
         format=detection.format,
         sessions=[build_session(draft) for draft in source.sessions],
-        issues=[*detection.issues, *source.issues],
+        issues=issues,
         skipped_record_types=source.skipped,
     )
 

@@ -10,6 +10,7 @@ rejected.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,29 +47,29 @@ def read_document(data: bytes) -> tuple[Any, str]:
         return None, str(error)
 
 
-def read_jsonl(data: bytes, path: str) -> tuple[list[Record], list[ingest_pb2.IngestIssue]]:
-    """Every JSON value of a JSON Lines file, in file order, plus one issue per unreadable line."""
-    records: list[Record] = []
-    issues: list[ingest_pb2.IngestIssue] = []
+def iter_jsonl(data: bytes, path: str, issues: list[ingest_pb2.IngestIssue]) -> Iterator[Record]:
+    """Every JSON value of a JSON Lines buffer, in file order, read lazily so that a large file's
+    records never all live at once; an issue per unreadable line is appended to `issues`."""
     lines = data.split(b"\n")
     last = len(lines)
     while last > 0 and (not lines[last - 1] or lines[last - 1].isspace()):
         last -= 1
     loads = orjson.loads
-    for number, raw in enumerate(lines[:last], start=1):
+    for number in range(1, last + 1):
+        raw = lines[number - 1]
         if not raw or raw.isspace():
             continue
         try:
-            records.append(Record(number, loads(raw)))
+            yield Record(number, loads(raw))
             continue
         except orjson.JSONDecodeError:
             pass
         values, problem = _salvage(raw, is_last=number == last)
-        records.extend(Record(number, value) for value in values)
+        for value in values:
+            yield Record(number, value)
         if problem is not None:
             code, reason = problem
             issues.append(issue(path, number, code, reason))
-    return records, issues
 
 
 def _salvage(raw: bytes, is_last: bool) -> tuple[list[Any], tuple[str, str] | None]:

@@ -42,9 +42,7 @@ def fts(expr: FtsExpr) -> Predicate:
 
 
 def field(name: str, *values: str, op: int = 0, session_scoped: bool = False) -> Predicate:
-    return Predicate(
-        field=plan_pb2.FieldClause(field=name, values=list(values), op=op, session_scoped=session_scoped)
-    )
+    return Predicate(field=plan_pb2.FieldClause(field=name, values=list(values), op=op, session_scoped=session_scoped))
 
 
 def all_(*items: Predicate) -> Predicate:

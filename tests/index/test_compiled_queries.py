@@ -43,7 +43,7 @@ def test_or_of_fts_leaves_and_negated_text(loaded: LexicalShard) -> None:
 def test_phrase_prefix_and_filters(loaded: LexicalShard) -> None:
     assert [h.session.id for h in sessions(loaded, '"locking keeps failing" tag:active')] == [sid("lock-same")]
     assert {h.session.id for h in sessions(loaded, "kanga*")} == {sid("tie-a"), sid("tie-b")}
-    assert [h.session.id for h in sessions(loaded, 'pool tool:bash -tag:stale')] == [sid("tools")]
+    assert [h.session.id for h in sessions(loaded, "pool tool:bash -tag:stale")] == [sid("tools")]
     assert [h.session.id for h in sessions(loaded, 'title:"lodz" migration')] == [sid("polish")]
 
 

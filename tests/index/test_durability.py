@@ -135,20 +135,21 @@ def test_sigkill_right_after_upsert_returns_loses_nothing(tmp_path: Path) -> Non
 def test_crash_between_the_sqlite_and_tantivy_commits_is_repaired_at_open(tmp_path: Path) -> None:
     child = _run_child(
         """
-        shard.upsert([session("before", [Msg("user", "committed everywhere")])])
+        shard.upsert([session("one", [Msg("user", "committed everywhere")]), session("two", [Msg("user", "old")])])
         def die(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
         shard._index_sessions = die   # SQLite has committed, Tantivy never will
-        shard.upsert([session("before", [Msg("user", "replaced text")]), session("pending", [Msg("user", "orphan row")])])
+        shard.upsert([session("one", [Msg("user", "replaced text")]), session("two", [Msg("user", "orphan row")])])
         """,
         tmp_path,
     )
     assert child.returncode == -signal.SIGKILL, child.stderr
 
+    # Same document count in both stores: only the pending marks tell what Tantivy missed.
     shard = LexicalShard(tmp_path, 0)
     try:
-        assert [h.session.id for h in shard.search(p.search(p.text("orphan"))).hits] == [sid("pending")]
-        assert [h.session.id for h in shard.search(p.search(p.text("replaced"))).hits] == [sid("before")]
+        assert [h.session.id for h in shard.search(p.search(p.text("orphan"))).hits] == [sid("two")]
+        assert [h.session.id for h in shard.search(p.search(p.text("replaced"))).hits] == [sid("one")]
         assert shard.search(p.search(p.text("committed"))).hits == []  # the stale version is gone
         stats = shard.stats()
         assert (stats.sessions, stats.documents) == (2, 2)

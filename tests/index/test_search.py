@@ -9,6 +9,7 @@ from quarry.index.lexical.shard import LexicalShard
 from quarry.v1 import errors_pb2, plan_pb2
 from tests.index import plans as p
 from tests.index.conftest import sid
+from tests.index.sessions import Msg, session
 
 
 def hit_ids(shard: LexicalShard, request) -> list[str]:
@@ -133,7 +134,10 @@ def test_hit_evidence_message_snippet_and_terms(loaded: LexicalShard) -> None:
     assert hit.match_surface == "message"
     assert list(hit.matched_terms) == ["sqlite", "locking"]
     assert "[sqlite]" in hit.snippet and "[locking]" in hit.snippet
-    assert hit.snippet.replace("[", "").replace("]", "") in "The sqlite database is in WAL mode; locking happens on every write."
+    assert (
+        hit.snippet.replace("[", "").replace("]", "")
+        in "The sqlite database is in WAL mode; locking happens on every write."
+    )
     assert hit.session.title == "SQLite locking"
     assert not hit.session.messages and not hit.session.actions  # a summary
 
@@ -157,7 +161,11 @@ def test_snippets_are_optional(loaded: LexicalShard) -> None:
 def test_ranking_text_scores_while_where_filters(loaded: LexicalShard) -> None:
     # where: sessions with a "sqlite" message; ranking: by "locking"
     response = loaded.search(p.search(p.text("sqlite"), ranking=p.term("locking")))
-    assert {h.session.id for h in response.hits} <= {sid("lock-same"), sid("lock-user"), sid("lock-split", "codex-session")}
+    assert {h.session.id for h in response.hits} <= {
+        sid("lock-same"),
+        sid("lock-user"),
+        sid("lock-split", "codex-session"),
+    }
     assert list(response.hits[0].matched_terms) == ["locking"]
 
 
@@ -218,3 +226,11 @@ def test_typed_errors(loaded: LexicalShard) -> None:
 
 def test_text_without_tokens_matches_nothing(loaded: LexicalShard) -> None:
     assert hit_ids(loaded, p.search(p.text("!!!"))) == []
+
+
+def test_ties_across_pages_still_break_on_session_id(fresh: LexicalShard) -> None:
+    # 50 equal messages, newest id indexed first: the smallest ids come last in Tantivy's order
+    fresh.upsert([session(f"same-{n:02d}", [Msg("user", "wombat burrow")]) for n in reversed(range(50))])
+    hits = fresh.search(p.search(p.text("wombat"), limit=3)).hits
+    assert [h.session.id for h in hits] == [sid(f"same-{n:02d}") for n in range(3)]
+    assert fresh.search(p.search(p.text("wombat"), limit=3)).matched_sessions == 50

@@ -215,9 +215,7 @@ def test_failing_embedder_keeps_texts_queued_and_recovers(
     assert max(len(r["input"]) for r in embeddings_server.requests) == 4
 
 
-def test_store_refuses_vectors_of_another_model(
-    corpus_shard_dir: Path, embeddings_server: EmbeddingsServer
-) -> None:
+def test_store_refuses_vectors_of_another_model(corpus_shard_dir: Path, embeddings_server: EmbeddingsServer) -> None:
     shard = VectorShard(corpus_shard_dir, f"openai:{embeddings_server.url}#embed-small")
     with pytest.raises(QuarryError) as caught:
         shard.start()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from quarry.ingest.parse import parse_file
+import orjson
+
+from quarry.ingest.parse import parse_bytes, parse_file
 from tests.ingest.support import FIXTURES
 
 SESSION = FIXTURES / "claude_code" / "session.jsonl"
@@ -76,3 +78,14 @@ def test_runtime_rows_are_not_authored() -> None:
     session = parse_file(SESSION).sessions[0]
     users = [(m.authored, m.blocks[0].type) for m in session.messages if m.role == "user"]
     assert users == [(True, "text"), (False, "tool_result"), (False, "tool_result"), (False, "text")]
+
+
+def test_turn_duration_is_the_turn_last_reply_duration() -> None:
+    lines = [
+        {"type": "user", "uuid": "a", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "b", "sessionId": "s", "message": {"id": "m", "content": "hello"}},
+        {"type": "system", "subtype": "turn_duration", "uuid": "c", "sessionId": "s", "durationMs": 1234},
+    ]
+    result = parse_bytes(b"\n".join(orjson.dumps(line) for line in lines), "turn.jsonl")
+    assert [m.duration_ms for m in result.sessions[0].messages] == [0, 1234]
+    assert result.skipped_record_types == {}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from quarry.ingest.parse import parse_file
+import orjson
+
+from quarry.ingest.parse import parse_bytes, parse_file
 from tests.ingest.support import FIXTURES, categories, roles
 
 ROLLOUT = FIXTURES / "codex" / "rollout.jsonl"
@@ -70,3 +72,32 @@ def test_rollout_without_envelope_is_read_too() -> None:
     (action,) = session.actions
     assert (action.command, action.output, action.failed) == ("ls", "README.md\nsetup.py\n", False)
     assert result.skipped_record_types == {"codex:record_type/state": 2}
+
+
+def test_dialogue_only_in_events_is_still_read() -> None:
+    lines = [
+        {"timestamp": "2025-09-01T10:00:00Z", "type": "session_meta", "payload": {"id": "evt-1", "cwd": "/w/app"}},
+        {
+            "timestamp": "2025-09-01T10:00:01Z",
+            "type": "event_msg",
+            "payload": {"type": "user_message", "message": "hi"},
+        },
+        {
+            "timestamp": "2025-09-01T10:00:02Z",
+            "type": "event_msg",
+            "payload": {"type": "agent_reasoning", "text": "greet"},
+        },
+        {
+            "timestamp": "2025-09-01T10:00:03Z",
+            "type": "event_msg",
+            "payload": {"type": "agent_message", "message": "hello"},
+        },
+    ]
+    result = parse_bytes(b"\n".join(orjson.dumps(line) for line in lines), "events.jsonl")
+    session = result.sessions[0]
+    assert [(m.role, m.blocks[0].type, m.blocks[0].text) for m in session.messages] == [
+        ("user", "text", "hi"),
+        ("assistant", "thinking", "greet"),
+        ("assistant", "text", "hello"),
+    ]
+    assert (session.id, session.repo, session.duration_ms) == ("codex-session:evt-1", "app", 3000)

@@ -79,11 +79,11 @@ def matching_blocks(store: Store, node: fts.Fts, message_ords: Sequence[int]) ->
 class FullText:
     """Implements predicates.FullText: session and unit ordinal sets for fts leaves."""
 
-    def __init__(self, searcher: tantivy.Searcher, store: Store, field: str = schema.TEXT) -> None:
+    def __init__(self, searcher: tantivy.Searcher, sch: tantivy.Schema, store: Store, field: str = schema.TEXT) -> None:
         self.searcher = searcher
-        self.schema = searcher_schema(searcher, store)
-        self.field = field
+        self.schema = sch
         self.store = store
+        self.field = field
 
     def sessions(self, exprs: Sequence[plan_pb2.FtsExpr], roles: Sequence[RoleClause]) -> Collection[int]:
         node = fts.combine("all", (fts.compile_fts(e) for e in exprs))

@@ -14,13 +14,13 @@ Ranked session search (`search` with text)
   (prefixes), where ties break on session id among the candidates read.
 - Ties break on session id (ascending). Snippets mark matches with [ and ]; other text is kept plain.
 
-Everything else (unranked lists, `match_session_ids`, unit rows) is SQL over the store, with
-full-text leaves evaluated in Tantivy to ordinal sets first.
+Unranked lists and `match_session_ids` are SQL over the store, with full-text leaves evaluated in
+Tantivy to ordinal sets first. Unit rows: see rows.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import tantivy
@@ -28,8 +28,10 @@ from tantivy import Occur, Query
 
 from quarry.core.errors import QuarryError
 from quarry.index.lexical import analyzer, fts, schema
+from quarry.index.lexical.fulltext import FullText, const, role_filters, terms
 from quarry.index.lexical.predicates import Lowering, RoleClause, Sql, split_group
-from quarry.index.lexical.store import ACTION_COLUMNS, Store, action_from_row, json_list
+from quarry.index.lexical.rows import UnitRows
+from quarry.index.lexical.store import Store, json_list
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
 
 DEFAULT_SESSIONS = 10
@@ -38,7 +40,7 @@ SNIPPET_CHARS = 160
 _FIRST_PAGE = 32
 _MAX_CANDIDATE_HITS = 5_000
 _PREFIX_EXPANSIONS = 16
-_UNIT_TABLES = {"messages": "messages", "actions": "actions", "blocks": "blocks"}
+UNITS = ("messages", "actions", "blocks")
 _DOC_FILTER_FIELDS = {
     "repo": schema.REPO,
     "origin": schema.ORIGIN,
@@ -51,90 +53,6 @@ _DOC_FILTER_FIELDS = {
 
 def _request_error(message: str, parameter: str) -> QuarryError:
     return QuarryError(errors_pb2.INVALID_REQUEST, message, parameter=parameter)
-
-
-def _const(query: Query) -> Query:
-    return Query.const_score_query(query, 0.0)
-
-
-def _all_values(searcher: tantivy.Searcher, query: Query, fast_field: str) -> list[int]:
-    """The fast-field value of every document matching the query (one Rust call)."""
-    if searcher.num_docs == 0:
-        return []
-    hits = searcher.search(query, limit=searcher.num_docs, count=False, order_by_field=fast_field).hits
-    return [value for value, _ in hits]
-
-
-def _terms(sch: tantivy.Schema, field: str, values: Sequence[object]) -> Query:
-    """Any of the values: a plain term query for one (cheaper than a term set)."""
-    if len(values) == 1:
-        return Query.term_query(sch, field, values[0])
-    return Query.term_set_query(sch, field, list(values))
-
-
-def _role_filters(sch: tantivy.Schema, roles: Sequence[RoleClause]) -> list[tuple[Occur, Query]]:
-    clauses = []
-    for role in roles:
-        terms = _terms(sch, schema.ROLE, [v.lower() for v in role.clause.values])
-        clauses.append((Occur.MustNot, terms) if role.negated else (Occur.Must, _const(terms)))
-    return clauses
-
-
-class _FullText:
-    """Full-text leaves of predicates, evaluated on one searcher snapshot (see predicates.FullText)."""
-
-    def __init__(self, searcher: tantivy.Searcher, sch: tantivy.Schema, field: str, store: Store) -> None:
-        self.searcher = searcher
-        self.schema = sch
-        self.field = field
-        self.store = store
-
-    def message_query(self, exprs: Sequence[plan_pb2.FtsExpr], roles: Sequence[RoleClause]) -> Query | None:
-        node = fts.combine("all", (fts.compile_fts(e) for e in exprs))
-        if node is None:
-            return None
-        clauses = [(Occur.Must, fts.to_query(node, self.schema, self.field))]
-        clauses.extend(_role_filters(self.schema, roles))
-        return Query.boolean_query(clauses)
-
-    def sessions(self, exprs: Sequence[plan_pb2.FtsExpr], roles: Sequence[RoleClause]) -> Collection[int]:
-        query = self.message_query(exprs, roles)
-        return set() if query is None else set(_all_values(self.searcher, query, schema.SESSION_ORD))
-
-    def units(self, unit: str, expr: plan_pb2.FtsExpr) -> Collection[int]:
-        node = fts.compile_fts(expr)
-        if node is None:
-            return []
-        if unit == "messages":
-            return _all_values(self.searcher, fts.to_query(node, self.schema, schema.TEXT), schema.MESSAGE_ORD)
-        return self._blocks(node)
-
-    def _blocks(self, node: fts.Fts) -> list[int]:
-        """Blocks whose own text matches: candidate messages from Tantivy (either text field, positive
-        part only), then each candidate block checked against the full expression."""
-        candidate = fts.positive(node)
-        if candidate is None:
-            return []
-        query = Query.boolean_query(
-            [(Occur.Should, fts.to_query(candidate, self.schema, f)) for f in (schema.TEXT, schema.ACTIONS)]
-        )
-        message_ords = _all_values(self.searcher, query, schema.MESSAGE_ORD)
-        rows = self.store.reader().execute(
-            "SELECT b.ord, b.id, m.ord, m.proto FROM blocks b JOIN messages m ON m.ord = b.message_ord "
-            "WHERE b.message_ord IN (SELECT value FROM json_each(?)) ORDER BY m.ord",
-            (json_list(message_ords),),
-        )
-        matched: list[int] = []
-        texts: dict[str, str] = {}
-        current = -1
-        for block_ord, block_id, message_ord, proto in rows:
-            if message_ord != current:
-                current = message_ord
-                texts = {b.id: b.text for b in units_pb2.Message.FromString(proto).blocks}
-            tokens = analyzer.tokens(texts.get(block_id, ""))
-            if tokens and fts.matches(node, tokens, set(tokens)):
-                matched.append(block_ord)
-        return matched
 
 
 @dataclass
@@ -165,7 +83,7 @@ class Leaf:
             raise _request_error(f"a lexical shard serves the dialogue and actions lanes, not {lane!r}", "lane")
         limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
         searcher = self.index.searcher()
-        full_text = _FullText(searcher, self.schema, field, self.store)
+        full_text = FullText(searcher, self.schema, self.store, field)
         lowering = Lowering(full_text)
         where = plan.where if plan.HasField("where") else None
 
@@ -186,7 +104,7 @@ class Leaf:
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
             roles = []
         clauses = self._scored(searcher, ranking, group, field)
-        clauses.extend(_role_filters(self.schema, roles))
+        clauses.extend(role_filters(self.schema, roles))
         sql_rest: list[plan_pb2.Predicate] = []
         for pred in rest:
             if _implied_by(pred, ranking):
@@ -195,7 +113,7 @@ class Leaf:
             if doc_filter is None:
                 sql_rest.append(pred)
             else:
-                clauses.append((Occur.Must, _const(doc_filter)))
+                clauses.append((Occur.Must, const(doc_filter)))
         session_filter = None
         if sql_rest:
             session_filter = lowering.session(plan_pb2.Predicate(all=plan_pb2.PredicateList(items=sql_rest)))
@@ -226,7 +144,7 @@ class Leaf:
             return [(Occur.Must, fts.to_query(group, self.schema, field, expansions))]
         clauses = [(Occur.Must, fts.to_query(ranking, self.schema, field, expansions))]
         if group is not None:
-            clauses.append((Occur.Must, _const(fts.to_query(group, self.schema, field))))
+            clauses.append((Occur.Must, const(fts.to_query(group, self.schema, field))))
         return clauses
 
     def _doc_filter(self, pred: plan_pb2.Predicate) -> Query | None:
@@ -239,9 +157,9 @@ class Leaf:
             if name is None or clause.op != plan_pb2.COMPARISON_UNSPECIFIED or not clause.values:
                 return None
             values = list(clause.values) if name == schema.SESSION_ID else [v.lower() for v in clause.values]
-            return _terms(self.schema, name, values)
+            return terms(self.schema, name, values)
         if kind == "session_ids":
-            return _terms(self.schema, schema.SESSION_ID, list(pred.session_ids.ids))
+            return terms(self.schema, schema.SESSION_ID, list(pred.session_ids.ids))
         if kind == "negate":
             inner = self._doc_filter(pred.negate)
             if inner is None:
@@ -305,7 +223,7 @@ class Leaf:
                     if not allowed:
                         return [], 0
                     in_tantivy = Query.term_set_query(self.schema, schema.SESSION_ORD, allowed)
-                    narrowed = Query.boolean_query([(Occur.Must, query), (Occur.Must, _const(in_tantivy))])
+                    narrowed = Query.boolean_query([(Occur.Must, query), (Occur.Must, const(in_tantivy))])
                     return self._top_sessions(searcher, narrowed, limit, None)
                 break
             page = min(page * 4, _MAX_CANDIDATE_HITS - offset)
@@ -336,12 +254,12 @@ class Leaf:
         for candidate in top:
             doc = searcher.doc(candidate.address)
             text = doc.get_first(field) or ""
-            terms = fts.matched_terms(ranking, analyzer.tokens(text)) if need_tokens else fixed_terms
+            hit_terms = fts.matched_terms(ranking, analyzer.tokens(text)) if need_tokens else fixed_terms
             hit = response.hits.add(
                 score=candidate.score,
                 ranked=True,
                 message_id=doc.get_first(schema.MESSAGE_ID) or "",
-                matched_terms=terms,
+                matched_terms=hit_terms,
                 match_surface=surface,
             )
             summary = summaries.get(candidate.ord)
@@ -349,11 +267,12 @@ class Leaf:
                 hit.session.CopyFrom(summary)
                 hit.sort_time_ms = summary.updated_ms
             if with_snippets:
-                snippet_generator = generator or self._terms_generator(searcher, terms, field)
+                snippet_generator = generator or self._terms_generator(searcher, hit_terms, field)
                 hit.snippet = _snippet(snippet_generator, doc, text)
 
-    def _terms_generator(self, searcher: tantivy.Searcher, terms: list[str], field: str) -> tantivy.SnippetGenerator:
-        query = Query.boolean_query([(Occur.Should, Query.term_query(self.schema, field, t)) for t in terms])
+    def _terms_generator(self, searcher: tantivy.Searcher, words: list[str], field: str) -> tantivy.SnippetGenerator:
+        """Highlights exactly these words (a prefix query has no terms of its own to highlight)."""
+        query = Query.boolean_query([(Occur.Should, Query.term_query(self.schema, field, w)) for w in words])
         generator = tantivy.SnippetGenerator.create(searcher, query, self.schema, field)
         generator.set_max_num_chars(SNIPPET_CHARS)
         return generator
@@ -376,7 +295,7 @@ class Leaf:
         return response
 
     def match_session_ids(self, where: plan_pb2.Predicate | None) -> list[str]:
-        lowering = Lowering(_FullText(self.index.searcher(), self.schema, schema.TEXT, self.store))
+        lowering = Lowering(FullText(self.index.searcher(), self.schema, self.store))
         sql = lowering.session(where)
         rows = self.store.reader().execute(f"SELECT s.id FROM sessions s WHERE {sql.text} ORDER BY s.id", sql.params)
         return [r[0] for r in rows]
@@ -385,60 +304,11 @@ class Leaf:
 
     def query_units(self, request: index_pb2.ShardUnitsRequest, shard: int) -> index_pb2.ShardUnitsResponse:
         plan = request.plan
-        table = _UNIT_TABLES.get(plan.unit)
-        if table is None:
+        if plan.unit not in UNITS:
             raise _request_error(f"unit rows are messages, actions or blocks, not {plan.unit!r}", "plan.unit")
         limit = request.limit if request.limit > 0 else DEFAULT_ROWS
-        lowering = Lowering(_FullText(self.index.searcher(), self.schema, schema.TEXT, self.store))
-        parts = [lowering.unit(plan.unit, plan.where if plan.HasField("where") else None)]
-        if plan.HasField("session_scope"):
-            parts.append(lowering.owning_session(plan.session_scope))
-        where = " AND ".join(p.text for p in parts)
-        params = [x for p in parts for x in p.params]
-        direction = "DESC" if _descending(plan) else "ASC"
-        order = f"ORDER BY u.time_ms {direction}, u.id ASC LIMIT ?"
-        response = index_pb2.ShardUnitsResponse(shard=shard)
-        conn = self.store.reader()
-        if plan.unit == "messages":
-            for proto, time_ms in conn.execute(
-                f"SELECT u.proto, u.time_ms FROM messages u WHERE {where} {order}", [*params, limit]
-            ):
-                message = units_pb2.Message.FromString(proto)
-                response.rows.add(
-                    message=message, session_id=message.session_id, sort_time_ms=time_ms, sort_id=message.id
-                )
-        elif plan.unit == "actions":
-            columns = ", ".join(f"u.{c.strip()}" for c in ACTION_COLUMNS.split(","))
-            for row in conn.execute(
-                f"SELECT {columns}, s.id FROM actions u JOIN sessions s ON s.ord = u.session_ord WHERE {where} {order}",
-                [*params, limit],
-            ):
-                action = _action(row)
-                response.rows.add(
-                    action=action, session_id=action.session_id, sort_time_ms=action.time_ms, sort_id=action.id
-                )
-        else:
-            for block_id, time_ms, proto in conn.execute(
-                f"SELECT u.id, u.time_ms, m.proto FROM blocks u JOIN messages m ON m.ord = u.message_ord "
-                f"WHERE {where} {order}",
-                [*params, limit],
-            ):
-                message = units_pb2.Message.FromString(proto)
-                block = next((b for b in message.blocks if b.id == block_id), units_pb2.Block(id=block_id))
-                response.rows.add(block=block, session_id=message.session_id, sort_time_ms=time_ms, sort_id=block_id)
-        return response
-
-
-def _action(row: Sequence[object]) -> units_pb2.Action:
-    return action_from_row(row[:-1], str(row[-1]))
-
-
-def _descending(plan: plan_pb2.QueryPlan) -> bool:
-    descending = False
-    for stage in plan.stages:
-        if stage.WhichOneof("stage") == "sort":
-            descending = stage.sort.descending
-    return descending
+        rows = UnitRows(self.index.searcher(), self.schema, self.store).run(plan, limit)
+        return index_pb2.ShardUnitsResponse(rows=rows, shard=shard)
 
 
 def _positive_fts(preds: Sequence[plan_pb2.Predicate]) -> list[plan_pb2.FtsExpr]:

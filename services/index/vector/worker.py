@@ -65,6 +65,8 @@ class EmbedWorker:
                     self.ready = True
                     self._succeeded()
                 self._wake.clear()
+                if self._stop.is_set():  # stop() may have set the wake flag just cleared
+                    break
                 texts = self._take(self._batch_size)
                 if not texts:
                     self._wake.wait()

@@ -10,7 +10,8 @@ One file is one session. Subagent runs become their own sessions, linked to the 
 
 Assistant lines sharing `message.id` are one API response and become ONE message whose blocks are
 merged in arrival order; their repeated `usage` is counted once (the largest value of each field,
-which is the final one of a streamed response). `system` records that carry text (compaction
+which is the final one of a streamed response). A `system/turn_duration` record gives its
+`durationMs` to the turn's last assistant message. `system` records that carry text (compaction
 boundaries, local command output) become system messages; a compaction marks every earlier message
 of its session `shadowed`. Records the archive does not model (file-history-snapshot,
 queue-operation, progress, attachment, …) and `system` records without text are counted in
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +67,7 @@ class _Stream:
     tool_names: dict[str, str] = field(default_factory=dict)
     shadow_before: int = -1
     after_boundary: bool = False
+    last_assistant: DraftMessage | None = None
 
 
 class _Parser:
@@ -158,6 +161,9 @@ class _Parser:
     def _system(self, stream: _Stream, data: dict[str, Any], time_ms: int) -> None:
         subtype = as_str(data.get("subtype"))
         text = as_str(data.get("content"))
+        if subtype == "turn_duration" and stream.last_assistant is not None:
+            stream.last_assistant.duration_ms = as_count(data.get("durationMs"))
+            return
         if not text:
             self.result.skipped[f"{FORMAT}:system/{subtype or '(none)'}"] += 1
             return
@@ -179,6 +185,7 @@ class _Parser:
             )
             if api_id:
                 stream.by_message_id[api_id] = draft_message
+        stream.last_assistant = draft_message
         usage = message.get("usage")
         if isinstance(usage, dict):
             for source_key, attribute in _USAGE_FIELDS:
@@ -271,7 +278,7 @@ class _Parser:
         return self.result
 
 
-def parse(records: list[Record], path: str) -> SourceResult:
+def parse(records: Iterable[Record], path: str) -> SourceResult:
     parser = _Parser(path)
     for record in records:
         try:

@@ -5,8 +5,10 @@ response items, read the same way. The session id is the first `session_meta.id`
 
 `response_item`s are the conversation: each becomes one message in file order. Codex writes the
 same dialogue twice, once as response items and once as `event_msg` (user_message, agent_message,
-agent_reasoning), so when a file has response-item messages the event copies are not used (they
-are counted in `skipped`); a file with only the event copies is read from them.
+agent_reasoning). Every rollout opens with response items (the injected context), so once one has
+been seen the event copies are not used (they are counted in `skipped`); events that come before
+any response item are read as the dialogue. Deciding from what precedes keeps a prefix of a
+growing rollout consistent with the whole file.
 
 - roles: user, assistant, `developer` and `system` -> system; tool outputs -> tool.
 - user messages the CLI injects (AGENTS.md, `<environment_context>`, `<turn_aborted>`, …) keep the
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,9 +78,9 @@ class _Usage:
 
 
 class _Parser:
-    def __init__(self, path: str, use_events: bool) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.use_events = use_events
+        self.seen_response_item = False
         self.result = SourceResult()
         self.draft = DraftSession(origin=ORIGIN, native_id="", source_path=path)
         self.model = ""
@@ -106,6 +109,7 @@ class _Parser:
             if not self.draft.cwd:
                 self._set_cwd(as_str(payload.get("cwd")))
         elif kind == "response_item":
+            self.seen_response_item = True
             self._response_item(payload, time_ms)
         elif kind == "event_msg":
             self._event(payload, time_ms)
@@ -231,7 +235,7 @@ class _Parser:
             exit_code = event.get("exit_code")
             if call_id and isinstance(exit_code, int):
                 self.exit_codes[call_id] = exit_code
-        elif kind in EVENT_DIALOGUE and self.use_events:
+        elif kind in EVENT_DIALOGUE and not self.seen_response_item:
             text = as_str(event.get("message")) or as_str(event.get("text"))
             if kind == "user_message":
                 self._message("user", [DraftBlock("text", text=text)] if text else [], time_ms)
@@ -283,9 +287,8 @@ class _Parser:
         return self.result
 
 
-def parse(records: list[Record], path: str) -> SourceResult:
-    use_events = not any(_is_dialogue_item(record.data) for record in records)
-    parser = _Parser(path, use_events)
+def parse(records: Iterable[Record], path: str) -> SourceResult:
+    parser = _Parser(path)
     for record in records:
         try:
             parser.feed(record)
@@ -309,13 +312,6 @@ def _envelope(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if isinstance(kind, str) and (kind in CALL_TYPES or kind in OUTPUT_TYPES or kind in ("message", "reasoning")):
         return "response_item", data
     return kind if isinstance(kind, str) else "(untyped)", data
-
-
-def _is_dialogue_item(data: Any) -> bool:
-    if not isinstance(data, dict):
-        return False
-    kind, payload = _envelope(data)
-    return kind == "response_item" and payload.get("type") in ("message", "reasoning")
 
 
 def _content_blocks(content: Any) -> list[DraftBlock]:
@@ -355,8 +351,9 @@ def _output_text(output: Any) -> tuple[str, int | None, bool]:
         return output, None, output.startswith("failed in sandbox")
     if isinstance(output, list):
         return "\n".join(text for text in (_part_text(part) for part in output) if text), None, False
-    if isinstance(output, dict):
-        text, exit_code, failed = _output_text(output.get("content"))
+    if isinstance(output, dict):  # {content, success}: content is text or parts, never nested deeper
+        content = output.get("content")
+        text, exit_code, failed = ("", None, False) if isinstance(content, dict) else _output_text(content)
         return text, exit_code, failed or output.get("success") is False
     return "", None, False
 

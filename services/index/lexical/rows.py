@@ -1,0 +1,174 @@
+"""Unit rows (messages, actions, blocks) of a plan: filtered, in time order, the first `limit` of them.
+
+Order: time ascending, or descending when the plan's last `sort` stage says so; ties break on the
+row id, ascending, in both directions. `sort_time_ms` / `sort_id` carry that key for the global merge.
+
+Two strategies:
+- text-led, when the top of `where` is an AND holding fts leaves over messages or blocks (`messages
+  where role:assistant AND text:timeout`): Tantivy returns the matching messages in time order (the
+  `time` fast field), page by page; SQL checks the other clauses and the session scope on each page's
+  rows only. Paging stops once `limit` rows are known and the pages have moved past their last time.
+  Work grows with the pages read, not with every match. When the other clauses reject nearly every
+  candidate, it falls back after a bounded number of hits to
+- SQL: the whole predicate lowered to SQL with fts leaves evaluated to ordinal sets first, then
+  ORDER BY time, id LIMIT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tantivy
+from tantivy import Order
+
+from quarry.index.lexical import fts, schema
+from quarry.index.lexical.fulltext import FullText, block_candidates, matching_blocks
+from quarry.index.lexical.predicates import Lowering, Sql
+from quarry.index.lexical.store import ACTION_COLUMNS, Store, action_from_row, json_list
+from quarry.v1 import index_pb2, plan_pb2, units_pb2
+
+_FIRST_PAGE = 64
+_MAX_PAGED_HITS = 20_000
+_ACTION_SELECT = ", ".join(f"u.{c.strip()}" for c in ACTION_COLUMNS.split(","))
+
+
+def descending(plan: plan_pb2.QueryPlan) -> bool:
+    """The direction of the last `sort` stage (ascending when there is none)."""
+    result = False
+    for stage in plan.stages:
+        if stage.WhichOneof("stage") == "sort":
+            result = stage.sort.descending
+    return result
+
+
+class UnitRows:
+    """Runs one unit-row plan on a searcher snapshot and the store."""
+
+    def __init__(self, searcher: tantivy.Searcher, sch: tantivy.Schema, store: Store) -> None:
+        self.searcher = searcher
+        self.schema = sch
+        self.store = store
+        self.lowering = Lowering(FullText(searcher, sch, store))
+
+    def run(self, plan: plan_pb2.QueryPlan, limit: int) -> list[index_pb2.UnitRow]:
+        unit = plan.unit
+        where = plan.where if plan.HasField("where") else None
+        desc = descending(plan)
+        exprs, others = _top_text(where) if unit in ("messages", "blocks") else ([], [])
+        node = fts.combine("all", (fts.compile_fts(e) for e in exprs))
+        ords = None
+        if exprs and node is None:
+            ords = []  # text that analyzes to no token matches nothing
+        elif node is not None:
+            ords = self._text_led(unit, node, self._filter(unit, others, plan), desc, limit)
+        if ords is None:
+            ords = self._sql(unit, self._filter(unit, [where] if where is not None else [], plan), desc, limit)
+        return self._materialize(unit, ords)
+
+    def _filter(self, unit: str, preds: Sequence[plan_pb2.Predicate], plan: plan_pb2.QueryPlan) -> Sql:
+        parts = [self.lowering.unit(unit, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=preds)))]
+        if plan.HasField("session_scope"):
+            parts.append(self.lowering.owning_session(plan.session_scope))
+        return Sql(" AND ".join(p.text for p in parts), [x for p in parts for x in p.params])
+
+    def _sql(self, unit: str, condition: Sql, desc: bool, limit: int) -> list[int]:
+        direction = "DESC" if desc else "ASC"
+        rows = self.store.reader().execute(
+            f"SELECT u.ord FROM {unit} u WHERE {condition.text} ORDER BY u.time_ms {direction}, u.id ASC LIMIT ?",
+            [*condition.params, limit],
+        )
+        return [r[0] for r in rows]
+
+    def _text_led(self, unit: str, node: fts.Fts, condition: Sql, desc: bool, limit: int) -> list[int] | None:
+        """Row ordinals in order, or None when the condition is too selective to page through."""
+        if unit == "messages":
+            query = fts.to_query(node, self.schema, schema.TEXT)
+        else:
+            query = block_candidates(self.schema, node)
+            if query is None:
+                return []
+        order = Order.Desc if desc else Order.Asc
+        found: dict[int, tuple[int, str]] = {}
+        offset = 0
+        page = max(_FIRST_PAGE, 4 * limit)
+        while True:
+            hits = self.searcher.search(
+                query, limit=page, offset=offset, count=False, order_by_field=schema.TIME, order=order
+            ).hits
+            message_ords = self.searcher.fast_field_values(schema.MESSAGE_ORD, [a for _, a in hits])
+            found.update(self._page(unit, node, message_ords, condition))
+            offset += len(hits)
+            if len(hits) < page:
+                break
+            if len(found) >= limit:
+                last_time = _ordered(found, desc)[limit - 1][1][0]
+                if (hits[-1][0] < last_time) if desc else (hits[-1][0] > last_time):
+                    break
+            if offset >= _MAX_PAGED_HITS:
+                return None
+            page = min(page * 4, _MAX_PAGED_HITS - offset)
+        return [row_ord for row_ord, _ in _ordered(found, desc)[:limit]]
+
+    def _page(self, unit: str, node: fts.Fts, message_ords: list[int], condition: Sql) -> dict[int, tuple[int, str]]:
+        """(time, id) by ordinal of the rows of these candidate messages that pass the condition."""
+        ords = message_ords if unit == "messages" else matching_blocks(self.store, node, message_ords)
+        rows = self.store.reader().execute(
+            f"SELECT u.ord, u.time_ms, u.id FROM {unit} u "
+            f"WHERE u.ord IN (SELECT value FROM json_each(?)) AND {condition.text}",
+            [json_list(ords), *condition.params],
+        )
+        return {row_ord: (time_ms, row_id) for row_ord, time_ms, row_id in rows}
+
+    def _materialize(self, unit: str, ords: list[int]) -> list[index_pb2.UnitRow]:
+        conn = self.store.reader()
+        wanted = json_list(ords)
+        by_ord: dict[int, index_pb2.UnitRow] = {}
+        if unit == "messages":
+            for row_ord, proto in conn.execute(
+                "SELECT ord, proto FROM messages WHERE ord IN (SELECT value FROM json_each(?))", (wanted,)
+            ):
+                m = units_pb2.Message.FromString(proto)
+                by_ord[row_ord] = index_pb2.UnitRow(
+                    message=m, session_id=m.session_id, sort_time_ms=m.time_ms, sort_id=m.id
+                )
+        elif unit == "actions":
+            for row in conn.execute(
+                f"SELECT u.ord, {_ACTION_SELECT}, s.id FROM actions u JOIN sessions s ON s.ord = u.session_ord "
+                "WHERE u.ord IN (SELECT value FROM json_each(?))",
+                (wanted,),
+            ):
+                a = action_from_row(row[1:-1], row[-1])
+                by_ord[row[0]] = index_pb2.UnitRow(
+                    action=a, session_id=a.session_id, sort_time_ms=a.time_ms, sort_id=a.id
+                )
+        else:
+            for row_ord, block_id, time_ms, proto in conn.execute(
+                "SELECT u.ord, u.id, u.time_ms, m.proto FROM blocks u JOIN messages m ON m.ord = u.message_ord "
+                "WHERE u.ord IN (SELECT value FROM json_each(?))",
+                (wanted,),
+            ):
+                m = units_pb2.Message.FromString(proto)
+                block = next((b for b in m.blocks if b.id == block_id), units_pb2.Block(id=block_id))
+                by_ord[row_ord] = index_pb2.UnitRow(
+                    block=block, session_id=m.session_id, sort_time_ms=time_ms, sort_id=block_id
+                )
+        return [by_ord[o] for o in ords if o in by_ord]
+
+
+def _ordered(found: dict[int, tuple[int, str]], desc: bool) -> list[tuple[int, tuple[int, str]]]:
+    """Rows by (time, id), time descending when asked; ids always ascending."""
+    if desc:
+        return sorted(found.items(), key=lambda item: (-item[1][0], item[1][1]))
+    return sorted(found.items(), key=lambda item: item[1])
+
+
+def _top_text(
+    where: plan_pb2.Predicate | None,
+) -> tuple[list[plan_pb2.FtsExpr], list[plan_pb2.Predicate]]:
+    """The fts leaves at the top AND of `where`, and its other clauses."""
+    if where is None:
+        return [], []
+    kind = where.WhichOneof("node")
+    items = list(where.all.items) if kind == "all" else [where]
+    exprs = [i.fts for i in items if i.WhichOneof("node") == "fts"]
+    return exprs, [i for i in items if i.WhichOneof("node") != "fts"]
