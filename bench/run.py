@@ -37,6 +37,7 @@ from bench.queries import CLASSES, BenchQuery, Latency, build_queries, measure  
 from quarry.client.client import QuarryClient  # noqa: E402
 from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.embed import load_embedder  # noqa: E402
+from quarry.core.errors import QuarryError  # noqa: E402
 from quarry.index.lexical.schema import dialogue_text  # noqa: E402
 from quarry.ingest.dialogue import dialogue_items  # noqa: E402
 from quarry.ingest.synthetic import generate_sessions  # noqa: E402
@@ -165,8 +166,15 @@ def run_quarry_lexical(
         log("Quarry: querying")
         envelopes: dict[BenchQuery, query_pb2.SearchEnvelope] = {}
 
+        errors: dict[str, str] = {}
+
         def search(q: BenchQuery) -> None:
-            envelopes[q] = client.search(q.quarry, lane="dialogue", limit=SEARCH_LIMIT)
+            # A failed query is recorded (and timed until it failed) rather than ending the run.
+            try:
+                envelopes[q] = client.search(q.quarry, lane="dialogue", limit=SEARCH_LIMIT)
+            except QuarryError as error:
+                envelopes[q] = query_pb2.SearchEnvelope(query=q.quarry)
+                errors[q.quarry] = str(error)
 
         latency = measure(search, queries)
         memory = {name: process_memory(pid) for name, pid in cluster.pids.items()}
@@ -200,6 +208,7 @@ def run_quarry_lexical(
         "server_total_latency": _latency_dict(server_total),
         "server_stage_latency": _latency_dict(server_stages),
         "agreement_with_fts5": agreement(queries, results, fts_results),
+        "failed_queries": errors,
         "memory_kB": memory,
         "index_bytes": disk,
     }
@@ -243,12 +252,14 @@ def embedder_rate(texts: Sequence[str]) -> dict[str, float]:
 
 
 def wait_embedder_ready(address: str) -> None:
-    stub = vector_pb2_grpc.VectorServiceStub(grpc.insecure_channel(address))
-    started = time.perf_counter()
-    while time.perf_counter() - started < READY_TIMEOUT_S:
-        if stub.Stats(vector_pb2.VectorStatsRequest(), timeout=5).ready:
-            return
-        time.sleep(0.25)
+    """Waits until the vector node has loaded its model, so loading is not counted as embedding."""
+    with grpc.insecure_channel(address) as channel:
+        stub = vector_pb2_grpc.VectorServiceStub(channel)
+        started = time.perf_counter()
+        while time.perf_counter() - started < READY_TIMEOUT_S:
+            if stub.Stats(vector_pb2.VectorStatsRequest(), timeout=5).ready:
+                return
+            time.sleep(0.25)
     raise RuntimeError(f"the vector node's embedder was not ready after {READY_TIMEOUT_S:.0f} s")
 
 
@@ -362,6 +373,8 @@ def render(result: dict) -> str:  # type: ignore[type-arg]
             f"  {kind:<16} {a['mean_overlap_at_20']:.2f}   quarry empty {a['quarry_empty']}, "
             f"fts5 empty {a['fts5_empty']}"
         )
+    for query, error in q["failed_queries"].items():
+        lines.append(f"  FAILED {query!r}: {error}")
     lines += ["", "memory after the query phase (RssAnon)"]
     for name, mem in sorted(q["memory_kB"].items()):
         lines.append(

@@ -35,7 +35,7 @@ THREADS_ENV = "QUARRY_EMBED_THREADS"
 # texts, batches of 32) and two ~26 texts/s, but two take both cores from the lexical shards that
 # share the machine; a vector node on its own machine raises it with QUARRY_EMBED_THREADS.
 DEFAULT_MINILM_THREADS = 1
-MINILM_CHUNK = 64
+MINILM_CHUNK = 16
 # An OpenAI-compatible endpoint rejects inputs over its token limit (8191 for OpenAI's models);
 # 12k characters stays under it for prose and most code, and the start of a message carries its gist.
 OPENAI_MAX_CHARS = 12_000

@@ -11,7 +11,7 @@ import os
 
 import grpc
 from opentelemetry import trace
-from opentelemetry.instrumentation.grpc import client_interceptor, server_interceptor
+from opentelemetry.instrumentation.grpc import client_interceptor, grpcext, server_interceptor
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
@@ -68,7 +68,8 @@ def traced_channel(address: str) -> grpc.Channel:
             ("grpc.max_receive_message_length", 256 * 1024 * 1024),
         ],
     )
-    return grpc.intercept_channel(channel, client_interceptor(tracer_provider=trace.get_tracer_provider()))
+    # grpcext, not grpc.intercept_channel: the OpenTelemetry interceptor implements grpcext's interface.
+    return grpcext.intercept_channel(channel, client_interceptor(tracer_provider=trace.get_tracer_provider()))
 
 
 def tracer(name: str) -> trace.Tracer:

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from quarry.index.lexical.shard import LexicalShard
 from tests.index import plans as p
 from tests.index.conftest import corpus, sid
@@ -155,3 +157,33 @@ def test_crash_between_the_sqlite_and_tantivy_commits_is_repaired_at_open(tmp_pa
         assert (stats.sessions, stats.documents) == (2, 2)
     finally:
         shard.close()
+
+
+class _CommitFailsOnce:
+    """Wraps the shard's Tantivy writer: the next commit fails as a full disk would."""
+
+    def __init__(self, writer: object) -> None:
+        self.writer = writer
+        self.armed = True
+
+    def commit(self) -> int:
+        if self.armed:
+            self.armed = False
+            raise ValueError("No space left on device")
+        return self.writer.commit()  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.writer, name)
+
+
+def test_a_failed_tantivy_commit_is_retried_by_the_next_upsert(fresh: LexicalShard) -> None:
+    fresh._writer = _CommitFailsOnce(fresh._writer)  # type: ignore[assignment]
+    first = session("s1", [Msg("user", "quokka sighting")])
+    with pytest.raises(ValueError, match="No space"):
+        fresh.upsert([first])
+    assert fresh.search(p.search(p.text("quokka"))).hits == []  # rolled back, not half-visible
+
+    # the retry carries the same content hash: SQLite already has it, Tantivy still must get it
+    retry = fresh.upsert([first])
+    assert retry.sessions_unchanged == 1
+    assert [h.session.id for h in fresh.search(p.search(p.text("quokka"))).hits] == [sid("s1")]

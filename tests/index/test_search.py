@@ -8,8 +8,8 @@ from quarry.core.errors import QuarryError
 from quarry.index.lexical.shard import LexicalShard
 from quarry.v1 import errors_pb2, plan_pb2
 from tests.index import plans as p
-from tests.index.conftest import sid
-from tests.index.sessions import Msg, session
+from tests.index.conftest import HOUR, sid
+from tests.index.sessions import BASE_MS, Msg, session
 
 
 def hit_ids(shard: LexicalShard, request) -> list[str]:
@@ -204,6 +204,12 @@ def test_match_session_ids_returns_every_match(loaded: LexicalShard) -> None:
     # "tools" has 5 messages (each tool call adds a tool message); every other session has 1 or 2
     assert loaded.match_session_ids(p.field("messages", "3", op=plan_pb2.GE)) == [sid("tools")]
     assert len(loaded.match_session_ids(p.field("messages", "1", op=plan_pb2.LE))) == 4
+    # times: epoch ms or ISO dates against the session's update time
+    assert loaded.match_session_ids(p.field("since", str(BASE_MS + 9 * HOUR))) == [sid("zebra-hi")]
+    # BASE_MS is 2025-06-15T15:06:40Z; zebra-hi, updated 9 h later, is the only one on the 16th
+    assert len(loaded.match_session_ids(p.field("date", "2025-06-15"))) == 8
+    assert loaded.match_session_ids(p.field("date", "2025-06-16", op=plan_pb2.GE)) == [sid("zebra-hi")]
+    assert len(loaded.match_session_ids(p.field("until", "2025-06-15"))) == 8
 
 
 def test_get_sessions_keeps_the_order_asked_and_skips_unknown(loaded: LexicalShard) -> None:

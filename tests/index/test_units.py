@@ -23,8 +23,8 @@ def test_messages_by_role_and_text_in_time_order(loaded: LexicalShard) -> None:
     assert first.session_id == sid("lock-same")
     assert first.message.role == "assistant" and first.message.blocks[0].text.startswith("The sqlite")
     assert first.sort_time_ms == first.message.time_ms == BASE_MS + 2 * HOUR + 60_000
-    # a text: field clause is the same full-text match (folded)
-    assert row_ids(loaded, p.units("messages", p.field("text", "lodz"))) == [f"{sid('polish')}:m0"]
+    # folded like session search
+    assert row_ids(loaded, p.units("messages", p.text("lodz"))) == [f"{sid('polish')}:m0"]
 
 
 def test_sort_descending_and_limit(loaded: LexicalShard) -> None:
@@ -58,9 +58,8 @@ def test_actions_fields(loaded: LexicalShard) -> None:
         f"{sid('tools')}:action:1"
     ]
     # text: searches the raw input JSON too (the Edit body that full-text search leaves out)
-    body = p.all_(p.field("tool", "edit"), p.field("text", "SECRETBODY"))
+    body = p.all_(p.field("tool", "edit"), p.text("SECRETBODY"))
     assert row_ids(loaded, p.units("actions", body)) == [f"{sid('tools')}:action:1"]
-    assert row_ids(loaded, p.units("actions", p.field("failed", "true"))) == [f"{sid('tools')}:action:0"]
     assert row_ids(loaded, p.units("actions", p.not_(p.field("tool", "bash")))) == [f"{sid('tools')}:action:1"]
 
 
@@ -79,8 +78,10 @@ def test_blocks_by_type_and_text(loaded: LexicalShard) -> None:
 def test_messages_by_tool_and_time_range(loaded: LexicalShard) -> None:
     # the call and the message carrying its result both name the tool
     assert row_ids(loaded, p.units("messages", p.field("tool", "edit"))) == [f"{sid('tools')}:m1", f"{sid('tools')}:m3"]
-    window = p.field("time", str(BASE_MS + 8 * HOUR), str(BASE_MS + 9 * HOUR), op=plan_pb2.BETWEEN)
+    window = p.field("date", str(BASE_MS + 8 * HOUR), str(BASE_MS + 9 * HOUR), op=plan_pb2.BETWEEN)
     assert row_ids(loaded, p.units("messages", window)) == [f"{sid('zebra-lo')}:m0", f"{sid('zebra-hi')}:m0"]
+    since = p.field("since", str(BASE_MS + 9 * HOUR))
+    assert row_ids(loaded, p.units("messages", since)) == [f"{sid('zebra-hi')}:m0"]
 
 
 def test_unit_errors(loaded: LexicalShard) -> None:
@@ -91,5 +92,5 @@ def test_unit_errors(loaded: LexicalShard) -> None:
         loaded.query_units(p.units("blocks", p.field("command", "x")))
     assert field.value.code == errors_pb2.UNKNOWN_FIELD
     with pytest.raises(QuarryError) as value:
-        loaded.query_units(p.units("messages", p.field("words", "many", op=plan_pb2.GE)))
+        loaded.query_units(p.units("messages", p.field("input_tokens", "many", op=plan_pb2.GE)))
     assert value.value.code == errors_pb2.BAD_VALUE

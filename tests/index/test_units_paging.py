@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from quarry.index.lexical import rows as rows_module
@@ -10,8 +12,9 @@ from tests.index import plans as p
 from tests.index.sessions import BASE_MS, Msg, session
 
 
-@pytest.fixture
-def needles(fresh: LexicalShard) -> LexicalShard:
+@pytest.fixture(scope="module")
+def needles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
+    shard = LexicalShard(tmp_path_factory.mktemp("needles"), 0)
     sessions = []
     for n in range(12):
         messages = [Msg("user" if i % 2 else "assistant", f"needle number {n}-{i}") for i in range(5)]
@@ -22,8 +25,9 @@ def needles(fresh: LexicalShard) -> LexicalShard:
         )
     # inserted newest id first, so Tantivy's order among equal times is not the id order
     for batch in (sessions[6:][::-1], sessions[:6][::-1]):
-        fresh.upsert(batch)
-    return fresh
+        shard.upsert(batch)
+    yield shard
+    shard.close()
 
 
 def expected(shard: LexicalShard, role: str, desc: bool, repo: str | None = None) -> list[str]:

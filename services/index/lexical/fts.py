@@ -1,13 +1,13 @@
 """Full-text expressions (plan FtsExpr) analyzed once, then turned into Tantivy queries or evaluated.
 
 `compile_fts` runs every term through the index analyzer, so query and index tokens agree. The
-compiled tree (`Fts`) has four leaf kinds:
+compiled tree (`Fts`) has three leaf kinds:
 - `term`: one token -> term query;
 - `phrase`: several tokens (a quoted phrase, or a word like `connection_profile.py` that analyzes to
   several tokens) -> phrase query;
-- `prefix`: tokens whose last one is a prefix -> regex `tok.*` for one token (no expansion cap),
-  phrase-prefix for several;
-and `all` (Must / MustNot for negated items), `any` (Should), `not`.
+- `prefix`: tokens whose last one is a prefix -> regex `tok.*` for one token (no cap on the words it
+  matches), Tantivy's phrase-prefix query for several;
+and three inner kinds: `all` (Must, MustNot for negated items), `any` (Should), `not`.
 
 A leaf that analyzes to no token at all (punctuation only) is dropped from its parent; an expression
 with no token left compiles to None, which callers treat as "matches nothing" (never as "match all").
@@ -27,7 +27,8 @@ from tantivy import Occur, Query
 from quarry.index.lexical import analyzer
 from quarry.v1 import plan_pb2
 
-_REGEX_SPECIAL = set(r".^$*+?()[]{}|\-&~#<>\"@")
+# The simple tokenizer yields alphanumeric tokens only; escaping the regex metacharacters is a guard.
+_REGEX_SPECIAL = set(".^$*+?()[]{}|\\")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from quarry.index.lexical import analyzer, fts, schema
-from quarry.index.lexical.predicates import RoleClause
+from quarry.index.lexical.predicates import RoleClause, Sql
 from quarry.index.lexical.store import Store, json_list
 from quarry.v1 import plan_pb2, units_pb2
 
@@ -56,23 +56,28 @@ def block_candidates(sch: tantivy.Schema, node: fts.Fts) -> Query | None:
     )
 
 
-def matching_blocks(store: Store, node: fts.Fts, message_ords: Sequence[int]) -> list[int]:
-    """Ordinals of the blocks of these messages whose own text matches the full expression."""
+def matching_blocks(
+    store: Store, node: fts.Fts, message_ords: Sequence[int], condition: Sql | None = None
+) -> dict[int, tuple[int, str]]:
+    """(time, id) by ordinal of the blocks of these messages that pass the SQL condition (alias `u`)
+    and whose own text matches the full expression. The cheap SQL condition runs first, so only its
+    survivors are tokenized."""
+    extra = f"AND {condition.text}" if condition is not None else ""
     rows = store.reader().execute(
-        "SELECT b.ord, b.id, m.ord, m.proto FROM blocks b JOIN messages m ON m.ord = b.message_ord "
-        "WHERE b.message_ord IN (SELECT value FROM json_each(?)) ORDER BY m.ord",
-        (json_list(message_ords),),
+        "SELECT u.ord, u.time_ms, u.id, m.ord, m.proto FROM blocks u JOIN messages m ON m.ord = u.message_ord "
+        f"WHERE u.message_ord IN (SELECT value FROM json_each(?)) {extra} ORDER BY m.ord",
+        [json_list(message_ords), *(condition.params if condition is not None else ())],
     )
-    matched: list[int] = []
+    matched: dict[int, tuple[int, str]] = {}
     texts: dict[str, str] = {}
     current = -1
-    for block_ord, block_id, message_ord, proto in rows:
+    for block_ord, time_ms, block_id, message_ord, proto in rows:
         if message_ord != current:
             current = message_ord
             texts = {b.id: b.text for b in units_pb2.Message.FromString(proto).blocks}
         tokens = analyzer.tokens(texts.get(block_id, ""))
         if tokens and fts.matches(node, tokens, set(tokens)):
-            matched.append(block_ord)
+            matched[block_ord] = (time_ms, block_id)
     return matched
 
 
@@ -101,4 +106,4 @@ class FullText:
         candidates = block_candidates(self.schema, node)
         if candidates is None:
             return []
-        return matching_blocks(self.store, node, all_values(self.searcher, candidates, schema.MESSAGE_ORD))
+        return list(matching_blocks(self.store, node, all_values(self.searcher, candidates, schema.MESSAGE_ORD)))

@@ -5,8 +5,10 @@ Ranked session search (`search` with text)
   Tantivy query, so the words and the role hold in the same message. Roles are const-score (0.0)
   filters, which leave BM25 unchanged.
 - Session-level clauses of that group on fields every message document carries (repo, origin, tag,
-  session id, allow-lists, and any/all/not of those) are const-score filters in the same query; other
-  session clauses are evaluated in SQL to a set of session ordinals and filter by term set.
+  session id, allow-lists, and any/all/not of those) are const-score filters in the same query. Other
+  session clauses (title, tool, path, counts, ...) are checked in SQL on each page's candidate
+  sessions; when they reject so much that pages keep coming, they are evaluated once for the shard
+  and applied in Tantivy as a term set of session ordinals.
 - The score of a session is the BM25 of its best message for the positive text (`ranking_text` when
   the plan has it). Messages are fetched in growing pages and collapsed to sessions until `limit`
   sessions are known and no unseen session can tie the last one, or the hits run out. Python work
@@ -41,14 +43,8 @@ _FIRST_PAGE = 32
 _MAX_CANDIDATE_HITS = 5_000
 _PREFIX_EXPANSIONS = 16
 UNITS = ("messages", "actions", "blocks")
-_DOC_FILTER_FIELDS = {
-    "repo": schema.REPO,
-    "origin": schema.ORIGIN,
-    "tag": schema.TAG,
-    "tags": schema.TAG,
-    "session": schema.SESSION_ID,
-    "id": schema.SESSION_ID,
-}
+# Session fields every message document carries: filters on them hold per message iff per session.
+_DOC_FILTER_FIELDS = {"repo": schema.REPO, "origin": schema.ORIGIN, "tag": schema.TAG, "session": schema.SESSION_ID}
 
 
 def _request_error(message: str, parameter: str) -> QuarryError:

@@ -2,14 +2,20 @@
 
 Session predicates use the alias `s` (sessions); unit predicates use `u` (messages, actions or
 blocks). Full-text leaves are not SQL: the `FullText` the caller passes evaluates them in Tantivy to
-ordinal sets, injected as `ord IN (SELECT value FROM json_each(?))`.
+ordinal sets, injected as `ord IN (SELECT value FROM json_each(?))`. On actions, whose text is an
+unindexed filter by contract (it covers Write/Edit bodies that full-text leaves out), a full-text
+leaf is a case-insensitive substring test over command, path, output and input JSON instead.
 
 Message-level grouping: inside one `all`, the `fts` leaves and `role` clauses (and negated role
 clauses) must hold in the same message; the group becomes one message-level condition.
 
-Field values are alternatives (OR). Closed-vocabulary fields compare case-insensitively (NOCASE
-columns); path, title, command and output are substring tests (title folded like the index).
-Times accept epoch milliseconds or ISO dates/datetimes (UTC); a bare date covers its whole day.
+Fields follow quarry.dsl.fields. Values are alternatives (OR). Keyword fields compare
+case-insensitively (NOCASE columns); title, command and output are case-insensitive substring
+tests (title folded like the index); path is a case-sensitive substring of the normalized path.
+The count and time fields the compiler lists as planned are evaluated too: counts and
+`duration_ms` compare integers; `date` / `since` / `until` compare the session's update time (a
+unit's own time), with values in epoch ms or ISO dates / datetimes (UTC, a bare date is its day);
+`since` defaults to >= and `until` to <=.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ from quarry.v1 import errors_pb2, plan_pb2
 Comparison = plan_pb2.Comparison
 TRUE = "1"
 FALSE = "0"
+_TIME_FIELDS = ("date", "since", "until")
+_MESSAGE_NUMBERS = ("duration_ms", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_ACTION_TEXT_COLUMNS = ("u.command", "u.path", "u.output", "u.input_json")
 
 
 @dataclass
@@ -80,8 +89,7 @@ class FullText(Protocol):
         ...
 
 
-def _bad(code: int, message: str, token: str = "") -> QuarryError:
-    return QuarryError(code, message, token=token)
+# ---- SQL building blocks -------------------------------------------------------------------------
 
 
 def _in(column: str, values: Sequence[object]) -> Sql:
@@ -90,20 +98,24 @@ def _in(column: str, values: Sequence[object]) -> Sql:
     return Sql(f"{column} IN ({', '.join('?' * len(values))})", list(values))
 
 
-def _any(parts: Sequence[Sql]) -> Sql:
+def _joined(joiner: str, empty: str, parts: Sequence[Sql]) -> Sql:
     if not parts:
-        return Sql(FALSE)
+        return Sql(empty)
     if len(parts) == 1:
         return parts[0]
-    return Sql("(" + " OR ".join(p.text for p in parts) + ")", [x for p in parts for x in p.params])
+    return Sql("(" + f" {joiner} ".join(p.text for p in parts) + ")", [x for p in parts for x in p.params])
+
+
+def _any(parts: Sequence[Sql]) -> Sql:
+    return _joined("OR", FALSE, parts)
 
 
 def _all(parts: Sequence[Sql]) -> Sql:
-    if not parts:
-        return Sql(TRUE)
-    if len(parts) == 1:
-        return parts[0]
-    return Sql("(" + " AND ".join(p.text for p in parts) + ")", [x for p in parts for x in p.params])
+    return _joined("AND", TRUE, parts)
+
+
+def _not(inner: Sql) -> Sql:
+    return Sql(f"NOT {inner.text}", inner.params)
 
 
 def _exists(table: str, link: str, condition: Sql) -> Sql:
@@ -112,24 +124,34 @@ def _exists(table: str, link: str, condition: Sql) -> Sql:
     return Sql(f"EXISTS (SELECT 1 FROM {table} WHERE {link} AND {condition.text})", condition.params)
 
 
-def _contains(column: str, values: Sequence[str], transform: Callable[[str], str] = str.lower) -> Sql:
+def _contains(column: str, values: Sequence[str], transform: Callable[[str], str]) -> Sql:
     return _any([Sql(f"instr({column}, ?) > 0", [transform(v)]) for v in values])
 
 
-def _int(value: str, clause: plan_pb2.FieldClause) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise _bad(errors_pb2.BAD_VALUE, f"{clause.field} expects an integer, got {value!r}", value) from None
+def _in_set(column: str, ords: Collection[int]) -> Sql:
+    return Sql(f"{column} IN (SELECT value FROM json_each(?))", [json_list(ords)])
 
 
-def _bool(value: str, clause: plan_pb2.FieldClause) -> int:
-    lowered = value.lower()
-    if lowered in ("true", "yes", "1"):
-        return 1
-    if lowered in ("false", "no", "0"):
-        return 0
-    raise _bad(errors_pb2.BAD_VALUE, f"{clause.field} expects true or false, got {value!r}", value)
+def _bad_value(clause: plan_pb2.FieldClause, message: str, value: str = "") -> QuarryError:
+    return QuarryError(errors_pb2.BAD_VALUE, f"{clause.field}: {message}", token=value or clause.field)
+
+
+def _values(clause: plan_pb2.FieldClause) -> list[str]:
+    """The alternatives of an equality clause (keyword, contains and path fields)."""
+    if clause.op != Comparison.COMPARISON_UNSPECIFIED:
+        raise QuarryError(
+            errors_pb2.UNSUPPORTED_FORM, f"{clause.field} does not support comparisons", token=clause.field
+        )
+    if not clause.values:
+        raise _bad_value(clause, "needs a value")
+    return list(clause.values)
+
+
+def _path(column: str, clause: plan_pb2.FieldClause) -> Sql:
+    return _contains(column, _values(clause), analyzer.normalize_path)
+
+
+# ---- numbers and times ---------------------------------------------------------------------------
 
 
 def time_span(value: str, clause: plan_pb2.FieldClause) -> tuple[int, int]:
@@ -145,7 +167,7 @@ def time_span(value: str, clause: plan_pb2.FieldClause) -> tuple[int, int]:
             return _ms(start), _ms(start + timedelta(days=1))
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise _bad(errors_pb2.BAD_VALUE, f"{clause.field} expects a date or epoch ms, got {value!r}", value) from None
+        raise _bad_value(clause, f"expects a date or epoch ms, got {value!r}", value) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     ms = _ms(moment)
@@ -156,73 +178,48 @@ def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def _numeric(column: str, clause: plan_pb2.FieldClause, *, is_time: bool = False) -> Sql:
-    """Comparison of an integer column; for times each value is a span and bounds follow the span."""
-    values = list(clause.values)
-    if not values:
-        raise _bad(errors_pb2.BAD_VALUE, f"{clause.field} needs a value")
-    if is_time:
-        spans = [time_span(v, clause) for v in values]
-    else:
-        spans = [(n, n + 1) for n in (_int(v, clause) for v in values)]
+def _number_span(value: str, clause: plan_pb2.FieldClause) -> tuple[int, int]:
+    try:
+        n = int(value)
+    except ValueError:
+        raise _bad_value(clause, f"expects an integer, got {value!r}", value) from None
+    return n, n + 1
+
+
+def _compare(column: str, clause: plan_pb2.FieldClause, *, is_time: bool = False) -> Sql:
+    """A comparison on an integer column. Each value is a span [start, end) (one unit wide for numbers,
+    a whole day for a bare date), and every operator is read against the span."""
+    if not clause.values:
+        raise _bad_value(clause, "needs a value")
+    parse = time_span if is_time else _number_span
+    spans = [parse(v, clause) for v in clause.values]
     op = clause.op
+    if op == Comparison.COMPARISON_UNSPECIFIED and is_time:
+        op = {"since": Comparison.GE, "until": Comparison.LE}.get(clause.field, op)
     if op == Comparison.BETWEEN:
         if len(spans) != 2:
-            raise _bad(errors_pb2.BAD_VALUE, f"{clause.field} between needs two bounds")
+            raise _bad_value(clause, "between needs two bounds")
         return Sql(f"({column} >= ? AND {column} < ?)", [spans[0][0], spans[1][1]])
     start, end = spans[0]
-    if op == Comparison.GT:
-        return Sql(f"{column} >= ?", [end])
-    if op == Comparison.GE:
-        return Sql(f"{column} >= ?", [start])
-    if op == Comparison.LT:
-        return Sql(f"{column} < ?", [start])
-    if op == Comparison.LE:
-        return Sql(f"{column} < ?", [end])
-    if not is_time:
-        return _in(column, [s for s, _ in spans])
+    bound = {
+        Comparison.GT: (">=", end),
+        Comparison.GE: (">=", start),
+        Comparison.LT: ("<", start),
+        Comparison.LE: ("<", end),
+    }.get(op)
+    if bound is not None:
+        return Sql(f"{column} {bound[0]} ?", [bound[1]])
     return _any([Sql(f"({column} >= ? AND {column} < ?)", [s, e]) for s, e in spans])
 
 
-def _require_equality(clause: plan_pb2.FieldClause) -> list[str]:
-    if clause.op != Comparison.COMPARISON_UNSPECIFIED:
-        raise _bad(errors_pb2.UNSUPPORTED_FORM, f"{clause.field} does not support comparisons", clause.field)
-    if not clause.values:
-        raise _bad(errors_pb2.BAD_VALUE, f"{clause.field} needs a value", clause.field)
-    return list(clause.values)
-
-
-def action_clause(clause: plan_pb2.FieldClause, alias: str) -> Sql | None:
-    """A condition on one action row, or None when the field is not an action field."""
-    name = clause.field
-    if name in ("seq",):
-        return _numeric(f"{alias}.seq", clause)
-    if name in ("time", "date", "since", "until"):
-        return _numeric(f"{alias}.time_ms", clause, is_time=True)
-    if name not in ("tool", "action", "path", "command", "output", "text", "failed"):
-        return None
-    values = _require_equality(clause)
-    if name == "tool":
-        return _in(f"{alias}.tool", values)
-    if name == "action":
-        return _in(f"{alias}.category", values)
-    if name == "path":
-        return _contains(f"{alias}.path_norm", values, analyzer.normalize_path)
-    if name == "failed":
-        return _in(f"{alias}.failed", [_bool(v, clause) for v in values])
-    columns = {
-        "command": ("command",),
-        "output": ("output",),
-        "text": ("command", "path", "output", "input_json"),
-    }[name]
-    return _any([_contains(f"lower({alias}.{c})", values) for c in columns])
+# ---- the lowering --------------------------------------------------------------------------------
 
 
 class Lowering:
     def __init__(self, full_text: FullText) -> None:
         self.full_text = full_text
 
-    # ---- sessions ------------------------------------------------------------------------------
+    # sessions
 
     def session(self, pred: plan_pb2.Predicate | None) -> Sql:
         kind = pred.WhichOneof("node") if pred is not None else None
@@ -233,62 +230,44 @@ class Lowering:
         if kind == "any":
             return _any([self.session(p) for p in pred.any.items])
         if kind == "negate":
-            inner = self.session(pred.negate)
-            return Sql(f"NOT {inner.text}", inner.params)
+            return _not(self.session(pred.negate))
         if kind == "fts" or (kind == "field" and pred.field.field == "role"):
             return self._group([pred])
         if kind == "field":
-            return self.session_field(pred.field)
+            return self._session_field(pred.field)
         if kind == "session_ids":
-            return Sql("s.id IN (SELECT value FROM json_each(?))", [json_list(pred.session_ids.ids)])
-        raise _bad(errors_pb2.UNSUPPORTED_FORM, "semantic leaves are resolved by the query node, not a shard")
+            return _in_set("s.id", pred.session_ids.ids)
+        raise _semantic()
 
     def _group(self, items: Sequence[plan_pb2.Predicate]) -> Sql:
         exprs, roles, others = split_group(items)
         parts: list[Sql] = []
         if exprs:
-            ords = self.full_text.sessions(exprs, roles)
-            parts.append(Sql("s.ord IN (SELECT value FROM json_each(?))", [json_list(ords)]))
+            parts.append(_in_set("s.ord", self.full_text.sessions(exprs, roles)))
         elif roles:
-            role_sql = _all([self._role(r) for r in roles])
-            parts.append(_exists("messages m", "m.session_ord = s.ord", role_sql))
+            parts.append(_exists("messages m", "m.session_ord = s.ord", _all([_role(r) for r in roles])))
         parts.extend(self.session(o) for o in others)
         return _all(parts)
 
-    @staticmethod
-    def _role(role: RoleClause) -> Sql:
-        condition = _in("m.role", _require_equality(role.clause))
-        return Sql(f"NOT {condition.text}", condition.params) if role.negated else condition
-
-    def session_field(self, clause: plan_pb2.FieldClause) -> Sql:
+    def _session_field(self, clause: plan_pb2.FieldClause) -> Sql:
         name = clause.field
         if name in COUNT_FIELDS or name == "duration_ms":
-            return _numeric(f"s.{name}", clause)
-        if name in ("date", "updated", "since", "until"):
-            return _numeric("s.updated_ms", clause, is_time=True)
-        if name == "created":
-            return _numeric("s.created_ms", clause, is_time=True)
-        if name == "role":
-            return self._group([plan_pb2.Predicate(field=clause)])
-        action = action_clause(clause, "a")
-        if action is not None:
-            return _exists("actions a", "a.session_ord = s.ord", action)
-        values = _require_equality(clause)
-        if name in ("origin", "repo", "branch", "model"):
-            return _in(f"s.{name}", values)
-        if name in ("session", "id"):
-            return _in("s.id", values)
-        if name == "parent":
-            return _in("s.parent_id", values)
+            return _compare(f"s.{name}", clause)
+        if name in _TIME_FIELDS:
+            return _compare("s.updated_ms", clause, is_time=True)
+        if name in ("tool", "action", "path"):
+            return _exists("actions a", "a.session_ord = s.ord", _action_field(clause, "a"))
+        if name in ("repo", "origin"):
+            return _in(f"s.{name}", _values(clause))
+        if name == "session":
+            return _in("s.id", _values(clause))
         if name == "title":
-            return _contains("s.title_folded", values, analyzer.fold)
-        if name == "cwd":
-            return _contains("s.cwd", values, str)
-        if name in ("tag", "tags"):
-            return _exists("session_tags t", "t.session_ord = s.ord", _in("t.tag", values))
-        raise _bad(errors_pb2.UNKNOWN_FIELD, f"sessions have no field {name!r}", name)
+            return _contains("s.title_folded", _values(clause), analyzer.fold)
+        if name == "tag":
+            return _exists("session_tags t", "t.session_ord = s.ord", _in("t.tag", _values(clause)))
+        raise _unknown("sessions", name)
 
-    # ---- units ---------------------------------------------------------------------------------
+    # unit rows
 
     def unit(self, unit: str, pred: plan_pb2.Predicate | None) -> Sql:
         kind = pred.WhichOneof("node") if pred is not None else None
@@ -298,20 +277,16 @@ class Lowering:
             parts = [self.unit(unit, p) for p in getattr(pred, kind).items]
             return _all(parts) if kind == "all" else _any(parts)
         if kind == "negate":
-            inner = self.unit(unit, pred.negate)
-            return Sql(f"NOT {inner.text}", inner.params)
+            return _not(self.unit(unit, pred.negate))
         if kind == "fts":
             return self._unit_text(unit, pred.fts)
         if kind == "session_ids":
-            return Sql(
-                "u.session_ord IN (SELECT ord FROM sessions WHERE id IN (SELECT value FROM json_each(?)))",
-                [json_list(pred.session_ids.ids)],
-            )
+            return self.owning_session(pred)
+        if kind == "field" and pred.field.session_scoped:
+            return self.owning_session(pred)
         if kind == "field":
-            if pred.field.session_scoped:
-                return self.owning_session(plan_pb2.Predicate(field=pred.field))
             return self._unit_field(unit, pred.field)
-        raise _bad(errors_pb2.UNSUPPORTED_FORM, "semantic leaves are resolved by the query node, not a shard")
+        raise _semantic()
 
     def owning_session(self, pred: plan_pb2.Predicate) -> Sql:
         inner = self.session(pred)
@@ -322,65 +297,64 @@ class Lowering:
             node = fts.compile_fts(expr)
             if node is None:
                 return Sql(FALSE)
-            text, params = fts.substring_sql(node, ("u.command", "u.path", "u.output", "u.input_json"))
+            text, params = fts.substring_sql(node, _ACTION_TEXT_COLUMNS)
             return Sql(text, params)
-        ords = self.full_text.units(unit, expr)
-        return Sql("u.ord IN (SELECT value FROM json_each(?))", [json_list(ords)])
+        return _in_set("u.ord", self.full_text.units(unit, expr))
 
     def _unit_field(self, unit: str, clause: plan_pb2.FieldClause) -> Sql:
         name = clause.field
-        if name == "session":
-            return self.owning_session(plan_pb2.Predicate(field=clause))
-        if name == "text" and unit != "actions":
-            values = _require_equality(clause)
-            expr = plan_pb2.FtsExpr(any=plan_pb2.FtsList(items=[plan_pb2.FtsExpr(term=v) for v in values]))
-            return self._unit_text(unit, expr)
-        if name in ("time", "date", "since", "until"):
-            return _numeric("u.time_ms", clause, is_time=True)
+        if name in _TIME_FIELDS:
+            return _compare("u.time_ms", clause, is_time=True)
         if unit == "actions":
-            found = action_clause(clause, "u")
-            if found is None:
-                raise _bad(errors_pb2.UNKNOWN_FIELD, f"actions have no field {name!r}", name)
-            return found
+            return _action_field(clause, "u")
         if unit == "messages":
-            return self._message_field(clause)
-        return self._block_field(clause)
+            return _message_field(clause)
+        return _block_field(clause)
 
-    def _message_field(self, clause: plan_pb2.FieldClause) -> Sql:
-        name = clause.field
-        if name in (
-            "seq",
-            "words",
-            "duration_ms",
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
-        ):
-            return _numeric(f"u.{name}", clause)
-        values = _require_equality(clause)
-        if name in ("role", "surface", "model"):
-            return _in(f"u.{name}", values)
-        if name == "authored":
-            return _in("u.authored", [_bool(v, clause) for v in values])
-        if name == "tool":
-            inner = _in("b.tool", values)
-        elif name == "path":
-            inner = _contains("b.path_norm", values, analyzer.normalize_path)
-        else:
-            raise _bad(errors_pb2.UNKNOWN_FIELD, f"messages have no field {name!r}", name)
-        return _exists("blocks b", "b.message_ord = u.ord", inner)
 
-    @staticmethod
-    def _block_field(clause: plan_pb2.FieldClause) -> Sql:
-        name = clause.field
-        values = _require_equality(clause)
-        if name == "type":
-            return _in("u.type", values)
-        if name == "tool":
-            return _in("u.tool", values)
-        if name == "path":
-            return _contains("u.path_norm", values, analyzer.normalize_path)
-        if name == "is_error":
-            return _in("u.is_error", [_bool(v, clause) for v in values])
-        raise _bad(errors_pb2.UNKNOWN_FIELD, f"blocks have no field {name!r}", name)
+def _role(role: RoleClause) -> Sql:
+    condition = _in("m.role", _values(role.clause))
+    return _not(condition) if role.negated else condition
+
+
+def _action_field(clause: plan_pb2.FieldClause, alias: str) -> Sql:
+    name = clause.field
+    if name == "tool":
+        return _in(f"{alias}.tool", _values(clause))
+    if name == "action":
+        return _in(f"{alias}.category", _values(clause))
+    if name == "path":
+        return _path(f"{alias}.path_norm", clause)
+    if name in ("command", "output"):
+        return _contains(f"lower({alias}.{name})", _values(clause), str.lower)
+    raise _unknown("actions", name)
+
+
+def _message_field(clause: plan_pb2.FieldClause) -> Sql:
+    name = clause.field
+    if name in _MESSAGE_NUMBERS:
+        return _compare(f"u.{name}", clause)
+    if name == "role":
+        return _in("u.role", _values(clause))
+    if name == "tool":
+        return _exists("blocks b", "b.message_ord = u.ord", _in("b.tool", _values(clause)))
+    if name == "path":
+        return _exists("blocks b", "b.message_ord = u.ord", _path("b.path_norm", clause))
+    raise _unknown("messages", name)
+
+
+def _block_field(clause: plan_pb2.FieldClause) -> Sql:
+    name = clause.field
+    if name in ("type", "tool"):
+        return _in(f"u.{name}", _values(clause))
+    if name == "path":
+        return _path("u.path_norm", clause)
+    raise _unknown("blocks", name)
+
+
+def _unknown(unit: str, name: str) -> QuarryError:
+    return QuarryError(errors_pb2.UNKNOWN_FIELD, f"{unit} have no field {name!r}", token=name)
+
+
+def _semantic() -> QuarryError:
+    return QuarryError(errors_pb2.UNSUPPORTED_FORM, "semantic leaves are resolved by the query node, not by a shard")

@@ -7,11 +7,12 @@ Two strategies:
 - text-led, when the top of `where` is an AND holding fts leaves over messages or blocks (`messages
   where role:assistant AND text:timeout`): Tantivy returns the matching messages in time order (the
   `time` fast field), page by page; SQL checks the other clauses and the session scope on each page's
-  rows only. Paging stops once `limit` rows are known and the pages have moved past their last time.
-  Work grows with the pages read, not with every match. When the other clauses reject nearly every
-  candidate, it falls back after a bounded number of hits to
-- SQL: the whole predicate lowered to SQL with fts leaves evaluated to ordinal sets first, then
-  ORDER BY time, id LIMIT.
+  rows only (blocks then check their own text). Paging stops once `limit` rows are known and the pages
+  have moved past their last time. Work grows with the pages read, not with every match. When the
+  other clauses reject nearly every candidate, after a bounded number of hits every text match is
+  collected at once and the SQL condition runs on them.
+- SQL, for every other shape: the whole predicate lowered to SQL with fts leaves evaluated to ordinal
+  sets first, then ORDER BY time, id LIMIT.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import tantivy
 from tantivy import Order
 
 from quarry.index.lexical import fts, schema
-from quarry.index.lexical.fulltext import FullText, block_candidates, matching_blocks
+from quarry.index.lexical.fulltext import FullText, all_values, block_candidates, matching_blocks
 from quarry.index.lexical.predicates import Lowering, Sql
 from quarry.index.lexical.store import ACTION_COLUMNS, Store, action_from_row, json_list
 from quarry.v1 import index_pb2, plan_pb2, units_pb2
@@ -56,13 +57,15 @@ class UnitRows:
         desc = descending(plan)
         exprs, others = _top_text(where) if unit in ("messages", "blocks") else ([], [])
         node = fts.combine("all", (fts.compile_fts(e) for e in exprs))
-        ords = None
         if exprs and node is None:
-            ords = []  # text that analyzes to no token matches nothing
-        elif node is not None:
-            ords = self._text_led(unit, node, self._filter(unit, others, plan), desc, limit)
-        if ords is None:
-            ords = self._sql(unit, self._filter(unit, [where] if where is not None else [], plan), desc, limit)
+            return []  # text that analyzes to no token matches nothing
+        if node is None:
+            condition = self._filter(unit, [where] if where is not None else [], plan)
+            return self._materialize(unit, self._sql(unit, condition, desc, limit))
+        condition = self._filter(unit, others, plan)
+        ords = self._text_led(unit, node, condition, desc, limit)
+        if ords is None:  # a selective condition: check it against every text match at once instead
+            ords = self._every_text_match(unit, node, condition, desc, limit)
         return self._materialize(unit, ords)
 
     def _filter(self, unit: str, preds: Sequence[plan_pb2.Predicate], plan: plan_pb2.QueryPlan) -> Sql:
@@ -78,6 +81,19 @@ class UnitRows:
             [*condition.params, limit],
         )
         return [r[0] for r in rows]
+
+    def _every_text_match(self, unit: str, node: fts.Fts, condition: Sql, desc: bool, limit: int) -> list[int]:
+        if unit == "messages":
+            matches = all_values(self.searcher, fts.to_query(node, self.schema, schema.TEXT), schema.MESSAGE_ORD)
+            in_matches = Sql("u.ord IN (SELECT value FROM json_each(?))", [json_list(matches)])
+            both = Sql(f"{in_matches.text} AND {condition.text}", [*in_matches.params, *condition.params])
+            return self._sql(unit, both, desc, limit)
+        candidates = block_candidates(self.schema, node)
+        if candidates is None:
+            return []
+        message_ords = all_values(self.searcher, candidates, schema.MESSAGE_ORD)
+        found = matching_blocks(self.store, node, message_ords, condition)
+        return [row_ord for row_ord, _ in _ordered(found, desc)[:limit]]
 
     def _text_led(self, unit: str, node: fts.Fts, condition: Sql, desc: bool, limit: int) -> list[int] | None:
         """Row ordinals in order, or None when the condition is too selective to page through."""
@@ -111,11 +127,12 @@ class UnitRows:
 
     def _page(self, unit: str, node: fts.Fts, message_ords: list[int], condition: Sql) -> dict[int, tuple[int, str]]:
         """(time, id) by ordinal of the rows of these candidate messages that pass the condition."""
-        ords = message_ords if unit == "messages" else matching_blocks(self.store, node, message_ords)
+        if unit == "blocks":
+            return matching_blocks(self.store, node, message_ords, condition)
         rows = self.store.reader().execute(
-            f"SELECT u.ord, u.time_ms, u.id FROM {unit} u "
+            "SELECT u.ord, u.time_ms, u.id FROM messages u "
             f"WHERE u.ord IN (SELECT value FROM json_each(?)) AND {condition.text}",
-            [json_list(ords), *condition.params],
+            [json_list(message_ords), *condition.params],
         )
         return {row_ord: (time_ms, row_id) for row_ord, time_ms, row_id in rows}
 

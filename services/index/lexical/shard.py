@@ -76,6 +76,7 @@ class LexicalShard:
             latest[session.id] = session
         with self._write_lock:
             self._check_open()
+            self._index_pending()  # left behind by a failed Tantivy commit; unchanged hashes would skip them
             stored = self._store.stored_hashes(list(latest))
             replacements = []
             texts = []
@@ -124,9 +125,7 @@ class LexicalShard:
     def _reconcile(self) -> None:
         """Bring Tantivy in line with SQLite after a crash or a lost index directory."""
         self._index.reload()
-        pending = self._store.pending_ords()
-        for start in range(0, len(pending), _REINDEX_BATCH):
-            self._reindex(pending[start : start + _REINDEX_BATCH])
+        self._index_pending()
         if self._index.searcher().num_docs != self._store.expected_documents():
             self._writer.delete_all_documents()
             self._writer.commit()
@@ -134,6 +133,11 @@ class LexicalShard:
             for start in range(0, len(everything), _REINDEX_BATCH):
                 self._reindex(everything[start : start + _REINDEX_BATCH])
             self._index.reload()
+
+    def _index_pending(self) -> None:
+        pending = self._store.pending_ords()
+        for start in range(0, len(pending), _REINDEX_BATCH):
+            self._reindex(pending[start : start + _REINDEX_BATCH])
 
     def _reindex(self, session_ords: Sequence[int]) -> None:
         self._index_sessions(

@@ -122,6 +122,8 @@ CREATE TABLE IF NOT EXISTS actions (
 CREATE INDEX IF NOT EXISTS actions_session ON actions (session_ord, seq);
 CREATE INDEX IF NOT EXISTS actions_tool ON actions (tool, session_ord);
 CREATE INDEX IF NOT EXISTS actions_category ON actions (category, session_ord);
+CREATE INDEX IF NOT EXISTS actions_tool_time ON actions (tool, time_ms, id);
+CREATE INDEX IF NOT EXISTS actions_category_time ON actions (category, time_ms, id);
 CREATE INDEX IF NOT EXISTS actions_time ON actions (time_ms, id);
 """
 
