@@ -13,7 +13,7 @@ from opentelemetry import trace
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import errors_pb2, query_pb2
-from tests.cluster.corpus import session_id
+from tests.cluster.corpus import session_id, write_session
 
 pytestmark = pytest.mark.cluster
 
@@ -96,16 +96,17 @@ def test_an_invalid_query_is_invalid_argument_with_its_position(client, corpus):
 
 
 def test_a_malformed_line_is_reported_and_the_rest_of_the_file_ingested(client, corpus, tmp_path):
-    good = corpus["tokenizer"].read_bytes().splitlines()
+    turns = [("user", "Why is the cache warmer so slow?"), ("assistant", "It rebuilds every key serially.")]
+    good = write_session(tmp_path, "malformed", "cachekit", turns).read_bytes().splitlines()
     broken = tmp_path / "broken.jsonl"
     broken.write_bytes(b"\n".join([good[0], b'{"type": "user", "message": {', good[1]]) + b"\n")
     events = list(client.ingest_paths([broken]))
     report = events[-1].report
     issues = [(i.path, i.line, i.code) for i in report.issues]
     assert (str(broken), 2, "malformed_json") in issues, report.issues
-    assert report.sessions_written + report.sessions_unchanged == 1
-    rows = client.query_units(f"messages where session:{session_id('tokenizer')}".replace("session:", "session.id:"))
-    assert len(rows.rows) == 2
+    assert report.sessions_written == 1
+    rows = client.query_units(f"messages where session.id:{session_id('malformed')}")
+    assert [r.message.role for r in rows.rows] == ["user", "assistant"]
 
 
 def test_reingesting_the_same_files_changes_nothing(client, corpus):

@@ -20,6 +20,7 @@ from quarry.dsl import compile_query
 
 app = typer.Typer(
     add_completion=False,
+    pretty_exceptions_enable=False,
     no_args_is_help=True,
     help="Quarry: search the session logs of AI coding agents.",
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -67,19 +68,20 @@ def up(
     from quarry.client.local import LocalCluster
 
     cluster = LocalCluster(settings.home, shards=shards, embedder=embedder)
-    info = cluster.start(detach=detach)
-    console.print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
-    if detach:
-        return
-    console.print("Ctrl-C stops every node")
     try:
+        info = cluster.start(detach=detach)
+        console.print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
+        if detach:
+            return
+        console.print("Ctrl-C stops every node")
         for proc in cluster.procs.values():
             proc.wait()
     except KeyboardInterrupt:
-        pass
+        pass  # Ctrl-C is how a foreground cluster is meant to stop
     finally:
-        cluster.stop()
-        console.print("stopped")
+        if not detach:
+            cluster.stop()
+            console.print("stopped")
 
 
 @app.command()

@@ -26,7 +26,7 @@ def to_dict(message: Message) -> dict[str, Any]:
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
             value_field = field.message_type.fields_by_name["value"]
             out[field.name] = {k: _value(value_field, v) for k, v in sorted(value.items())}
-        elif field.label == FieldDescriptor.LABEL_REPEATED:
+        elif field.is_repeated:
             out[field.name] = [_value(field, v) for v in value]
         elif field.has_presence and not message.HasField(field.name):
             out[field.name] = None
@@ -59,22 +59,19 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
     if fmt == "ndjson":
         emit_ndjson([to_dict(hit) for hit in envelope.hits])
         return
-    table = Table(
-        title=f"{len(envelope.hits)} sessions · lane {envelope.retrieval_lane} · {envelope.query!r}",
-        title_justify="left",
+    console.print(
+        f"[bold]{len(envelope.hits)} sessions[/bold] · lane {envelope.retrieval_lane} · {escape(envelope.query)!r}"
     )
-    for column in ("#", "score", "session", "title / match"):
-        table.add_column(column, overflow="fold")
     for hit in envelope.hits:
-        match = hit.match
-        score = f"{match.score:.4g} {match.score_kind}" if match.HasField("score") else "-"
-        session = hit.session
+        match, session = hit.match, hit.session
+        score = f"{match.score:.4g} {match.score_kind}" if match.HasField("score") else "unranked"
         where = " · ".join(x for x in (session.repo, session.origin) if x)
-        detail = f"[bold]{escape(session.title or '(untitled)')}[/bold]"
+        console.print(
+            f"{match.rank:>3}. [cyan]{escape(session.id)}[/cyan]  [dim]{score} · {escape(where)}[/dim]", soft_wrap=True
+        )
+        console.print(f"     [bold]{escape(session.title or '(untitled)')}[/bold]", soft_wrap=True)
         if match.snippet:
-            detail += f"\n{escape(match.snippet)}"
-        table.add_row(str(match.rank), score, f"{escape(session.id)}\n[dim]{escape(where)}[/dim]", detail)
-    console.print(table)
+            console.print(f"     {escape(' '.join(match.snippet.split()))}", soft_wrap=True)
     for caveat in envelope.caveats:
         console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
 
