@@ -45,7 +45,7 @@ class LocalCluster:
     def start(self, detach: bool = False) -> ClusterInfo:
         """Start every node and record the cluster in `<home>/cluster.json`."""
         existing = ClusterInfo.load(self.home)
-        if existing is not None and any(_alive(pid) for pid in existing.pids.values()):
+        if existing is not None and any(process_alive(pid) for pid in existing.pids.values()):
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST,
                 f"a cluster is already running under {self.home} (query node {existing.query}); "
@@ -184,20 +184,20 @@ def stop_recorded(home: Path) -> list[str]:
         return []
     stopped = []
     for name, pid in info.pids.items():
-        if _alive(pid):
+        if process_alive(pid):
             os.kill(pid, signal.SIGTERM)
             stopped.append(name)
     deadline = time.monotonic() + STOP_TIMEOUT_S
     for pid in info.pids.values():
-        while _alive(pid) and time.monotonic() < deadline:
+        while process_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if _alive(pid):
+        if process_alive(pid):
             os.kill(pid, signal.SIGKILL)
     (home / "cluster.json").unlink(missing_ok=True)
     return stopped
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

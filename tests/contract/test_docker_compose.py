@@ -10,7 +10,7 @@ from quarry.client.cli.main import app
 from tests.shared_paths import REPO
 
 
-def _resolve(args: list[str]):  # noqa: ANN202 - a click Context (typer vendors click)
+def _resolve(args: list[str]):
     """Parse argv through the CLI's command tree without running anything: unknown commands or
     options, missing required options and ill-typed values raise click's usage errors."""
     command = typer.main.get_command(app)
