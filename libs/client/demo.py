@@ -9,13 +9,14 @@ from rich.console import Console
 
 from quarry.client.cli import render
 from quarry.client.client import QuarryClient
-from quarry.ingest.discover import standard_locations
+from quarry.core.errors import QuarryError
+from quarry.ingest.discover import iter_source_files, standard_locations
 
 SAMPLE_MESSAGES = 3000
 VECTOR_WAIT_S = 120.0
 LEXICAL_EXAMPLES = ("sqlite locking", "timeout OR retry", '"database is locked"')
 UNIT_EXAMPLE = "messages where role:assistant AND text:timeout"
-HYBRID_EXAMPLE = "why does the connection pool time out"
+HYBRID_EXAMPLE = "connection pool timeout"
 
 
 def sample_archive(home: Path) -> Path:
@@ -31,7 +32,7 @@ def sample_archive(home: Path) -> Path:
 
 def run_demo(client: QuarryClient, home: Path, fmt: str, console: Console) -> None:
     sources = standard_locations()
-    if sources:
+    if any(True for _ in iter_source_files(sources)):
         console.rule(f"ingesting the agent logs of this machine: {', '.join(map(str, sources))}")
         paths: list[Path] = sources
     else:
@@ -53,7 +54,10 @@ def run_demo(client: QuarryClient, home: Path, fmt: str, console: Console) -> No
 
     console.rule(f"quarry search --lane hybrid {HYBRID_EXAMPLE!r}")
     if _wait_for_vectors(client, console):
-        render.search_envelope(client.search(HYBRID_EXAMPLE, lane="hybrid", limit=5), fmt, console)
+        try:
+            render.search_envelope(client.search(HYBRID_EXAMPLE, lane="hybrid", limit=5), fmt, console)
+        except QuarryError as error:  # e.g. nothing embedded yet: say so, as the service does
+            console.print(f"[yellow]{error}[/yellow]")
     render.status(client.status(), fmt, console)
 
 

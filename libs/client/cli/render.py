@@ -4,6 +4,7 @@ per line). JSON keeps the proto field names; unset optional fields are null; int
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -11,7 +12,6 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from quarry.v1 import ingest_pb2, query_pb2
 
@@ -83,23 +83,26 @@ def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, console: Cons
     if fmt == "ndjson":
         emit_ndjson([to_dict(row) for row in envelope.rows])
         return
-    table = Table(title=f"{len(envelope.rows)} {envelope.unit} · {envelope.query!r}", title_justify="left")
-    for column in ("ref", "what", "text"):
-        table.add_column(column, overflow="fold")
+    console.print(f"[bold]{len(envelope.rows)} {envelope.unit}[/bold] · {escape(envelope.query)!r}")
     for row in envelope.rows:
         kind = row.WhichOneof("row")
         item = getattr(row, kind)
         if kind == "message":
-            what = item.role
-            text = " ".join(b.text for b in item.blocks if b.text)
+            what = f"{item.role} · {_time(item.time_ms)}"
+            text = " ".join(b.text for b in item.blocks if b.text and b.type in ("text", "code"))
         elif kind == "action":
-            what = f"{item.category} {item.tool}{' (failed)' if item.failed else ''}"
+            what = f"{item.category} {item.tool}{' (failed)' if item.failed else ''} · {_time(item.time_ms)}"
             text = item.command or item.path
         else:
             what = item.type
             text = item.text
-        table.add_row(escape(row.ref), escape(what), escape(text[:300]))
-    console.print(table)
+        console.print(f"[cyan]{escape(row.ref)}[/cyan]  [dim]{escape(what)}[/dim]", soft_wrap=True)
+        if text:
+            console.print(f"     {escape(' '.join(text.split())[:300])}", soft_wrap=True)
+
+
+def _time(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M") if ms else "-"
 
 
 def status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console) -> None:
@@ -107,15 +110,16 @@ def status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console
         rows = [to_dict(n) for n in response.nodes]
         emit_json({"nodes": rows}) if fmt == "json" else emit_ndjson(rows)
         return
-    table = Table(title="cluster", title_justify="left")
-    for column in ("node", "address", "up", "sessions", "documents", "vectors", "pending", "detail"):
-        table.add_column(column, overflow="fold")
     for node in response.nodes:
-        up = "[green]up[/green]" if node.up else "[red]down[/red]"
-        counts = [str(node.sessions), str(node.documents)] if node.role == "index" else ["", ""]
-        vectors = [str(node.vectors), str(node.vectors_pending)] if node.role == "vector" else ["", ""]
-        table.add_row(node.name, node.address, up, *counts, *vectors, escape(node.detail))
-    console.print(table)
+        up = "[green]up[/green]  " if node.up else "[red]down[/red]"
+        if node.role == "index":
+            counts = f"shard {node.shard} · {node.sessions} sessions · {node.documents} documents"
+        elif node.role == "vector":
+            counts = f"{node.vectors} vectors · {node.vectors_pending} pending"
+        else:
+            counts = ""
+        line = f"{up} {node.name:<9} {node.address:<21} {counts}"
+        console.print(line + (f"\n      [dim]{escape(node.detail)}[/dim]" if node.detail else ""), soft_wrap=True)
 
 
 def ingest_report(report: ingest_pb2.IngestReport, fmt: str, console: Console) -> None:
