@@ -55,8 +55,9 @@ def test_minilm_puts_related_texts_closer(minilm: Embedder) -> None:
     assert query @ related > query @ unrelated + 0.3
 
 
-def test_minilm_batch_does_not_change_vectors(minilm: Embedder) -> None:
-    texts = ["short", "a much longer text about rebasing a git branch onto main and resolving conflicts"]
+def test_minilm_batch_keeps_order_and_vectors(minilm: Embedder) -> None:
+    """Texts are sorted by length and embedded in chunks; each row must still belong to its text."""
+    texts = [("rebase the branch onto main " * (n % 7 + 1)) + str(n) for n in range(20)][::-1]
     together = minilm.embed(texts)
     alone = np.vstack([minilm.embed([t]) for t in texts])
     np.testing.assert_allclose(together, alone, atol=1e-5)
