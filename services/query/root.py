@@ -19,7 +19,7 @@ from quarry.dsl import CompiledQuery, compile_query
 from quarry.query.envelope import lexical_match, vector_match
 from quarry.query.fusion import rrf
 from quarry.query.plans import resolve_semantic_leaves, window, without_text
-from quarry.query.scatter import Deadline, Scatter, call
+from quarry.query.scatter import Deadline, call, gather
 from quarry.v1 import (
     errors_pb2,
     index_pb2,
@@ -62,10 +62,6 @@ class Coordinator:
         self.vector = (
             vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
         )
-        self.scatter = Scatter()
-
-    def close(self) -> None:
-        self.scatter.close()
 
     # ----- search -------------------------------------------------------------------------------
 
@@ -136,9 +132,7 @@ class Coordinator:
         started = time.perf_counter()
         with _tracer.start_as_current_span("quarry.lane.dialogue"):
             request = index_pb2.ShardSearchRequest(plan=plan, lane="dialogue", limit=depth, with_snippets=True)
-            responses = self.scatter.each(
-                self._shard_names(), [call(s.SearchSessions, request) for s in self.shards], deadline
-            )
+            responses = gather(self._shard_names(), [call(s.SearchSessions, request) for s in self.shards], deadline)
         merged = heapq.merge(*[r.hits for r in responses], key=_shard_order)
         timings["lexical"] = _ms(started)
         return [LaneHit(h.session.id, shard_hit=h) for _, h in zip(range(depth), merged, strict=False)]
@@ -200,9 +194,7 @@ class Coordinator:
         if where is None:
             return None
         request = index_pb2.MatchSessionIdsRequest(where=where)
-        responses = self.scatter.each(
-            self._shard_names(), [call(s.MatchSessionIds, request) for s in self.shards], deadline
-        )
+        responses = gather(self._shard_names(), [call(s.MatchSessionIds, request) for s in self.shards], deadline)
         return sorted(sid for r in responses for sid in r.session_ids)
 
     def _vector_search(
@@ -213,7 +205,7 @@ class Coordinator:
         request = vector_pb2.VectorSearchRequest(
             text=text, limit=limit, allow_session_ids=allowed or [], restrict_to_allowed=allowed is not None
         )
-        (response,) = self.scatter.each(["vector-0"], [call(self.vector.Search, request)], deadline)
+        (response,) = gather(["vector-0"], [call(self.vector.Search, request)], deadline)
         return response
 
     def _hydrate(self, hits: list[query_pb2.SearchHit], deadline: Deadline) -> None:
@@ -224,7 +216,7 @@ class Coordinator:
         if not by_shard:
             return
         shards = sorted(by_shard)
-        responses = self.scatter.each(
+        responses = gather(
             [f"index-{i}" for i in shards],
             [call(self.shards[i].GetSessions, index_pb2.GetSessionsRequest(session_ids=by_shard[i])) for i in shards],
             deadline,
@@ -249,9 +241,7 @@ class Coordinator:
         limit, offset, descending = window(compiled.plan, caller_limit, caller_offset)
         plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
         shard_request = index_pb2.ShardUnitsRequest(plan=plan, limit=offset + limit)
-        responses = self.scatter.each(
-            self._shard_names(), [call(s.QueryUnits, shard_request) for s in self.shards], deadline
-        )
+        responses = gather(self._shard_names(), [call(s.QueryUnits, shard_request) for s in self.shards], deadline)
         merged = heapq.merge(
             *[r.rows for r in responses],
             key=(lambda r: (-r.sort_time_ms, _Desc(r.sort_id)))

@@ -1,16 +1,17 @@
-"""Fan a call out to every shard in parallel under one deadline, inside the request's trace."""
+"""Fan a call out to every shard in parallel under one deadline, inside the request's trace.
+
+Calls are issued as gRPC futures from the request's own thread: the C core runs them concurrently,
+no Python worker thread sits in between, and the client spans are children of the request's span."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 import grpc
 
 from quarry.core.errors import QuarryError, from_rpc_error
-from quarry.core.fanout import submit_in_context
 from quarry.v1 import errors_pb2
 
 R = TypeVar("R")
@@ -30,43 +31,30 @@ class Deadline:
         return left
 
 
-class Scatter:
-    """Parallel calls to a set of stubs; any failure fails the whole request, typed and named."""
+Call = Callable[[float], "grpc.Future"]
 
-    def __init__(self, workers: int = 32) -> None:
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="scatter")
 
-    def each(
-        self,
-        names: Sequence[str],
-        calls: Sequence[Callable[[float], R]],
-        deadline: Deadline,
-    ) -> list[R]:
-        """Run calls[i](timeout_s) concurrently; results in the order of `calls`."""
-        timeout = deadline.remaining_s()
-        futures = [submit_in_context(self._pool, call, timeout) for call in calls]
-        wait(futures, timeout=timeout + 0.5)
-        results: list[R] = []
+def call(method: Any, request: Any) -> Call:
+    """A deferred unary call that, once started, waits for a reconnecting node within the timeout."""
+    return lambda timeout: method.future(request, timeout=timeout, wait_for_ready=True)
+
+
+def gather(names: Sequence[str], calls: Sequence[Call], deadline: Deadline) -> list[Any]:
+    """Start every call, then collect the results in order. Any failure fails the request, typed and
+    naming the node; a typed error from a node (a bad query, say) passes through unchanged."""
+    timeout = deadline.remaining_s()
+    futures = [start(timeout) for start in calls]
+    results = []
+    try:
         for name, future in zip(names, futures, strict=True):
             try:
-                results.append(future.result(timeout=0))
+                results.append(future.result())
             except grpc.RpcError as error:
                 typed = from_rpc_error(error)
-                if typed.code in (
-                    errors_pb2.SHARD_UNAVAILABLE,
-                    errors_pb2.DEADLINE_EXCEEDED,
-                    errors_pb2.INTERNAL,
-                ):
+                if typed.code in (errors_pb2.SHARD_UNAVAILABLE, errors_pb2.DEADLINE_EXCEEDED, errors_pb2.INTERNAL):
                     raise QuarryError(typed.code, f"{name}: {typed.message}") from None
                 raise typed from None
-            except TimeoutError:
-                raise QuarryError(errors_pb2.DEADLINE_EXCEEDED, f"{name} did not answer in time") from None
-        return results
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def call(method: Any, request: Any) -> Callable[[float], Any]:
-    """A deferred unary call that waits for a reconnecting node within the timeout."""
-    return lambda timeout: method(request, timeout=timeout, wait_for_ready=True)
+    finally:
+        for future in futures:
+            future.cancel()
+    return results

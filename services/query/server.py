@@ -47,4 +47,4 @@ def serve_query(
         workers=32,
     )
     node.announce(run_file, "query")
-    node.wait(on_stop=coordinator.close)
+    node.wait()
