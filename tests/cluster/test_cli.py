@@ -93,3 +93,21 @@ def test_ctrl_c_stops_every_node_of_a_foreground_cluster(tmp_path):
             os.killpg(up.pid, signal.SIGKILL)
     assert not [name for name, pid in pids.items() if process_alive(pid)]
     assert not (home / "cluster.json").exists()
+
+
+def test_demo_on_a_machine_without_agent_logs_ingests_a_sample_and_prints_ranked_results(tmp_path):
+    """What `make run` does after `quarry up --detach`."""
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(tmp_path / "user")}
+    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "QUARRY_HOME"):
+        env.pop(variable, None)
+    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(home)]
+    subprocess.run([*command, "up", "--detach", "--embedder", "none"], env=env, check=True, timeout=300)
+    try:
+        demo = subprocess.run([*command, "demo"], env=env, capture_output=True, text=True, timeout=300)
+        assert demo.returncode == 0, demo.stderr
+        assert "generated sample archive" in demo.stdout
+        assert "  1. claude-code-session:" in demo.stdout, demo.stdout
+        assert "bm25" in demo.stdout
+    finally:
+        subprocess.run([*command, "down"], env=env, check=True, timeout=120)
