@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import grpc
 import orjson
+from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -116,3 +117,21 @@ class Node:
         if on_stop is not None:
             on_stop()
         telemetry.shutdown_telemetry()
+
+
+def serve(
+    name: str,
+    role: str,
+    service: ServiceDescriptor,
+    add_servicer: Callable[[Any, grpc.Server], None],
+    servicer: Any,
+    host: str,
+    port: int,
+    run_file: Path | None,
+    on_stop: Callable[[], None] | None = None,
+    workers: int = 16,
+) -> None:
+    """Serve one servicer as a node until SIGTERM / SIGINT."""
+    node = Node(name, [service.full_name], lambda server: add_servicer(servicer, server), host, port, workers)
+    node.announce(run_file, role)
+    node.wait(on_stop=on_stop)

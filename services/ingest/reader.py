@@ -10,9 +10,9 @@ rejected.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -103,3 +103,23 @@ def _skip_whitespace(text: str, index: int) -> int:
     while index < len(text) and text[index] in _WHITESPACE:
         index += 1
     return index
+
+
+class RecordParser(Protocol):
+    """A source parser fed one record at a time (quarry.ingest.sources.*)."""
+
+    result: Any
+
+    def feed(self, record: Record) -> None: ...
+
+    def finish(self) -> Any: ...
+
+
+def feed_all(parser: RecordParser, records: Iterable[Record], path: str) -> Any:
+    """Feed every record; a record the parser cannot use becomes an issue, never a failed file."""
+    for record in records:
+        try:
+            parser.feed(record)
+        except (TypeError, ValueError, AttributeError, KeyError) as error:
+            parser.result.issues.append(issue(path, record.line, "invalid_record", f"unusable record: {error}"))
+    return parser.finish()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core.node import Node, typed_errors
+from quarry.core.node import serve, typed_errors
 from quarry.ingest.discover import iter_source_files, standard_locations
 from quarry.ingest.parse import parse_file
 from quarry.ingest.router import ShardRouter
@@ -79,13 +79,6 @@ def serve_ingest(
     index_addresses: list[str], vector_address: str | None, host: str, port: int, run_file: Path | None
 ) -> None:
     router = ShardRouter(index_addresses, vector_address)
-    servicer = IngestServicer(router)
-    node = Node(
-        "ingest",
-        [ingest_pb2.DESCRIPTOR.services_by_name["IngestService"].full_name],
-        lambda server: ingest_pb2_grpc.add_IngestServiceServicer_to_server(servicer, server),
-        host=host,
-        port=port,
-    )
-    node.announce(run_file, "ingest")
-    node.wait(on_stop=router.close)
+    service = ingest_pb2.DESCRIPTOR.services_by_name["IngestService"]
+    add = ingest_pb2_grpc.add_IngestServiceServicer_to_server
+    serve("ingest", "ingest", service, add, IngestServicer(router), host, port, run_file, on_stop=router.close)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core.node import Node, typed_errors
+from quarry.core.node import serve, typed_errors
 from quarry.query.root import Coordinator
 from quarry.v1 import query_pb2, query_pb2_grpc
 
@@ -37,14 +37,6 @@ def serve_query(
     run_file: Path | None,
 ) -> None:
     coordinator = Coordinator(index_addresses, vector_address, ingest_address)
-    servicer = QueryServicer(coordinator)
-    node = Node(
-        "query",
-        [query_pb2.DESCRIPTOR.services_by_name["QueryService"].full_name],
-        lambda server: query_pb2_grpc.add_QueryServiceServicer_to_server(servicer, server),
-        host=host,
-        port=port,
-        workers=32,
-    )
-    node.announce(run_file, "query")
-    node.wait()
+    service = query_pb2.DESCRIPTOR.services_by_name["QueryService"]
+    add = query_pb2_grpc.add_QueryServiceServicer_to_server
+    serve("query", "query", service, add, QueryServicer(coordinator), host, port, run_file, workers=32)

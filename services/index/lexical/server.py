@@ -6,7 +6,7 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core.node import Node, typed_errors
+from quarry.core.node import serve, typed_errors
 from quarry.index.lexical.shard import LexicalShard
 from quarry.v1 import index_pb2, index_pb2_grpc
 
@@ -43,13 +43,6 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 def serve_index(data_dir: Path, shard: int, host: str, port: int, run_file: Path | None) -> None:
     """Run one lexical shard until SIGTERM / SIGINT."""
     lexical = LexicalShard(data_dir, shard)
-    servicer = IndexServicer(lexical)
-    node = Node(
-        f"index-{shard}",
-        [index_pb2.DESCRIPTOR.services_by_name["IndexService"].full_name],
-        lambda server: index_pb2_grpc.add_IndexServiceServicer_to_server(servicer, server),
-        host=host,
-        port=port,
-    )
-    node.announce(run_file, "index")
-    node.wait(on_stop=lexical.close)
+    service = index_pb2.DESCRIPTOR.services_by_name["IndexService"]
+    add = index_pb2_grpc.add_IndexServiceServicer_to_server
+    serve(f"index-{shard}", "index", service, add, IndexServicer(lexical), host, port, run_file, on_stop=lexical.close)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core.node import Node, typed_errors
+from quarry.core.node import serve, typed_errors
 from quarry.index.vector.shard import VectorShard
 from quarry.v1 import vector_pb2, vector_pb2_grpc
 
@@ -32,13 +32,6 @@ def serve_vector(data_dir: Path, embedder: str | None, host: str, port: int, run
     """Run the vector node until SIGTERM / SIGINT. The embedder loads in the background worker."""
     shard = VectorShard(data_dir, embedder)
     shard.start()
-    servicer = VectorServicer(shard)
-    node = Node(
-        "vector-0",
-        [vector_pb2.DESCRIPTOR.services_by_name["VectorService"].full_name],
-        lambda server: vector_pb2_grpc.add_VectorServiceServicer_to_server(servicer, server),
-        host=host,
-        port=port,
-    )
-    node.announce(run_file, "vector")
-    node.wait(on_stop=shard.close)
+    service = vector_pb2.DESCRIPTOR.services_by_name["VectorService"]
+    add = vector_pb2_grpc.add_VectorServiceServicer_to_server
+    serve("vector-0", "vector", service, add, VectorServicer(shard), host, port, run_file, on_stop=shard.close)

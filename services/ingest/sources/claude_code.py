@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quarry.ingest.normalize import describe_tool_input, json_text, to_ms
-from quarry.ingest.reader import Record, issue
+from quarry.ingest.reader import Record, feed_all, issue
 from quarry.ingest.sources import (
     DraftBlock,
     DraftMessage,
@@ -279,13 +279,7 @@ class _Parser:
 
 
 def parse(records: Iterable[Record], path: str) -> SourceResult:
-    parser = _Parser(path)
-    for record in records:
-        try:
-            parser.feed(record)
-        except (TypeError, ValueError, AttributeError, KeyError) as error:
-            parser.result.issues.append(issue(path, record.line, "invalid_record", f"unusable record: {error}"))
-    return parser.finish()
+    return feed_all(_Parser(path), records, path)
 
 
 def _has_human_text(message: DraftMessage) -> bool:
