@@ -106,7 +106,7 @@ def test_demo_on_a_machine_without_agent_logs_ingests_a_sample_and_prints_ranked
     try:
         demo = subprocess.run([*command, "demo"], env=env, capture_output=True, text=True, timeout=300)
         assert demo.returncode == 0, demo.stderr
-        assert "generated sample archive" in demo.stdout
+        assert "no agent logs in the standard locations" in demo.stdout
         assert "  1. claude-code-session:" in demo.stdout, demo.stdout
         assert "bm25" in demo.stdout
     finally:
