@@ -20,7 +20,7 @@ install: $(STAMP)
 
 ## run: start a local cluster under the default data directory, ingest, and answer example queries
 run: install
-	$(QUARRY) up --detach
+	@$(QUARRY) status >/dev/null 2>&1 || $(QUARRY) up --detach
 	$(QUARRY) demo
 
 ## test: the whole suite (unit, contract, multi-process cluster)
