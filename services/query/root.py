@@ -19,7 +19,7 @@ from quarry.dsl import CompiledQuery, compile_query
 from quarry.query.envelope import lexical_match, vector_match
 from quarry.query.fusion import rrf
 from quarry.query.plans import resolve_semantic_leaves, window, without_text
-from quarry.query.scatter import Deadline, call, gather
+from quarry.query.scatter import Deadline, both, call, gather
 from quarry.v1 import (
     errors_pb2,
     index_pb2,
@@ -68,6 +68,7 @@ class Coordinator:
     def search(self, request: query_pb2.SearchRequest) -> query_pb2.SearchEnvelope:
         started = time.perf_counter()
         timings: dict[str, float] = {}
+        caveats: list[str] = []
         limit, offset = _page(request.limit, request.offset, DEFAULT_LIMIT)
         requested = request.lane or "auto"
         if requested not in LANES:
@@ -92,10 +93,10 @@ class Coordinator:
             ranking = self._lexical(plan, depth, deadline, timings)
             hits = [_hit(h, lexical_match(h.shard_hit)) for h in ranking]
         elif lane == "semantic":
-            ranking = self._semantic(plan, compiled, depth, deadline, timings)
+            ranking = self._semantic(plan, compiled, depth, deadline, timings, caveats)
             hits = [_hit(h, vector_match(h.vector_hit)) for h in ranking]
         else:
-            hits = self._hybrid(plan, compiled, max(FUSION_DEPTH, depth), deadline, timings)
+            hits = self._hybrid(plan, compiled, max(FUSION_DEPTH, depth), deadline, timings, caveats)
         page = hits[offset : offset + limit]
         for rank, hit in enumerate(page, start=offset + 1):
             hit.match.rank = rank
@@ -108,6 +109,7 @@ class Coordinator:
             ranking_policy=RANKING_POLICY,
             ranking_policy_version=RANKING_POLICY_VERSION,
             hits=page,
+            caveats=caveats,
             limit=limit,
             offset=offset,
             timings_ms=timings,
@@ -120,7 +122,7 @@ class Coordinator:
         resolved.CopyFrom(plan)
 
         def nearest(text: str) -> list[str]:
-            response = self._vector_search(text, SEMANTIC_LEAF_DEPTH, None, deadline)
+            response, _ = self._vector_search(text, SEMANTIC_LEAF_DEPTH, None, deadline)
             return [hit.session_id for hit in response.hits]
 
         resolved.where.CopyFrom(resolve_semantic_leaves(plan.where, nearest))
@@ -144,6 +146,7 @@ class Coordinator:
         depth: int,
         deadline: Deadline,
         timings: dict[str, float],
+        caveats: list[str],
     ) -> list[LaneHit]:
         text = compiled.semantic_text.strip()
         if not text:
@@ -153,9 +156,14 @@ class Coordinator:
         started = time.perf_counter()
         allowed = self._allow_list(plan, deadline)
         with _tracer.start_as_current_span("quarry.lane.semantic"):
-            response = self._vector_search(text, depth, allowed, deadline)
+            response, stats = self._vector_search(text, depth, allowed, deadline)
         timings["embed"] = response.embed_ms
         timings["vector"] = _ms(started)
+        if stats.pending:
+            caveats.append(
+                f"{stats.pending} messages are still waiting to be embedded: the semantic lane covers the "
+                f"{stats.vectors} embedded so far (`quarry status` shows the backlog)"
+            )
         return [LaneHit(h.session_id, vector_hit=h) for h in response.hits]
 
     def _hybrid(
@@ -165,9 +173,13 @@ class Coordinator:
         depth: int,
         deadline: Deadline,
         timings: dict[str, float],
+        caveats: list[str],
     ) -> list[query_pb2.SearchHit]:
-        lexical = self._lexical(plan, depth, deadline, timings) if compiled.has_text else []
-        semantic = self._semantic(plan, compiled, depth, deadline, timings)
+        semantic_lane = lambda: self._semantic(plan, compiled, depth, deadline, timings, caveats)  # noqa: E731
+        if compiled.has_text:
+            lexical, semantic = both(lambda: self._lexical(plan, depth, deadline, timings), semantic_lane)
+        else:
+            lexical, semantic = [], semantic_lane()
         started = time.perf_counter()
         by_id: dict[str, LaneHit] = {h.session_id: h for h in semantic}
         for hit in lexical:
@@ -199,14 +211,18 @@ class Coordinator:
 
     def _vector_search(
         self, text: str, limit: int, allowed: list[str] | None, deadline: Deadline
-    ) -> vector_pb2.VectorSearchResponse:
+    ) -> tuple[vector_pb2.VectorSearchResponse, vector_pb2.VectorStats]:
+        """The nearest sessions, and the vector node's backlog at the same moment."""
         if self.vector is None:
             raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, "this cluster has no vector node")
         request = vector_pb2.VectorSearchRequest(
             text=text, limit=limit, allow_session_ids=allowed or [], restrict_to_allowed=allowed is not None
         )
-        (response,) = gather(["vector-0"], [call(self.vector.Search, request)], deadline)
-        return response
+        stats_call = call(self.vector.Stats, vector_pb2.VectorStatsRequest())
+        response, stats = gather(["vector-0", "vector-0"], [stats_call, call(self.vector.Search, request)], deadline)[
+            ::-1
+        ]
+        return response, stats
 
     def _hydrate(self, hits: list[query_pb2.SearchHit], deadline: Deadline) -> None:
         """Fill session summaries of hits that only the vector lane found, from their shards."""

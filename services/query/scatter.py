@@ -69,3 +69,9 @@ def _result(name: str, future: Future[Any]) -> Any:
         if typed.code in (errors_pb2.SHARD_UNAVAILABLE, errors_pb2.DEADLINE_EXCEEDED, errors_pb2.INTERNAL):
             raise QuarryError(typed.code, f"{name}: {typed.message}") from None
         raise typed from None
+
+
+def both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+    """Run two independent steps of one request concurrently (e.g. the lexical and the vector lane)."""
+    pending = submit_in_context(_POOL, second)
+    return first(), pending.result()
