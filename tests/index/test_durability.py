@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from quarry.core.errors import QuarryError
 from quarry.index.lexical.shard import LexicalShard
+from quarry.v1 import errors_pb2
 from tests.index import plans as p
 from tests.index.conftest import corpus, sid
 from tests.index.sessions import Msg, session
@@ -187,3 +189,51 @@ def test_a_failed_tantivy_commit_is_retried_by_the_next_upsert(fresh: LexicalSha
     retry = fresh.upsert([first])
     assert retry.sessions_unchanged == 1
     assert [h.session.id for h in fresh.search(p.search(p.text("quokka"))).hits] == [sid("s1")]
+
+
+def test_one_batch_of_new_and_replaced_sessions_keeps_ordinals_and_replaces_tags(fresh: LexicalShard) -> None:
+    fresh.upsert(
+        [
+            session("a", [Msg("user", "apple orchard")], tags=("old",)),
+            session("b", [Msg("user", "banana boat")]),
+        ]
+    )
+    ords = dict(fresh._store._writer.execute("SELECT id, ord FROM sessions").fetchall())
+
+    written = fresh.upsert(
+        [
+            session("a", [Msg("user", "apricot jam"), Msg("assistant", "apricot pie")], tags=("new",)),
+            session("c", [Msg("user", "cherry tree")]),
+            session("b", [Msg("user", "banana boat")]),  # unchanged
+        ]
+    )
+
+    assert (written.sessions_written, written.sessions_unchanged, written.messages_written) == (2, 1, 3)
+    after = dict(fresh._store._writer.execute("SELECT id, ord FROM sessions").fetchall())
+    assert after[sid("a")] == ords[sid("a")] and after[sid("b")] == ords[sid("b")]
+    assert after[sid("c")] not in ords.values()
+    assert hit_ids(fresh, p.all_(p.text("apricot"), p.field("tag", "new"))) == [sid("a")]
+    assert hit_ids(fresh, p.field("tag", "old")) == []
+    assert hit_ids(fresh, p.text("apple")) == []
+    assert hit_ids(fresh, p.text("cherry")) == [sid("c")]
+    stats = fresh.stats()
+    assert (stats.sessions, stats.messages, stats.documents) == (3, 4, 4)
+    # the rows of the replaced session are gone: blocks in time order, equal times by id
+    blocks = [r.sort_id for r in fresh.query_units(p.units("blocks", p.field("type", "text"))).rows]
+    assert blocks == [f"{sid('a')}:m0:0", f"{sid('b')}:m0:0", f"{sid('c')}:m0:0", f"{sid('a')}:m1:0"]
+
+
+def test_a_store_in_another_format_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "shard-0" / "store.sqlite3"
+    path.parent.mkdir()
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE sessions (ord INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, cwd TEXT NOT NULL)")
+    old.close()
+    with pytest.raises(QuarryError) as refused:
+        LexicalShard(tmp_path, 0)
+    assert refused.value.code == errors_pb2.SHARD_UNAVAILABLE
+    assert "re-ingest" in str(refused.value)
+
+
+def hit_ids(shard: LexicalShard, where: object) -> list[str]:
+    return [h.session.id for h in shard.search(p.search(where)).hits]  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from quarry.index.lexical.shard import LexicalShard
 from quarry.v1 import errors_pb2, plan_pb2
 from tests.index import plans as p
 from tests.index.conftest import HOUR, sid
-from tests.index.sessions import BASE_MS, Msg, session
+from tests.index.sessions import BASE_MS, Msg, Tool, session
 
 
 def hit_ids(shard: LexicalShard, request) -> list[str]:
@@ -101,6 +101,21 @@ def test_session_field_filters(loaded: LexicalShard) -> None:
     assert hit_ids(loaded, p.search(p.all_(base, p.field("title", "lodz")))) == []
     # an allow-list from another lane
     assert hit_ids(loaded, p.search(p.all_(base, p.ids(sid("lock-user"), sid("polish"))))) == [sid("lock-user")]
+    assert hit_ids(loaded, p.search(p.all_(base, p.ids("claude-code-session:not-here")))) == []
+
+
+def test_session_id_filters(loaded: LexicalShard) -> None:
+    base = p.text("sqlite")
+    assert hit_ids(loaded, p.search(p.all_(base, p.field("session", sid("lock-user"))))) == [sid("lock-user")]
+    both = p.field("session", sid("lock-user"), sid("lock-same"))
+    assert set(hit_ids(loaded, p.search(p.all_(base, both)))) == {sid("lock-user"), sid("lock-same")}
+    assert set(hit_ids(loaded, p.search(p.all_(base, p.not_(p.field("session", sid("lock-user"))))))) == {
+        sid("lock-same"),
+        sid("lock-split", "codex-session"),
+    }
+    # an id this shard does not hold matches nothing, and its negation everything
+    assert hit_ids(loaded, p.search(p.all_(base, p.field("session", "claude-code-session:nope")))) == []
+    assert len(hit_ids(loaded, p.search(p.all_(base, p.not_(p.field("session", "x:nope")))))) == 3
 
 
 def test_action_filters_on_sessions(loaded: LexicalShard) -> None:
@@ -140,6 +155,7 @@ def test_hit_evidence_message_snippet_and_terms(loaded: LexicalShard) -> None:
     )
     assert hit.session.title == "SQLite locking"
     assert not hit.session.messages and not hit.session.actions  # a summary
+    assert hit.sort_time_ms == hit.session.updated_ms > 0
 
     (polish,) = loaded.search(p.search(p.text("lodz"))).hits
     assert "[Łódź]" in polish.snippet  # the original text, highlighted where the folded term matched
@@ -151,6 +167,13 @@ def test_hit_evidence_message_snippet_and_terms(loaded: LexicalShard) -> None:
 
     (either,) = loaded.search(p.search(p.fts(p.fts_any(p.term("zebra"), p.term("nothere"))), limit=1)).hits
     assert list(either.matched_terms) == ["zebra"]
+
+
+def test_snippets_keep_the_text_exactly_around_the_marks(fresh: LexicalShard) -> None:
+    text = "a <b>&amp; tag</b> & 'quoted' \"x\" > y [zebra] zebra"
+    fresh.upsert([session("markup", [Msg("user", text)])])
+    (hit,) = fresh.search(p.search(p.text("zebra"))).hits
+    assert hit.snippet == "a <b>&amp; tag</b> & 'quoted' \"x\" > y [[zebra]] [zebra]"
 
 
 def test_snippets_are_optional(loaded: LexicalShard) -> None:
@@ -179,6 +202,15 @@ def test_actions_lane_searches_tool_traffic_not_dialogue(loaded: LexicalShard) -
     assert hit_ids(loaded, p.search(p.text("failed"), lane="actions")) == [sid("tools")]
     assert hit_ids(loaded, p.search(p.text("secretbody"), lane="actions")) == []
     assert hit_ids(loaded, p.search(p.text("connection_profile"), lane="actions")) == [sid("tools")]
+
+
+def test_actions_lane_finds_and_shows_a_command_kept_only_in_the_action(fresh: LexicalShard) -> None:
+    hidden = Tool("Bash", "shell", summary="run the release script", command="make deploy-prod")
+    fresh.upsert([session("deploy", [Msg("assistant", "shipping it", tools=[hidden])])])
+    (hit,) = fresh.search(p.search(p.text("deploy"), lane="actions")).hits
+    assert hit.session.id == sid("deploy")
+    assert hit.message_id == f"{sid('deploy')}:m0"
+    assert "[deploy]" in hit.snippet and "release script" in hit.snippet
 
 
 def test_without_text_sessions_are_listed_by_update_time(loaded: LexicalShard) -> None:

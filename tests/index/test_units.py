@@ -9,7 +9,7 @@ from quarry.index.lexical.shard import LexicalShard
 from quarry.v1 import errors_pb2, plan_pb2
 from tests.index import plans as p
 from tests.index.conftest import HOUR, sid
-from tests.index.sessions import BASE_MS
+from tests.index.sessions import BASE_MS, Msg, session
 
 
 def row_ids(shard: LexicalShard, request) -> list[str]:
@@ -94,3 +94,15 @@ def test_unit_errors(loaded: LexicalShard) -> None:
     with pytest.raises(QuarryError) as value:
         loaded.query_units(p.units("messages", p.field("input_tokens", "many", op=plan_pb2.GE)))
     assert value.value.code == errors_pb2.BAD_VALUE
+
+
+def test_equal_times_break_on_the_id_ascending_in_both_directions(fresh: LexicalShard) -> None:
+    # three sessions starting together: their messages share times (m0 at BASE_MS, m1 a minute later)
+    fresh.upsert([session(n, [Msg("user", "same time"), Msg("assistant", "also same")]) for n in ("c", "a", "b")])
+    first = [f"{sid(n)}:m0" for n in ("a", "b", "c")]
+    second = [f"{sid(n)}:m1" for n in ("a", "b", "c")]
+    assert row_ids(fresh, p.units("messages")) == first + second
+    assert row_ids(fresh, p.units("messages", descending=True)) == second + first
+    assert row_ids(fresh, p.units("messages", descending=True, limit=4)) == [*second, first[0]]
+    blocks = row_ids(fresh, p.units("blocks", p.field("type", "text"), descending=True))
+    assert blocks == [f"{i}:0" for i in second + first]

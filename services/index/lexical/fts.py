@@ -76,7 +76,10 @@ def positive(node: Fts | None) -> Fts | None:
     if node is None or node.kind == "not":
         return None
     if node.kind in ("all", "any"):
-        return combine(node.kind, (positive(c) for c in node.children))
+        children = [positive(c) for c in node.children]
+        if all(p is c for p, c in zip(children, node.children, strict=True)):
+            return node  # nothing negated below: the expression itself
+        return combine(node.kind, children)
     return node
 
 

@@ -4,8 +4,9 @@ Ranked session search (`search` with text)
 - The `all` group at the top of `where` is message-level: its fts leaves and role clauses become one
   Tantivy query, so the words and the role hold in the same message. Roles are const-score (0.0)
   filters, which leave BM25 unchanged.
-- Session-level clauses of that group on fields every message document carries (repo, origin, tag,
-  session id, allow-lists, and any/all/not of those) are const-score filters in the same query. Other
+- Session-level clauses of that group on fields every message document carries (repo, origin, tag;
+  session ids and allow-lists as the sessions' ordinals; any/all/not of those) are const-score filters
+  in the same query. Other
   session clauses (title, tool, path, counts, ...) are checked in SQL on each page's candidate
   sessions; when they reject so much that pages keep coming, they are evaluated once for the shard
   and applied in Tantivy as a term set of session ordinals.
@@ -14,7 +15,10 @@ Ranked session search (`search` with text)
   sessions are known and no unseen session can tie the last one, or the hits run out. Python work
   grows with the hits read, never with the corpus; a page cap bounds it for constant-score queries
   (prefixes), where ties break on session id among the candidates read.
-- Ties break on session id (ascending). Snippets mark matches with [ and ]; other text is kept plain.
+- Ties break on session id (ascending); only the sessions scoring at least the `limit`-th best score
+  have their rows read (session summary and best message, one SQL statement). The index stores no
+  text: a hit's message text, for its matched terms and its snippet, comes from the message row.
+  Snippets mark matches with [ and ]; other text is kept plain.
 
 Unranked lists and `match_session_ids` are SQL over the store, with full-text leaves evaluated in
 Tantivy to ordinal sets first. Unit rows: see rows.py.
@@ -22,8 +26,9 @@ Tantivy to ordinal sets first. Unit rows: see rows.py.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import tantivy
 from tantivy import Occur, Query
@@ -44,19 +49,19 @@ _MAX_CANDIDATE_HITS = 5_000
 _PREFIX_EXPANSIONS = 16
 UNITS = ("messages", "actions", "blocks")
 # Session fields every message document carries: filters on them hold per message iff per session.
-_DOC_FILTER_FIELDS = {"repo": schema.REPO, "origin": schema.ORIGIN, "tag": schema.TAG, "session": schema.SESSION_ID}
+_DOC_FILTER_FIELDS = {"repo": schema.REPO, "origin": schema.ORIGIN, "tag": schema.TAG}
 
 
 def _request_error(message: str, parameter: str) -> QuarryError:
     return QuarryError(errors_pb2.INVALID_REQUEST, message, parameter=parameter)
 
 
-@dataclass
-class _Candidate:
+class _Candidate(NamedTuple):
+    """A session's best hit."""
+
     score: float
     address: tantivy.DocAddress
     ord: int
-    session_id: str
 
 
 class Leaf:
@@ -114,8 +119,8 @@ class Leaf:
         if sql_rest:
             session_filter = lowering.session(plan_pb2.Predicate(all=plan_pb2.PredicateList(items=sql_rest)))
         query = clauses[0][1] if len(clauses) == 1 else Query.boolean_query(clauses)
-        top, response.matched_sessions = self._top_sessions(searcher, query, limit, session_filter)
-        self._fill_hits(response, searcher, top, ranking, field, lane, request.with_snippets)
+        contenders, response.matched_sessions = self._top_sessions(searcher, query, limit, session_filter)
+        self._fill_hits(response, searcher, contenders, limit, ranking, field, lane, request.with_snippets)
         return response
 
     @staticmethod
@@ -149,13 +154,14 @@ class Leaf:
         kind = pred.WhichOneof("node")
         if kind == "field":
             clause = pred.field
-            name = _DOC_FILTER_FIELDS.get(clause.field)
-            if name is None or clause.op != plan_pb2.COMPARISON_UNSPECIFIED or not clause.values:
+            if clause.op != plan_pb2.COMPARISON_UNSPECIFIED or not clause.values:
                 return None
-            values = list(clause.values) if name == schema.SESSION_ID else [v.lower() for v in clause.values]
-            return terms(self.schema, name, values)
+            if clause.field == "session":
+                return self._named_sessions(list(clause.values))
+            name = _DOC_FILTER_FIELDS.get(clause.field)
+            return None if name is None else terms(self.schema, name, [v.lower() for v in clause.values])
         if kind == "session_ids":
-            return terms(self.schema, schema.SESSION_ID, list(pred.session_ids.ids))
+            return self._named_sessions(list(pred.session_ids.ids))
         if kind == "negate":
             inner = self._doc_filter(pred.negate)
             if inner is None:
@@ -170,47 +176,57 @@ class Leaf:
             return Query.boolean_query([(occur, f) for f in filters])
         return None
 
+    def _named_sessions(self, session_ids: list[str]) -> Query:
+        """Sessions named by id, as a term set of their ordinals: an id this shard does not hold matches
+        nothing (an empty set matches no document)."""
+        rows = self.store.reader().execute(
+            "SELECT ord FROM sessions WHERE id IN (SELECT value FROM json_each(?))", (json_list(session_ids),)
+        )
+        return terms(self.schema, schema.SESSION_ORD, [r[0] for r in rows])
+
     def _session_ords(self, sql: Sql) -> list[int]:
         rows = self.store.reader().execute(f"SELECT s.ord FROM sessions s WHERE {sql.text}", sql.params)
         return [r[0] for r in rows]
 
-    def _session_ids(self, session_ords: Sequence[int], session_filter: Sql | None) -> dict[int, str]:
-        """Ids of the sessions among `session_ords` that pass the filter (all of them without one)."""
-        condition = f"AND {session_filter.text}" if session_filter is not None else ""
+    def _passing(self, session_ords: Sequence[int], session_filter: Sql) -> set[int]:
+        """The sessions among `session_ords` that pass the filter."""
         rows = self.store.reader().execute(
-            f"SELECT s.ord, s.id FROM sessions s WHERE s.ord IN (SELECT value FROM json_each(?)) {condition}",
-            [json_list(session_ords), *(session_filter.params if session_filter is not None else ())],
+            f"SELECT s.ord FROM sessions s WHERE s.ord IN (SELECT value FROM json_each(?)) AND {session_filter.text}",
+            [json_list(session_ords), *session_filter.params],
         )
-        return dict(rows.fetchall())
+        return {r[0] for r in rows}
 
     def _top_sessions(
         self, searcher: tantivy.Searcher, query: Query, limit: int, session_filter: Sql | None
     ) -> tuple[list[_Candidate], int]:
-        """The best `limit` sessions by (score desc, session id asc) and the number of distinct sessions
-        seen (exact when the hits ran out, a lower bound otherwise).
+        """The sessions that can make the best `limit` by (score desc, session id asc): every session
+        scoring at least the `limit`-th best score (ties on it are broken on ids later, by the caller,
+        which reads the ids of these few only), and the number of distinct sessions seen (exact when the
+        hits ran out, a lower bound otherwise).
 
         A session filter that Tantivy cannot evaluate is checked in SQL on the candidate sessions of
         each page. When it rejects so much that pages keep coming, it is evaluated once for the whole
         shard instead and applied inside Tantivy as a term set of session ordinals.
         """
-        best: dict[int, _Candidate] = {}
+        best: dict[int, _Candidate] = {}  # in score order: hits come best first, page after page
         rejected: set[int] = set()
         offset = 0
         page = max(_FIRST_PAGE, 4 * limit)
         while True:
             hits = searcher.search(query, limit=page, offset=offset, count=False).hits
             ords = searcher.fast_field_values(schema.SESSION_ORD, [a for _, a in hits])
-            fresh = [o for o in dict.fromkeys(ords) if o not in best and o not in rejected]
-            ids = self._session_ids(fresh, session_filter) if fresh else {}
-            rejected.update(o for o in fresh if o not in ids)
+            if session_filter is not None:
+                fresh = [o for o in dict.fromkeys(ords) if o not in best and o not in rejected]
+                passing = self._passing(fresh, session_filter) if fresh else set()
+                rejected.update(o for o in fresh if o not in passing)
             for (score, address), session_ord in zip(hits, ords, strict=True):
-                if session_ord in ids and session_ord not in best:
-                    best[session_ord] = _Candidate(score, address, session_ord, ids[session_ord])
+                if session_ord not in best and session_ord not in rejected:
+                    best[session_ord] = _Candidate(score, address, session_ord)
             offset += len(hits)
             if len(hits) < page:
                 break
             if len(best) >= limit:
-                kth = sorted((c.score for c in best.values()), reverse=True)[limit - 1]
+                kth = list(best.values())[limit - 1].score
                 if hits[-1][0] < kth:
                     break
             if offset >= _MAX_CANDIDATE_HITS:
@@ -223,48 +239,68 @@ class Leaf:
                     return self._top_sessions(searcher, narrowed, limit, None)
                 break
             page = min(page * 4, _MAX_CANDIDATE_HITS - offset)
-        ranked = sorted(best.values(), key=lambda c: (-c.score, c.session_id))
-        return ranked[:limit], len(best)
+        ranked = list(best.values())
+        if len(ranked) <= limit:
+            return ranked, len(ranked)
+        kth = ranked[limit - 1].score
+        return [c for c in ranked if c.score >= kth], len(ranked)
 
     def _fill_hits(
         self,
         response: index_pb2.ShardSearchResponse,
         searcher: tantivy.Searcher,
-        top: list[_Candidate],
+        contenders: list[_Candidate],
+        limit: int,
         ranking: fts.Fts,
         field: str,
         lane: str,
         with_snippets: bool,
     ) -> None:
-        summaries = self.store.summaries(c.ord for c in top)
+        """The best `limit` contenders as hits: session summary, best message, matched terms, snippet."""
+        if not contenders:
+            return
+        message_ords = searcher.fast_field_values(schema.MESSAGE_ORD, [c.address for c in contenders])
+        rows = self.store.hit_rows([(c.ord, m) for c, m in zip(contenders, message_ords, strict=True)])
+        top = sorted((c for c in contenders if c.ord in rows), key=lambda c: (-c.score, rows[c.ord].session_id))
+        top = top[:limit]
+        messages = {c.ord: units_pb2.Message.FromString(rows[c.ord].message) for c in top}
+        if lane == "actions":
+            texts = self._action_texts(messages)
+        else:
+            texts = {o: schema.dialogue_text(m) for o, m in messages.items()}
         need_tokens = fts.needs_tokens(ranking)
         fixed_terms = [] if need_tokens else fts.query_terms(ranking)
-        prefix_snippets = bool(fts.prefixes(ranking))
         generator = None
-        if with_snippets and not prefix_snippets:
+        if with_snippets and not fts.prefixes(ranking):
             generator = tantivy.SnippetGenerator.create(
                 searcher, fts.to_query(ranking, self.schema, field), self.schema, field
             )
             generator.set_max_num_chars(SNIPPET_CHARS)
         surface = "action" if lane == "actions" else "message"
+        add = response.hits.add
         for candidate in top:
-            doc = searcher.doc(candidate.address)
-            text = doc.get_first(field) or ""
+            row = rows[candidate.ord]
+            text = texts[candidate.ord]
             hit_terms = fts.matched_terms(ranking, analyzer.tokens(text)) if need_tokens else fixed_terms
-            hit = response.hits.add(
+            snippet = ""
+            if with_snippets:
+                snippet = _snippet(generator or self._terms_generator(searcher, hit_terms, field), field, text)
+            hit = add(
                 score=candidate.score,
                 ranked=True,
-                message_id=doc.get_first(schema.MESSAGE_ID) or "",
+                message_id=messages[candidate.ord].id,
                 matched_terms=hit_terms,
                 match_surface=surface,
+                sort_time_ms=row.updated_ms,
+                snippet=snippet,
             )
-            summary = summaries.get(candidate.ord)
-            if summary is not None:
-                hit.session.CopyFrom(summary)
-                hit.sort_time_ms = summary.updated_ms
-            if with_snippets:
-                snippet_generator = generator or self._terms_generator(searcher, hit_terms, field)
-                hit.snippet = _snippet(snippet_generator, doc, text)
+            hit.session.ParseFromString(row.summary)
+
+    def _action_texts(self, messages: dict[int, units_pb2.Message]) -> dict[int, str]:
+        """The action text of each message (by session ordinal), with the commands of its tool calls."""
+        tool_uses = [b.id for m in messages.values() for b in m.blocks if b.type == "tool_use"]
+        commands = self.store.commands(list(messages), tool_uses) if tool_uses else {}
+        return {o: schema.action_text(m, commands) for o, m in messages.items()}
 
     def _terms_generator(self, searcher: tantivy.Searcher, words: list[str], field: str) -> tantivy.SnippetGenerator:
         """Highlights exactly these words (a prefix query has no terms of its own to highlight)."""
@@ -358,18 +394,15 @@ def _role_predicates(roles: Sequence[RoleClause]) -> list[plan_pb2.Predicate]:
     return out
 
 
-def _snippet(generator: tantivy.SnippetGenerator, doc: tantivy.Document, text: str) -> str:
-    """The best fragment with matches wrapped in [ and ]; the text's start when nothing is highlighted."""
-    snippet = generator.snippet_from_doc(doc)
-    fragment = snippet.fragment()
-    if not fragment:
+def _snippet(generator: tantivy.SnippetGenerator, field: str, text: str) -> str:
+    """The best fragment with matches wrapped in [ and ]; the text's start when nothing is highlighted.
+
+    Tantivy renders the fragment as HTML (every `&`, `<`, `>` and quote of the text escaped, matches in
+    `<b>`), so its only tags are the highlights and unescaping restores the text exactly."""
+    doc = tantivy.Document()
+    doc.add_text(field, text)
+    marked = generator.snippet_from_doc(doc).to_html()
+    if not marked:
         head = text[:SNIPPET_CHARS]
         return head if len(text) <= SNIPPET_CHARS else head.rsplit(" ", 1)[0] + "…"
-    raw = fragment.encode()
-    pieces: list[bytes] = []
-    last = 0
-    for highlight in sorted(snippet.highlighted(), key=lambda r: r.start):
-        pieces += [raw[last : highlight.start], b"[", raw[highlight.start : highlight.end], b"]"]
-        last = highlight.end
-    pieces.append(raw[last:])
-    return b"".join(pieces).decode(errors="replace")
+    return html.unescape(marked.replace("<b>", "[").replace("</b>", "]"))

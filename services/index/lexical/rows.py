@@ -42,6 +42,17 @@ def descending(plan: plan_pb2.QueryPlan) -> bool:
     return result
 
 
+def listing_sql(unit: str, condition: Sql, desc: bool, limit: int) -> Sql:
+    """The first `limit` row ordinals of `unit` (alias `u`) passing the condition, in (time, id) order.
+    The time indexes hold the time alone: SQLite walks one in either direction and sorts each run of
+    equal times by id."""
+    direction = "DESC" if desc else "ASC"
+    return Sql(
+        f"SELECT u.ord FROM {unit} u WHERE {condition.text} ORDER BY u.time_ms {direction}, u.id ASC LIMIT ?",
+        [*condition.params, limit],
+    )
+
+
 class UnitRows:
     """Runs one unit-row plan on a searcher snapshot and the store."""
 
@@ -75,12 +86,8 @@ class UnitRows:
         return Sql(" AND ".join(p.text for p in parts), [x for p in parts for x in p.params])
 
     def _sql(self, unit: str, condition: Sql, desc: bool, limit: int) -> list[int]:
-        direction = "DESC" if desc else "ASC"
-        rows = self.store.reader().execute(
-            f"SELECT u.ord FROM {unit} u WHERE {condition.text} ORDER BY u.time_ms {direction}, u.id ASC LIMIT ?",
-            [*condition.params, limit],
-        )
-        return [r[0] for r in rows]
+        statement = listing_sql(unit, condition, desc, limit)
+        return [r[0] for r in self.store.reader().execute(statement.text, statement.params)]
 
     def _every_text_match(self, unit: str, node: fts.Fts, condition: Sql, desc: bool, limit: int) -> list[int]:
         if unit == "messages":

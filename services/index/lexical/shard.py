@@ -8,11 +8,14 @@ takes a fresh Tantivy searcher snapshot and its thread's SQLite read connection.
 
 Upsert order, for crash consistency:
 1. sessions whose content_hash equals the stored one are counted as unchanged and not touched;
-2. the others are replaced in SQLite in one transaction, committed durably with `tantivy_pending=1`;
-3. their Tantivy documents are deleted by session id and re-added, then one Tantivy commit (fsync'd)
-   and a reader reload, so a search issued after `upsert` returns sees them;
-4. the pending marker is cleared.
-A crash after 2 leaves pending sessions, which opening the shard re-indexes from SQLite; a Tantivy
+2. the others get their ordinals (a stored session keeps its own; new sessions and every written
+   message take fresh ones: the shard is the only writer) and are taken apart in one pass into rows
+   and documents (records.py);
+3. the rows are replaced in SQLite in one transaction, committed durably with `tantivy_pending=1`;
+4. their Tantivy documents are deleted by session ordinal and re-added, then one Tantivy commit
+   (fsync'd) and a reader reload, so a search issued after `upsert` returns sees them;
+5. the pending marker is cleared.
+A crash after 3 leaves pending sessions, which opening the shard re-indexes from SQLite; a Tantivy
 index whose document count disagrees with SQLite after that is rebuilt from SQLite.
 """
 
@@ -20,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -28,12 +30,16 @@ from pathlib import Path
 import tantivy
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical import schema
+from quarry.index.lexical import records, schema
 from quarry.index.lexical.leaf import Leaf
-from quarry.index.lexical.store import Replacement, Store, Written
+from quarry.index.lexical.records import SessionRecords
+from quarry.index.lexical.store import Store
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
 
 _WRITER_HEAP_BYTES = 128_000_000
+# One indexing thread: the same documents cost 15-30% more CPU on two (the shard shares its cores with
+# the other shard and the ingest node, so CPU per message is what bounds ingest, not wall time).
+_WRITER_THREADS = 1
 _REINDEX_BATCH = 500
 
 
@@ -60,7 +66,7 @@ class LexicalShard:
         self._reconcile()
 
     def _new_writer(self) -> tantivy.IndexWriter:
-        return self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=min(2, os.cpu_count() or 1))
+        return self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
 
     # ---- writes --------------------------------------------------------------------------------
 
@@ -77,35 +83,45 @@ class LexicalShard:
         with self._write_lock:
             self._check_open()
             self._index_pending()  # left behind by a failed Tantivy commit; unchanged hashes would skip them
-            stored = self._store.stored_hashes(list(latest))
-            replacements = []
-            texts = []
+            stored = self._store.stored_sessions(list(latest))
+            next_session, next_message = self._store.next_ords()
+            batch: list[SessionRecords] = []
+            replaced: set[int] = set()
+            messages_written = 0
             for session in latest.values():
                 digest = content_hash(session)
-                if stored.get(session.id) == digest:
+                known = stored.get(session.id)
+                if known is not None and known[1] == digest:
                     continue
-                session_texts = schema.message_texts(session)
-                texts.append(session_texts)
-                replacements.append(Replacement(session, digest, schema.document_count(session_texts)))
+                if known is None:
+                    session_ord, next_session = next_session, next_session + 1
+                else:
+                    session_ord = known[0]
+                    replaced.add(session_ord)
+                count = len(session.messages)
+                message_ords = range(next_message, next_message + count)
+                next_message += count
+                messages_written += count
+                batch.append(records.decompose(session, session_ord, message_ords, digest))
             response = index_pb2.UpsertSessionsResponse(
-                sessions_written=len(replacements),
-                sessions_unchanged=len(latest) - len(replacements),
-                messages_written=sum(len(r.session.messages) for r in replacements),
+                sessions_written=len(batch),
+                sessions_unchanged=len(latest) - len(batch),
+                messages_written=messages_written,
             )
-            if replacements:
-                written = self._store.replace(replacements, stored.keys())
-                self._index_sessions((r.session, w, t) for r, w, t in zip(replacements, written, texts, strict=True))
+            if batch:
+                self._store.replace(batch, replaced)
+                self._index_sessions(batch)
             return response
 
-    def _index_sessions(self, items: Iterable[tuple[units_pb2.Session, Written, list[tuple[str, str]]]]) -> None:
+    def _index_sessions(self, batch: Iterable[SessionRecords]) -> None:
         """Replace the sessions' documents, commit, make them visible, then clear their pending marks."""
         ords = []
         try:
-            for session, written, texts in items:
-                self._writer.delete_documents_by_term(schema.SESSION_ID, session.id)
-                for doc in schema.documents(session, written.session_ord, written.message_ords, texts):
+            for item in batch:
+                self._writer.delete_documents_by_term(schema.SESSION_ORD, item.session_ord)
+                for doc in item.documents:
                     self._writer.add_json(doc)
-                ords.append(written.session_ord)
+                ords.append(item.session_ord)
             self._writer.commit()
         except BaseException:
             self._discard_writer()
@@ -141,8 +157,8 @@ class LexicalShard:
 
     def _reindex(self, session_ords: Sequence[int]) -> None:
         self._index_sessions(
-            (session, written, schema.message_texts(session))
-            for session, written in self._store.load_sessions(session_ords)
+            records.decompose(session, session_ord, message_ords, rows=False)
+            for session, session_ord, message_ords in self._store.load_sessions(session_ords)
         )
 
     # ---- reads ---------------------------------------------------------------------------------

@@ -1,0 +1,184 @@
+"""A session taken apart in one pass: its SQLite rows (store.py) and its Tantivy documents (schema.py).
+
+This is the ingest hot path. Every read of a protobuf field builds a new Python object, and every
+iteration of a repeated field builds its wrappers anew, so each message, block and action is visited
+once and gives everything both stores need; the texts it builds are exactly `schema.dialogue_text`
+and `schema.action_text` (a test holds them to it).
+
+Row tuples follow the column lists in store.py (`SESSION_COLUMNS`, `MESSAGE_COLUMNS`, `BLOCK_COLUMNS`,
+`ACTION_COLUMNS` + `path_norm`); documents are JSON for `IndexWriter.add_json`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from quarry.core.vocab import DIALOGUE_BLOCK_TYPES
+from quarry.index.lexical import analyzer, schema
+from quarry.index.lexical.store import COUNT_FIELDS
+from quarry.v1 import units_pb2
+
+_DIALOGUE_TYPES = frozenset(DIALOGUE_BLOCK_TYPES)
+
+
+@dataclass
+class SessionRecords:
+    """Everything one session writes; `session_row` is None when only documents were asked for."""
+
+    session_ord: int
+    session_row: tuple[object, ...] | None
+    tags: list[tuple[str, int]]
+    messages: list[tuple[object, ...]]
+    blocks: list[tuple[object, ...]]
+    actions: list[tuple[object, ...]]
+    documents: list[str]
+
+
+def summary_blob(session: units_pb2.Session) -> bytes:
+    """The session serialized without its messages and actions."""
+    summary = units_pb2.Session()
+    summary.CopyFrom(session)
+    summary.ClearField("messages")
+    summary.ClearField("actions")
+    return summary.SerializeToString()
+
+
+def decompose(
+    session: units_pb2.Session,
+    session_ord: int,
+    message_ords: Sequence[int],
+    content_hash: str = "",
+    *,
+    rows: bool = True,
+) -> SessionRecords:
+    """The session's rows (with `rows`) and documents: one document per message with dialogue or
+    action text. The session row is marked pending for Tantivy."""
+    session_id = session.id
+    tags = list(session.tags)
+    action_rows: list[tuple[object, ...]] = []
+    commands: dict[str, str] = {}
+    for a in session.actions:
+        block_id = a.block_id
+        command = a.command
+        if block_id and command:
+            commands[block_id] = command
+        if rows:
+            path = a.path
+            action_rows.append(
+                (
+                    a.id,
+                    session_ord,
+                    a.message_id,
+                    block_id,
+                    a.seq,
+                    a.category,
+                    a.tool,
+                    command,
+                    path,
+                    a.output,
+                    a.failed,
+                    a.input_json,
+                    a.time_ms,
+                    analyzer.normalize_path(path) if path else "",
+                )
+            )
+
+    message_rows: list[tuple[object, ...]] = []
+    block_rows: list[tuple[object, ...]] = []
+    documents: list[str] = []
+    add_block = block_rows.append
+    dumps = orjson.dumps
+    normalize_path = analyzer.normalize_path
+    dialogue_types = _DIALOGUE_TYPES
+    origin = session.origin.lower()
+    repo = session.repo.lower()
+    lowered_tags = [t.lower() for t in tags]
+    for m, message_ord in zip(session.messages, message_ords, strict=True):
+        time_ms = m.time_ms
+        role = m.role
+        dialogue: list[str] = []
+        acted: list[str] = []
+        for b in m.blocks:
+            kind = b.type
+            text = b.text
+            tool = b.tool_name
+            path = b.path
+            if kind in dialogue_types:
+                if text:
+                    dialogue.append(text)
+            elif kind == "tool_use":
+                if tool:
+                    acted.append(tool)
+                if text:
+                    acted.append(text)
+                if path:
+                    acted.append(path)
+                command = commands.get(b.id, "") if commands else ""
+                if command and command not in text:
+                    acted.append(command)
+            elif kind == "tool_result" and text:
+                acted.append(text)
+            if rows:
+                add_block((b.id, session_ord, message_ord, kind, tool, normalize_path(path) if path else "", time_ms))
+        if rows:
+            message_rows.append(
+                (
+                    message_ord,
+                    m.id,
+                    session_ord,
+                    role,
+                    time_ms,
+                    m.duration_ms,
+                    m.input_tokens,
+                    m.output_tokens,
+                    m.cache_read_tokens,
+                    m.cache_write_tokens,
+                    m.SerializeToString(),
+                )
+            )
+        if dialogue or acted:
+            documents.append(
+                dumps(
+                    {
+                        schema.ORIGIN: origin,
+                        schema.REPO: repo,
+                        schema.TAG: lowered_tags,
+                        schema.SESSION_ORD: session_ord,
+                        schema.MESSAGE_ORD: message_ord,
+                        schema.ROLE: role.lower(),
+                        schema.TIME: time_ms,
+                        schema.TEXT: "\n".join(dialogue),
+                        schema.ACTIONS: "\n".join(acted),
+                    }
+                ).decode()
+            )
+
+    session_row = None
+    if rows:
+        counts = session.counts
+        session_row = (
+            session_ord,
+            session_id,
+            session.origin,
+            analyzer.fold(session.title),
+            session.repo,
+            session.updated_ms,
+            session.duration_ms,
+            *(getattr(counts, name) for name in COUNT_FIELDS),
+            content_hash,
+            len(documents),
+            1,  # tantivy_pending
+            summary_blob(session),
+        )
+    return SessionRecords(
+        session_ord=session_ord,
+        session_row=session_row,
+        tags=[(tag, session_ord) for tag in tags] if rows else [],
+        messages=message_rows,
+        blocks=block_rows,
+        actions=action_rows,
+        documents=documents,
+    )
