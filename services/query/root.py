@@ -137,6 +137,7 @@ class Coordinator:
             responses = gather(self._shard_names(), [call(s.SearchSessions, request) for s in self.shards], deadline)
         merged = heapq.merge(*[r.hits for r in responses], key=_shard_order)
         timings["lexical"] = _ms(started)
+        timings["slowest_shard"] = max(r.elapsed_ms for r in responses)
         return [LaneHit(h.session.id, shard_hit=h) for _, h in zip(range(depth), merged, strict=False)]
 
     def _semantic(

@@ -57,14 +57,16 @@ class ShardHit(_message.Message):
     def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., score: _Optional[float] = ..., ranked: _Optional[bool] = ..., message_id: _Optional[str] = ..., snippet: _Optional[str] = ..., matched_terms: _Optional[_Iterable[str]] = ..., match_surface: _Optional[str] = ..., sort_time_ms: _Optional[int] = ...) -> None: ...
 
 class ShardSearchResponse(_message.Message):
-    __slots__ = ("hits", "shard", "matched_sessions")
+    __slots__ = ("hits", "shard", "matched_sessions", "elapsed_ms")
     HITS_FIELD_NUMBER: _ClassVar[int]
     SHARD_FIELD_NUMBER: _ClassVar[int]
     MATCHED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[ShardHit]
     shard: int
     matched_sessions: int
-    def __init__(self, hits: _Optional[_Iterable[_Union[ShardHit, _Mapping]]] = ..., shard: _Optional[int] = ..., matched_sessions: _Optional[int] = ...) -> None: ...
+    elapsed_ms: float
+    def __init__(self, hits: _Optional[_Iterable[_Union[ShardHit, _Mapping]]] = ..., shard: _Optional[int] = ..., matched_sessions: _Optional[int] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
 
 class MatchSessionIdsRequest(_message.Message):
     __slots__ = ("where",)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import grpc
@@ -21,7 +22,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     @typed_errors
     def SearchSessions(self, request: index_pb2.ShardSearchRequest, context: grpc.ServicerContext):
-        return self.shard.search(request)
+        started = time.perf_counter()
+        response = self.shard.search(request)
+        response.elapsed_ms = (time.perf_counter() - started) * 1000.0
+        return response
 
     @typed_errors
     def MatchSessionIds(self, request: index_pb2.MatchSessionIdsRequest, context: grpc.ServicerContext):
