@@ -7,7 +7,6 @@ import functools
 import inspect
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
@@ -25,7 +24,6 @@ from quarry.core.errors import QuarryError, abort_with, from_rpc_error
 from quarry.v1 import errors_pb2
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
-sys.setswitchinterval(float(os.environ.get("QUARRY_SWITCH_INTERVAL", "0.005")))
 F = TypeVar("F", bound=Callable[..., Any])
 
 
