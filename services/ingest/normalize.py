@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from quarry.core import refs, vocab
-from quarry.ingest.sources import DraftMessage, DraftSession
+from quarry.ingest.sources import DraftBlock, DraftMessage, DraftSession
 from quarry.v1 import units_pb2
 
 OUTPUT_CAP_BYTES = 64 * 1024
@@ -177,6 +177,20 @@ def describe_tool_input(value: Any) -> ToolCall:
         path = patch_path(body if isinstance(body, str) else command)
     summary = command or _first_text(value, _TARGET_KEYS) or path or _first_text(value, _PROSE_KEYS)
     return ToolCall(_clip(summary), path, command)
+
+
+def tool_use_block(name: str, tool_use_id: str, tool_input: Any) -> DraftBlock:
+    """The tool_use block of a call whose input is a JSON value (described by describe_tool_input)."""
+    call = describe_tool_input(tool_input)
+    return DraftBlock(
+        "tool_use",
+        text=call.summary,
+        tool_name=name,
+        tool_use_id=tool_use_id,
+        tool_input_json=json_text(tool_input if tool_input is not None else {}),
+        path=call.path,
+        command=call.command,
+    )
 
 
 def _first_text(value: dict[str, Any], keys: tuple[str, ...]) -> str:

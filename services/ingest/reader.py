@@ -116,8 +116,12 @@ class RecordParser(Protocol):
 
 
 def feed_all(parser: RecordParser, records: Iterable[Record], path: str) -> Any:
-    """Feed every record; a record the parser cannot use becomes an issue, never a failed file."""
+    """Feed every JSON-object record; anything else, or a record the parser cannot use, becomes an issue,
+    never a failed file."""
     for record in records:
+        if not isinstance(record.data, dict):
+            parser.result.issues.append(issue(path, record.line, "invalid_record", "a JSON line that is not an object"))
+            continue
         try:
             parser.feed(record)
         except (TypeError, ValueError, AttributeError, KeyError) as error:

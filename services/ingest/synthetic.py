@@ -25,7 +25,7 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
-from quarry.ingest.normalize import build_session, count_words, describe_tool_input, json_text
+from quarry.ingest.normalize import build_session, count_words, tool_use_block
 from quarry.ingest.sources import DraftBlock, DraftMessage, DraftSession
 from quarry.v1 import units_pb2
 
@@ -586,20 +586,8 @@ class _SessionWriter:
     def _tool_use(self, m: DraftMessage) -> _Call:
         tool = self.d.pick(_TOOL_NAMES)
         inp = self._tool_input(tool)
-        call = describe_tool_input(inp)
         tool_use_id = "toolu_01" + self.d.token()
-        self.draft.add_block(
-            m,
-            DraftBlock(
-                "tool_use",
-                text=call.summary,
-                tool_name=tool,
-                tool_use_id=tool_use_id,
-                tool_input_json=json_text(inp),
-                path=call.path,
-                command=call.command,
-            ),
-        )
+        self.draft.add_block(m, tool_use_block(tool, tool_use_id, inp))
         return _Call(tool_use_id, tool, inp)
 
     def _tool_output(self, tool: str, inp: dict[str, object], failed: bool) -> str:

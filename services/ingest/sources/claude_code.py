@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from quarry.ingest.normalize import describe_tool_input, json_text, to_ms
+from quarry.ingest.normalize import to_ms, tool_use_block
 from quarry.ingest.reader import Record, feed_all, issue
 from quarry.ingest.sources import (
     DraftBlock,
@@ -84,11 +84,6 @@ class _Parser:
 
     def feed(self, record: Record) -> None:
         data = record.data
-        if not isinstance(data, dict):
-            self.result.issues.append(
-                issue(self.path, record.line, "invalid_record", "a JSON line that is not an object")
-            )
-            return
         if not self.session_id:
             self.session_id = as_str(data.get("sessionId"))
         kind = data.get("type")
@@ -232,20 +227,9 @@ class _Parser:
             name = as_str(item.get("name"))
             tool_use_id = as_str(item.get("id"))
             tool_input = item.get("input")
-            call = describe_tool_input(tool_input)
             if tool_use_id:
                 stream.tool_names[tool_use_id] = name
-            return [
-                DraftBlock(
-                    "tool_use",
-                    text=call.summary,
-                    tool_name=name,
-                    tool_use_id=tool_use_id,
-                    tool_input_json=json_text(tool_input if tool_input is not None else {}),
-                    path=call.path,
-                    command=call.command,
-                )
-            ]
+            return [tool_use_block(name, tool_use_id, tool_input)]
         if kind == "tool_result" or kind.endswith("_tool_result"):
             tool_use_id = as_str(item.get("tool_use_id"))
             text, images = _result_content(item.get("content"))

@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from quarry.ingest.normalize import describe_tool_input, json_text, patch_path, to_ms
-from quarry.ingest.reader import Record, feed_all, issue
+from quarry.ingest.reader import Record, feed_all
 from quarry.ingest.sources import (
     DraftBlock,
     DraftMessage,
@@ -94,11 +94,6 @@ class _Parser:
 
     def feed(self, record: Record) -> None:
         data = record.data
-        if not isinstance(data, dict):
-            self.result.issues.append(
-                issue(self.path, record.line, "invalid_record", "a JSON line that is not an object")
-            )
-            return
         kind, payload = _envelope(data)
         time_ms = to_ms(data.get("timestamp"))
         self.draft.observe_time(time_ms)

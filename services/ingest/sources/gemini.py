@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from quarry.ingest.normalize import describe_tool_input, json_text, to_ms
+from quarry.ingest.normalize import json_text, to_ms, tool_use_block
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
@@ -105,16 +105,7 @@ def _tool_call(call: dict[str, Any]) -> list[DraftBlock]:
     name = as_str(call.get("name"))
     call_id = as_str(call.get("id"))
     args = call.get("args")
-    described = describe_tool_input(args)
-    use = DraftBlock(
-        "tool_use",
-        text=described.summary,
-        tool_name=name,
-        tool_use_id=call_id,
-        tool_input_json=json_text(args if args is not None else {}),
-        path=described.path,
-        command=described.command,
-    )
+    use = tool_use_block(name, call_id, args)
     output, error = _response_text(call.get("result"))
     if not output and not error:
         display = call.get("resultDisplay")
