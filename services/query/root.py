@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -53,6 +53,17 @@ class LaneHit:
     vector_hit: vector_pb2.VectorHit | None = None
 
 
+@dataclass
+class _Run:
+    """What one search carries through its lanes: the plan, its budget, and what it reports."""
+
+    plan: plan_pb2.QueryPlan
+    compiled: CompiledQuery
+    deadline: Deadline
+    timings: dict[str, float] = field(default_factory=dict)
+    caveats: list[str] = field(default_factory=list)
+
+
 class Coordinator:
     def __init__(self, index_addresses: list[str], vector_address: str | None, ingest_address: str | None) -> None:
         self.index_addresses = index_addresses
@@ -67,8 +78,6 @@ class Coordinator:
 
     def search(self, request: query_pb2.SearchRequest) -> query_pb2.SearchEnvelope:
         started = time.perf_counter()
-        timings: dict[str, float] = {}
-        caveats: list[str] = []
         limit, offset = _page(request.limit, request.offset, DEFAULT_LIMIT)
         requested = request.lane or "auto"
         if requested not in LANES:
@@ -80,7 +89,7 @@ class Coordinator:
         deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
         with _tracer.start_as_current_span("quarry.parse"):
             compiled = compile_query(request.query)
-        timings["parse"] = _ms(started)
+        parse_ms = _ms(started)
         if compiled.kind != "sessions":
             raise QuarryError(
                 errors_pb2.UNSUPPORTED_FORM,
@@ -88,20 +97,19 @@ class Coordinator:
             )
         lane = _resolve_lane(requested, compiled)
         plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
+        run = _Run(plan, compiled, deadline, timings={"parse": parse_ms})
         depth = offset + limit + 1
         if lane == "dialogue":
-            ranking = self._lexical(plan, depth, deadline, timings)
-            hits = [_hit(h, lexical_match(h.shard_hit)) for h in ranking]
+            hits = [_hit(h, lexical_match(h.shard_hit)) for h in self._lexical(run, depth)]
         elif lane == "semantic":
-            ranking = self._semantic(plan, compiled, depth, deadline, timings, caveats)
-            hits = [_hit(h, vector_match(h.vector_hit)) for h in ranking]
+            hits = [_hit(h, vector_match(h.vector_hit)) for h in self._semantic(run, depth)]
         else:
-            hits = self._hybrid(plan, compiled, max(FUSION_DEPTH, depth), deadline, timings, caveats)
+            hits = self._hybrid(run, max(FUSION_DEPTH, depth))
         page = hits[offset : offset + limit]
         for rank, hit in enumerate(page, start=offset + 1):
             hit.match.rank = rank
         self._hydrate([h for h in page if not h.session.origin], deadline)
-        timings["total"] = _ms(started)
+        run.timings["total"] = _ms(started)
         return query_pb2.SearchEnvelope(
             query=request.query,
             requested_lane=requested,
@@ -109,10 +117,10 @@ class Coordinator:
             ranking_policy=RANKING_POLICY,
             ranking_policy_version=RANKING_POLICY_VERSION,
             hits=page,
-            caveats=caveats,
+            caveats=run.caveats,
             limit=limit,
             offset=offset,
-            timings_ms=timings,
+            timings_ms=run.timings,
         )
 
     def _with_semantic_leaves_resolved(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> plan_pb2.QueryPlan:
@@ -128,59 +136,41 @@ class Coordinator:
         resolved.where.CopyFrom(resolve_semantic_leaves(plan.where, nearest))
         return resolved
 
-    def _lexical(
-        self, plan: plan_pb2.QueryPlan, depth: int, deadline: Deadline, timings: dict[str, float]
-    ) -> list[LaneHit]:
+    def _lexical(self, run: _Run, depth: int) -> list[LaneHit]:
         started = time.perf_counter()
         with _tracer.start_as_current_span("quarry.lane.dialogue"):
-            request = index_pb2.ShardSearchRequest(plan=plan, lane="dialogue", limit=depth, with_snippets=True)
-            responses = gather(self._shard_names(), [call(s.SearchSessions, request) for s in self.shards], deadline)
+            request = index_pb2.ShardSearchRequest(plan=run.plan, lane="dialogue", limit=depth, with_snippets=True)
+            calls = [call(s.SearchSessions, request) for s in self.shards]
+            responses = gather(self._shard_names(), calls, run.deadline)
         merged = heapq.merge(*[r.hits for r in responses], key=_shard_order)
-        timings["lexical"] = _ms(started)
-        timings["slowest_shard"] = max(r.elapsed_ms for r in responses)
+        run.timings["lexical"] = _ms(started)
+        run.timings["slowest_shard"] = max(r.elapsed_ms for r in responses)
         return [LaneHit(h.session.id, shard_hit=h) for _, h in zip(range(depth), merged, strict=False)]
 
-    def _semantic(
-        self,
-        plan: plan_pb2.QueryPlan,
-        compiled: CompiledQuery,
-        depth: int,
-        deadline: Deadline,
-        timings: dict[str, float],
-        caveats: list[str],
-    ) -> list[LaneHit]:
-        text = compiled.semantic_text.strip()
+    def _semantic(self, run: _Run, depth: int) -> list[LaneHit]:
+        text = run.compiled.semantic_text.strip()
         if not text:
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST, "the semantic lane needs query text to embed", parameter="query"
             )
         started = time.perf_counter()
-        allowed = self._allow_list(plan, deadline)
+        allowed = self._allow_list(run.plan, run.deadline)
         with _tracer.start_as_current_span("quarry.lane.semantic"):
-            response, stats = self._vector_search(text, depth, allowed, deadline)
-        timings["embed"] = response.embed_ms
-        timings["vector"] = _ms(started)
+            response, stats = self._vector_search(text, depth, allowed, run.deadline)
+        run.timings["embed"] = response.embed_ms
+        run.timings["vector"] = _ms(started)
         if stats.pending:
-            caveats.append(
+            run.caveats.append(
                 f"{stats.pending} messages are still waiting to be embedded: the semantic lane covers the "
                 f"{stats.vectors} embedded so far (`quarry status` shows the backlog)"
             )
         return [LaneHit(h.session_id, vector_hit=h) for h in response.hits]
 
-    def _hybrid(
-        self,
-        plan: plan_pb2.QueryPlan,
-        compiled: CompiledQuery,
-        depth: int,
-        deadline: Deadline,
-        timings: dict[str, float],
-        caveats: list[str],
-    ) -> list[query_pb2.SearchHit]:
-        semantic_lane = lambda: self._semantic(plan, compiled, depth, deadline, timings, caveats)  # noqa: E731
-        if compiled.has_text:
-            lexical, semantic = both(lambda: self._lexical(plan, depth, deadline, timings), semantic_lane)
+    def _hybrid(self, run: _Run, depth: int) -> list[query_pb2.SearchHit]:
+        if run.compiled.has_text:
+            lexical, semantic = both(lambda: self._lexical(run, depth), lambda: self._semantic(run, depth))
         else:
-            lexical, semantic = [], semantic_lane()
+            lexical, semantic = [], self._semantic(run, depth)
         started = time.perf_counter()
         by_id: dict[str, LaneHit] = {h.session_id: h for h in semantic}
         for hit in lexical:
@@ -198,7 +188,7 @@ class Coordinator:
             match.score_components.clear()
             match.score_components.update(item.components)
             hits.append(_hit(lane_hit, match))
-        timings["fuse"] = _ms(started)
+        run.timings["fuse"] = _ms(started)
         return hits
 
     def _allow_list(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> list[str] | None:
