@@ -129,8 +129,7 @@ class LocalCluster:
     def restart(self, name: str) -> None:
         """Start a stopped node again on the port it had, so its peers reconnect to it."""
         port = self.node_addresses[name].rsplit(":", 1)[1]
-        args = [a for a in self._args[name]]
-        self._spawn(name, [*args, "--port", port], detach=False, remember=False)
+        self._spawn(name, [*self._args[name], "--port", port], detach=False, remember=False)
         self._wait([name])
         ClusterInfo.save(self.info(), self.home)
 

@@ -1,14 +1,6 @@
-"""Public refs: `session:<id>`, `message:<id>`, `block:<id>`, `action:<id>`."""
+"""Ids of the units inside a session (`<session_id>:m<seq>`, …), stable across re-ingest."""
 
 from __future__ import annotations
-
-REF_KINDS = ("session", "message", "block", "action")
-
-
-def make_ref(kind: str, object_id: str) -> str:
-    if kind not in REF_KINDS:
-        raise ValueError(f"unknown ref kind {kind!r}")
-    return f"{kind}:{object_id}"
 
 
 def message_id(session_id: str, seq: int) -> str:

@@ -18,5 +18,3 @@ ACTION_CATEGORIES = (
 )
 # Block types whose text is dialogue (prose the user or the model wrote), as opposed to tool traffic.
 DIALOGUE_BLOCK_TYPES = ("text", "code", "thinking")
-ACTION_BLOCK_TYPES = ("tool_use", "tool_result")
-LANES = ("auto", "dialogue", "actions", "semantic", "hybrid")
