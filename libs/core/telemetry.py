@@ -1,8 +1,13 @@
 """OpenTelemetry setup shared by every node and client.
 
 Exporter by configuration: `QUARRY_OTEL_EXPORTER` = none (default) | console | otlp (endpoint from
-the standard OTEL_EXPORTER_OTLP_ENDPOINT). gRPC interceptors make every hop a span and carry the
-W3C trace context in the call metadata.
+the standard OTEL_EXPORTER_OTLP_ENDPOINT). With an exporter, gRPC interceptors make every hop a span
+and carry the W3C trace context in the call metadata.
+
+With `none`, tracing is off in that process: no provider is installed, spans are no-ops and channels
+and servers carry no interceptors. Recording spans that nobody receives cost ~0.6 ms per gRPC hop
+on a 2-core machine (bench/RESULTS.md), for nothing. A process that installs its own tracer provider
+(an application embedding the client library) gets traced channels.
 """
 
 from __future__ import annotations
@@ -34,19 +39,27 @@ def _exporter(kind: str) -> SpanExporter | None:
 
 def setup_telemetry(
     service_name: str, exporter: str | None = None, extra: SpanExporter | None = None
-) -> TracerProvider:
-    """Install the process-wide tracer provider once; later calls return the same provider."""
+) -> TracerProvider | None:
+    """Install the process-wide tracer provider once, when some exporter will receive its spans;
+    later calls return the same provider. None when tracing stays off (exporter `none`, no extra)."""
     global _provider
     if _provider is not None:
         return _provider
     kind = exporter or os.environ.get("QUARRY_OTEL_EXPORTER", "none")
+    exporters = [e for e in (_exporter(kind), extra) if e is not None]
+    if not exporters:
+        return None
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
-    for span_exporter in (_exporter(kind), extra):
-        if span_exporter is not None:
-            provider.add_span_processor(BatchSpanProcessor(span_exporter))
+    for span_exporter in exporters:
+        provider.add_span_processor(BatchSpanProcessor(span_exporter))
     trace.set_tracer_provider(provider)
     _provider = provider
     return provider
+
+
+def tracing_enabled() -> bool:
+    """Whether this process has a real tracer provider (ours, or one its host application set)."""
+    return not isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
 
 def shutdown_telemetry() -> None:
@@ -56,11 +69,14 @@ def shutdown_telemetry() -> None:
 
 
 def server_interceptors() -> list[grpc.ServerInterceptor]:
+    if not tracing_enabled():
+        return []
     return [server_interceptor(tracer_provider=trace.get_tracer_provider())]
 
 
 def traced_channel(address: str) -> grpc.Channel:
-    """An insecure channel whose calls are client spans carrying the current trace context."""
+    """An insecure channel whose calls are client spans carrying the current trace context (a plain
+    channel when tracing is off)."""
     channel = grpc.insecure_channel(
         address,
         options=[
@@ -68,6 +84,8 @@ def traced_channel(address: str) -> grpc.Channel:
             ("grpc.max_receive_message_length", 256 * 1024 * 1024),
         ],
     )
+    if not tracing_enabled():
+        return channel
     # grpcext, not grpc.intercept_channel: the OpenTelemetry interceptor implements grpcext's interface.
     return grpcext.intercept_channel(channel, client_interceptor(tracer_provider=trace.get_tracer_provider()))
 
