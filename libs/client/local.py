@@ -57,12 +57,13 @@ class LocalCluster:
             for shard in range(self.shards):
                 name = f"index-{shard}"
                 self._spawn(name, ["index", "--shard", str(shard), "--data", str(self._data(name))], detach)
-            self._spawn("vector", ["vector", "--data", str(self._data("vector")), "--embedder", self.embedder], detach)
-            self._wait([f"index-{i}" for i in range(self.shards)] + ["vector"])
+            self._wait([f"index-{i}" for i in range(self.shards)])
             index_list = ",".join(self.node_addresses[f"index-{i}"] for i in range(self.shards))
+            vector_args = ["vector", "--data", str(self._data("vector")), "--embedder", self.embedder]
+            self._spawn("vector", [*vector_args, "--index", index_list], detach)
+            self._spawn("ingest", ["ingest", "--index", index_list], detach)
+            self._wait(["vector", "ingest"])
             vector = self.node_addresses["vector"]
-            self._spawn("ingest", ["ingest", "--index", index_list, "--vector", vector], detach)
-            self._wait(["ingest"])
             self._spawn(
                 "query",
                 [

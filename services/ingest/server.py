@@ -75,10 +75,8 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         yield ingest_pb2.IngestProgress(report=report)
 
 
-def serve_ingest(
-    index_addresses: list[str], vector_address: str | None, host: str, port: int, run_file: Path | None
-) -> None:
-    router = ShardRouter(index_addresses, vector_address)
+def serve_ingest(index_addresses: list[str], host: str, port: int, run_file: Path | None) -> None:
+    router = ShardRouter(index_addresses)
     service = ingest_pb2.DESCRIPTOR.services_by_name["IngestService"]
     add = ingest_pb2_grpc.add_IngestServiceServicer_to_server
     serve("ingest", "ingest", service, add, IngestServicer(router), host, port, run_file, on_stop=router.close)

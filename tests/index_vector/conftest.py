@@ -16,7 +16,7 @@ import pytest
 
 from quarry.core.embed import Embedder, load_embedder
 from quarry.index.vector.shard import VectorShard
-from quarry.v1 import vector_pb2
+from quarry.v1 import index_pb2
 
 # session -> message texts; each session keeps to one topic.
 CORPUS: dict[str, list[str]] = {
@@ -49,14 +49,12 @@ def message_id(session_id: str, seq: int) -> str:
     return f"{session_id}:m{seq}"
 
 
-def corpus_request(corpus: dict[str, list[str]] = CORPUS) -> vector_pb2.EnqueueRequest:
-    return vector_pb2.EnqueueRequest(
-        items=[
-            vector_pb2.EmbedItem(message_id=message_id(sid, seq), session_id=sid, text=text)
-            for sid, texts in corpus.items()
-            for seq, text in enumerate(texts)
-        ]
-    )
+def corpus_items(corpus: dict[str, list[str]] = CORPUS) -> list[index_pb2.EmbedItem]:
+    return [
+        index_pb2.EmbedItem(message_id=message_id(sid, seq), session_id=sid, text=text)
+        for sid, texts in corpus.items()
+        for seq, text in enumerate(texts)
+    ]
 
 
 def corpus_size(corpus: dict[str, list[str]] = CORPUS) -> int:
@@ -94,7 +92,7 @@ def corpus_shard_dir(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder)
     data_dir = tmp_path_factory.mktemp("corpus") / "vectors"
     shard = VectorShard(data_dir, "minilm")
     shard.start()
-    shard.enqueue(corpus_request())
+    shard.enqueue(corpus_items())
     assert shard.wait_idle(60), shard.stats()
     shard.close()
     return data_dir

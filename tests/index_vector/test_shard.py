@@ -12,13 +12,13 @@ import pytest
 from quarry.core.embed import Embedder
 from quarry.core.errors import QuarryError
 from quarry.index.vector.shard import VectorShard
-from quarry.v1 import errors_pb2, vector_pb2
+from quarry.v1 import errors_pb2, index_pb2, vector_pb2
 
 from .conftest import (
     CORPUS,
     SQLITE_QUERY,
     EmbeddingsServer,
-    corpus_request,
+    corpus_items,
     corpus_size,
     message_id,
 )
@@ -80,7 +80,7 @@ def test_small_allow_list_among_many_crowding_sessions(open_shard: Opener, minil
     crowd = {f"codex:lock{i}": [f"sqlite database is locked, attempt {i} {j}" for j in range(4)] for i in range(40)}
     crowd["chatgpt:recipe"] = ["bake banana bread at 180 degrees"]
     shard = open_shard("minilm")
-    shard.enqueue(corpus_request(crowd))
+    shard.enqueue(corpus_items(crowd))
     assert shard.wait_idle(120)
     response = search(shard, SQLITE_QUERY, limit=3, allow=["chatgpt:recipe"])
     assert [(h.session_id, h.message_id) for h in response.hits] == [("chatgpt:recipe", "chatgpt:recipe:m0")]
@@ -111,18 +111,16 @@ def test_reopen_rebuilds_faiss_with_the_same_results(corpus_shard_dir: Path, ope
 
 def test_unchanged_texts_are_not_queued_again(open_shard: Opener, minilm: Embedder) -> None:
     shard = open_shard("minilm")
-    first = shard.enqueue(corpus_request())
+    first = shard.enqueue(corpus_items())
     assert (first.queued, first.unchanged) == (corpus_size(), 0)
-    again_while_queued = shard.enqueue(corpus_request())
+    again_while_queued = shard.enqueue(corpus_items())
     assert (again_while_queued.queued, again_while_queued.unchanged) == (0, corpus_size())
     assert shard.wait_idle(60)
-    again = shard.enqueue(corpus_request())
+    again = shard.enqueue(corpus_items())
     assert (again.queued, again.unchanged) == (0, corpus_size())
     assert shard.stats().pending == 0
 
-    edited = vector_pb2.EnqueueRequest(
-        items=[vector_pb2.EmbedItem(message_id="codex:css:m0", session_id="codex:css", text="sqlite lock timeout")]
-    )
+    edited = [index_pb2.EmbedItem(message_id="codex:css:m0", session_id="codex:css", text="sqlite lock timeout")]
     assert shard.enqueue(edited).queued == 1
     assert shard.wait_idle(30)
     stats = shard.stats()
@@ -134,17 +132,12 @@ def test_unchanged_texts_are_not_queued_again(open_shard: Opener, minilm: Embedd
 
 def test_replace_sessions_drops_messages_not_resent(corpus_shard_dir: Path, open_shard: Opener) -> None:
     shard = open_shard("minilm", corpus_shard_dir)
-    request = vector_pb2.EnqueueRequest(
-        items=[
-            vector_pb2.EmbedItem(
-                message_id=message_id("claude-code:sqlite", 2),
-                session_id="claude-code:sqlite",
-                text=CORPUS["claude-code:sqlite"][2],
-            )
-        ],
-        replace_session_ids=["claude-code:sqlite", "codex:git"],
+    kept = index_pb2.EmbedItem(
+        message_id=message_id("claude-code:sqlite", 2),
+        session_id="claude-code:sqlite",
+        text=CORPUS["claude-code:sqlite"][2],
     )
-    response = shard.enqueue(request)
+    response = shard.enqueue([kept], replace_session_ids=["claude-code:sqlite", "codex:git"])
     assert (response.queued, response.unchanged) == (0, 1)
     assert shard.stats().vectors == corpus_size() - 2 - 2
     hits = search(shard, SQLITE_QUERY, allow=["claude-code:sqlite", "codex:git"]).hits
@@ -155,8 +148,8 @@ def test_replace_sessions_drops_messages_not_resent(corpus_shard_dir: Path, open
 
 def test_blank_text_removes_the_message_vector(corpus_shard_dir: Path, open_shard: Opener) -> None:
     shard = open_shard("minilm", corpus_shard_dir)
-    blank = vector_pb2.EmbedItem(message_id="codex:css:m1", session_id="codex:css", text="  ")
-    response = shard.enqueue(vector_pb2.EnqueueRequest(items=[blank]))
+    blank = index_pb2.EmbedItem(message_id="codex:css:m1", session_id="codex:css", text="  ")
+    response = shard.enqueue([blank])
     assert (response.queued, response.unchanged) == (0, 0)
     assert [h.message_id for h in search(shard, "dark mode", allow=["codex:css"]).hits] == ["codex:css:m0"]
 
@@ -164,7 +157,7 @@ def test_blank_text_removes_the_message_vector(corpus_shard_dir: Path, open_shar
 def test_pending_texts_survive_a_restart(tmp_path: Path, open_shard: Opener, minilm: Embedder) -> None:
     data_dir = tmp_path / "queue"
     idle = open_shard("none", data_dir)
-    assert idle.enqueue(corpus_request()).queued == corpus_size()
+    assert idle.enqueue(corpus_items()).queued == corpus_size()
     stats = idle.stats()
     assert (stats.vectors, stats.pending, stats.embedder, stats.ready) == (0, corpus_size(), "", False)
     assert not idle.wait_idle(0.1)
@@ -195,7 +188,7 @@ def test_failing_embedder_keeps_texts_queued_and_recovers(
 ) -> None:
     embeddings_server.failing = True
     shard = open_shard(f"openai:{embeddings_server.url}#embed-small", batch_size=4)
-    assert shard.enqueue(corpus_request()).queued == corpus_size()
+    assert shard.enqueue(corpus_items()).queued == corpus_size()
     deadline = time.monotonic() + 10
     while not shard.stats().last_error and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -236,7 +229,6 @@ def test_invalid_requests_are_typed(corpus_shard: VectorShard) -> None:
     with pytest.raises(QuarryError) as negative:
         search(corpus_shard, SQLITE_QUERY, limit=-1)
     assert negative.value.code == errors_pb2.BAD_VALUE
-    no_session = vector_pb2.EnqueueRequest(items=[vector_pb2.EmbedItem(message_id="x:m0", text="hello")])
     with pytest.raises(QuarryError) as missing:
-        corpus_shard.enqueue(no_session)
+        corpus_shard.enqueue([index_pb2.EmbedItem(message_id="x:m0", text="hello")])
     assert missing.value.code == errors_pb2.INVALID_REQUEST

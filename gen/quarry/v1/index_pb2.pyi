@@ -143,3 +143,43 @@ class ShardStats(_message.Message):
     actions: int
     data_dir: str
     def __init__(self, shard: _Optional[int] = ..., sessions: _Optional[int] = ..., messages: _Optional[int] = ..., documents: _Optional[int] = ..., actions: _Optional[int] = ..., data_dir: _Optional[str] = ...) -> None: ...
+
+class EmbedItem(_message.Message):
+    __slots__ = ("message_id", "session_id", "text")
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    message_id: str
+    session_id: str
+    text: str
+    def __init__(self, message_id: _Optional[str] = ..., session_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class EmbedFeedRequest(_message.Message):
+    __slots__ = ("after_seq", "max_sessions")
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    MAX_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    after_seq: int
+    max_sessions: int
+    def __init__(self, after_seq: _Optional[int] = ..., max_sessions: _Optional[int] = ...) -> None: ...
+
+class FeedSession(_message.Message):
+    __slots__ = ("session_id", "change_seq", "items")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_SEQ_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    change_seq: int
+    items: _containers.RepeatedCompositeFieldContainer[EmbedItem]
+    def __init__(self, session_id: _Optional[str] = ..., change_seq: _Optional[int] = ..., items: _Optional[_Iterable[_Union[EmbedItem, _Mapping]]] = ...) -> None: ...
+
+class EmbedFeedResponse(_message.Message):
+    __slots__ = ("store_uuid", "head_seq", "backlog_texts", "sessions")
+    STORE_UUID_FIELD_NUMBER: _ClassVar[int]
+    HEAD_SEQ_FIELD_NUMBER: _ClassVar[int]
+    BACKLOG_TEXTS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    store_uuid: str
+    head_seq: int
+    backlog_texts: int
+    sessions: _containers.RepeatedCompositeFieldContainer[FeedSession]
+    def __init__(self, store_uuid: _Optional[str] = ..., head_seq: _Optional[int] = ..., backlog_texts: _Optional[int] = ..., sessions: _Optional[_Iterable[_Union[FeedSession, _Mapping]]] = ...) -> None: ...

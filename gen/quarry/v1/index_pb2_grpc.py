@@ -65,6 +65,11 @@ class IndexServiceStub:
                 request_serializer=quarry_dot_v1_dot_index__pb2.ShardStatsRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_index__pb2.ShardStats.FromString,
                 _registered_method=True)
+        self.EmbedFeed = channel.unary_unary(
+                '/quarry.v1.IndexService/EmbedFeed',
+                request_serializer=quarry_dot_v1_dot_index__pb2.EmbedFeedRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.EmbedFeedResponse.FromString,
+                _registered_method=True)
 
 
 class IndexServiceServicer:
@@ -112,6 +117,14 @@ class IndexServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EmbedFeed(self, request, context):
+        """Sessions written after a change sequence number, with the dialogue texts to embed: the vector
+        node follows every shard with it, at the pace of its embedder.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IndexServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -144,6 +157,11 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.Stats,
                     request_deserializer=quarry_dot_v1_dot_index__pb2.ShardStatsRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_index__pb2.ShardStats.SerializeToString,
+            ),
+            'EmbedFeed': grpc.unary_unary_rpc_method_handler(
+                    servicer.EmbedFeed,
+                    request_deserializer=quarry_dot_v1_dot_index__pb2.EmbedFeedRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.EmbedFeedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -309,6 +327,33 @@ class IndexService:
             '/quarry.v1.IndexService/Stats',
             quarry_dot_v1_dot_index__pb2.ShardStatsRequest.SerializeToString,
             quarry_dot_v1_dot_index__pb2.ShardStats.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EmbedFeed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.IndexService/EmbedFeed',
+            quarry_dot_v1_dot_index__pb2.EmbedFeedRequest.SerializeToString,
+            quarry_dot_v1_dot_index__pb2.EmbedFeedResponse.FromString,
             options,
             channel_credentials,
             insecure,

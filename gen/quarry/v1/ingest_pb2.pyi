@@ -28,7 +28,7 @@ class IngestIssue(_message.Message):
     def __init__(self, path: _Optional[str] = ..., line: _Optional[int] = ..., reason: _Optional[str] = ..., code: _Optional[str] = ...) -> None: ...
 
 class IngestReport(_message.Message):
-    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "vectors_queued", "issues", "skipped_record_types", "caveats", "elapsed_ms")
+    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "issues", "skipped_record_types", "caveats", "elapsed_ms")
     class SkippedRecordTypesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -41,7 +41,6 @@ class IngestReport(_message.Message):
     SESSIONS_WRITTEN_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_WRITTEN_FIELD_NUMBER: _ClassVar[int]
-    VECTORS_QUEUED_FIELD_NUMBER: _ClassVar[int]
     ISSUES_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_RECORD_TYPES_FIELD_NUMBER: _ClassVar[int]
     CAVEATS_FIELD_NUMBER: _ClassVar[int]
@@ -51,12 +50,11 @@ class IngestReport(_message.Message):
     sessions_written: int
     sessions_unchanged: int
     messages_written: int
-    vectors_queued: int
     issues: _containers.RepeatedCompositeFieldContainer[IngestIssue]
     skipped_record_types: _containers.ScalarMap[str, int]
     caveats: _containers.RepeatedScalarFieldContainer[str]
     elapsed_ms: float
-    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., vectors_queued: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
 
 class IngestProgress(_message.Message):
     __slots__ = ("file", "report")

@@ -28,7 +28,7 @@ if _version_not_supported:
 
 class IngestServiceStub:
     """The ingest node: parses sources, routes whole sessions to their shard, acknowledges after the
-    shards have durably committed, then queues dialogue text for embedding.
+    shards have durably committed. (The vector node pulls what to embed from the shards.)
     """
 
     def __init__(self, channel):
@@ -51,7 +51,7 @@ class IngestServiceStub:
 
 class IngestServiceServicer:
     """The ingest node: parses sources, routes whole sessions to their shard, acknowledges after the
-    shards have durably committed, then queues dialogue text for embedding.
+    shards have durably committed. (The vector node pulls what to embed from the shards.)
     """
 
     def IngestSessions(self, request_iterator, context):
@@ -91,7 +91,7 @@ def add_IngestServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class IngestService:
     """The ingest node: parses sources, routes whole sessions to their shard, acknowledges after the
-    shards have durably committed, then queues dialogue text for embedding.
+    shards have durably committed. (The vector node pulls what to embed from the shards.)
     """
 
     @staticmethod

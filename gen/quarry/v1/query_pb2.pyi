@@ -1,3 +1,5 @@
+from quarry.v1 import assertions_pb2 as _assertions_pb2
+from quarry.v1 import refs_pb2 as _refs_pb2
 from quarry.v1 import units_pb2 as _units_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor

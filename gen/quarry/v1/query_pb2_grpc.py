@@ -3,7 +3,10 @@
 import grpc
 import warnings
 
+from quarry.v1 import assertions_pb2 as quarry_dot_v1_dot_assertions__pb2
 from quarry.v1 import query_pb2 as quarry_dot_v1_dot_query__pb2
+from quarry.v1 import refs_pb2 as quarry_dot_v1_dot_refs__pb2
+from quarry.v1 import units_pb2 as quarry_dot_v1_dot_units__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -50,6 +53,26 @@ class QueryServiceStub:
                 request_serializer=quarry_dot_v1_dot_query__pb2.ClusterStatusRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_query__pb2.ClusterStatusResponse.FromString,
                 _registered_method=True)
+        self.ResolveRef = channel.unary_unary(
+                '/quarry.v1.QueryService/ResolveRef',
+                request_serializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_refs__pb2.ResolvedRef.FromString,
+                _registered_method=True)
+        self.WriteAssertion = channel.unary_unary(
+                '/quarry.v1.QueryService/WriteAssertion',
+                request_serializer=quarry_dot_v1_dot_assertions__pb2.WriteAssertionRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_units__pb2.Assertion.FromString,
+                _registered_method=True)
+        self.ListCandidates = channel.unary_unary(
+                '/quarry.v1.QueryService/ListCandidates',
+                request_serializer=quarry_dot_v1_dot_assertions__pb2.ListCandidatesRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_assertions__pb2.CandidateList.FromString,
+                _registered_method=True)
+        self.JudgeCandidate = channel.unary_unary(
+                '/quarry.v1.QueryService/JudgeCandidate',
+                request_serializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.FromString,
+                _registered_method=True)
 
 
 class QueryServiceServicer:
@@ -74,6 +97,33 @@ class QueryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResolveRef(self, request, context):
+        """The object a public ref names (never a search); a missing or unsupported ref resolves to a
+        bounded unresolved payload with caveats.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WriteAssertion(self, request, context):
+        """Assertions and candidate judgment, routed to the shard of the target's session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCandidates(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JudgeCandidate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_QueryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -91,6 +141,26 @@ def add_QueryServiceServicer_to_server(servicer, server):
                     servicer.ClusterStatus,
                     request_deserializer=quarry_dot_v1_dot_query__pb2.ClusterStatusRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_query__pb2.ClusterStatusResponse.SerializeToString,
+            ),
+            'ResolveRef': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveRef,
+                    request_deserializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_refs__pb2.ResolvedRef.SerializeToString,
+            ),
+            'WriteAssertion': grpc.unary_unary_rpc_method_handler(
+                    servicer.WriteAssertion,
+                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.WriteAssertionRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_units__pb2.Assertion.SerializeToString,
+            ),
+            'ListCandidates': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCandidates,
+                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.ListCandidatesRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_assertions__pb2.CandidateList.SerializeToString,
+            ),
+            'JudgeCandidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.JudgeCandidate,
+                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -175,6 +245,114 @@ class QueryService:
             '/quarry.v1.QueryService/ClusterStatus',
             quarry_dot_v1_dot_query__pb2.ClusterStatusRequest.SerializeToString,
             quarry_dot_v1_dot_query__pb2.ClusterStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveRef(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.QueryService/ResolveRef',
+            quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
+            quarry_dot_v1_dot_refs__pb2.ResolvedRef.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WriteAssertion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.QueryService/WriteAssertion',
+            quarry_dot_v1_dot_assertions__pb2.WriteAssertionRequest.SerializeToString,
+            quarry_dot_v1_dot_units__pb2.Assertion.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCandidates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.QueryService/ListCandidates',
+            quarry_dot_v1_dot_assertions__pb2.ListCandidatesRequest.SerializeToString,
+            quarry_dot_v1_dot_assertions__pb2.CandidateList.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JudgeCandidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.QueryService/JudgeCandidate',
+            quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.SerializeToString,
+            quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.FromString,
             options,
             channel_credentials,
             insecure,

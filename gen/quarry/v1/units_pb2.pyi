@@ -127,7 +127,7 @@ class Action(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., block_id: _Optional[str] = ..., seq: _Optional[int] = ..., category: _Optional[str] = ..., tool: _Optional[str] = ..., command: _Optional[str] = ..., path: _Optional[str] = ..., output: _Optional[str] = ..., failed: _Optional[bool] = ..., input_json: _Optional[str] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash")
+    __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash", "agent", "files", "runs", "events", "snapshots", "delegations")
     ID_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_FIELD_NUMBER: _ClassVar[int]
     NATIVE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -146,6 +146,12 @@ class Session(_message.Message):
     SOURCE_PATH_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
+    DELEGATIONS_FIELD_NUMBER: _ClassVar[int]
     id: str
     origin: str
     native_id: str
@@ -164,4 +170,187 @@ class Session(_message.Message):
     source_path: str
     model: str
     content_hash: str
-    def __init__(self, id: _Optional[str] = ..., origin: _Optional[str] = ..., native_id: _Optional[str] = ..., title: _Optional[str] = ..., repo: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., counts: _Optional[_Union[SessionCounts, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., source_path: _Optional[str] = ..., model: _Optional[str] = ..., content_hash: _Optional[str] = ...) -> None: ...
+    agent: str
+    files: _containers.RepeatedCompositeFieldContainer[FileTouch]
+    runs: _containers.RepeatedCompositeFieldContainer[Run]
+    events: _containers.RepeatedCompositeFieldContainer[ObservedEvent]
+    snapshots: _containers.RepeatedCompositeFieldContainer[ContextSnapshot]
+    delegations: _containers.RepeatedCompositeFieldContainer[Delegation]
+    def __init__(self, id: _Optional[str] = ..., origin: _Optional[str] = ..., native_id: _Optional[str] = ..., title: _Optional[str] = ..., repo: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., counts: _Optional[_Union[SessionCounts, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., source_path: _Optional[str] = ..., model: _Optional[str] = ..., content_hash: _Optional[str] = ..., agent: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileTouch, _Mapping]]] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[ObservedEvent, _Mapping]]] = ..., snapshots: _Optional[_Iterable[_Union[ContextSnapshot, _Mapping]]] = ..., delegations: _Optional[_Iterable[_Union[Delegation, _Mapping]]] = ...) -> None: ...
+
+class FileTouch(_message.Message):
+    __slots__ = ("id", "session_id", "path", "actions", "categories", "failed", "first_ref", "last_ref", "first_time_ms", "last_time_ms")
+    class CategoriesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    CATEGORIES_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    FIRST_REF_FIELD_NUMBER: _ClassVar[int]
+    LAST_REF_FIELD_NUMBER: _ClassVar[int]
+    FIRST_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    LAST_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    session_id: str
+    path: str
+    actions: int
+    categories: _containers.ScalarMap[str, int]
+    failed: int
+    first_ref: str
+    last_ref: str
+    first_time_ms: int
+    last_time_ms: int
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., path: _Optional[str] = ..., actions: _Optional[int] = ..., categories: _Optional[_Mapping[str, int]] = ..., failed: _Optional[int] = ..., first_ref: _Optional[str] = ..., last_ref: _Optional[str] = ..., first_time_ms: _Optional[int] = ..., last_time_ms: _Optional[int] = ...) -> None: ...
+
+class Run(_message.Message):
+    __slots__ = ("id", "session_id", "role", "status", "agent", "child_session_id", "delegation_id", "started_ms", "ended_ms", "duration_ms", "tool_uses", "total_tokens", "model")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    CHILD_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    DELEGATION_ID_FIELD_NUMBER: _ClassVar[int]
+    STARTED_MS_FIELD_NUMBER: _ClassVar[int]
+    ENDED_MS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    session_id: str
+    role: str
+    status: str
+    agent: str
+    child_session_id: str
+    delegation_id: str
+    started_ms: int
+    ended_ms: int
+    duration_ms: int
+    tool_uses: int
+    total_tokens: int
+    model: str
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., role: _Optional[str] = ..., status: _Optional[str] = ..., agent: _Optional[str] = ..., child_session_id: _Optional[str] = ..., delegation_id: _Optional[str] = ..., started_ms: _Optional[int] = ..., ended_ms: _Optional[int] = ..., duration_ms: _Optional[int] = ..., tool_uses: _Optional[int] = ..., total_tokens: _Optional[int] = ..., model: _Optional[str] = ...) -> None: ...
+
+class ObservedEvent(_message.Message):
+    __slots__ = ("id", "session_id", "seq", "kind", "time_ms", "text", "source_ref", "object_ref", "delivery_state")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_REF_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_REF_FIELD_NUMBER: _ClassVar[int]
+    DELIVERY_STATE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    session_id: str
+    seq: int
+    kind: str
+    time_ms: int
+    text: str
+    source_ref: str
+    object_ref: str
+    delivery_state: str
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., kind: _Optional[str] = ..., time_ms: _Optional[int] = ..., text: _Optional[str] = ..., source_ref: _Optional[str] = ..., object_ref: _Optional[str] = ..., delivery_state: _Optional[str] = ...) -> None: ...
+
+class ContextSnapshot(_message.Message):
+    __slots__ = ("id", "session_id", "seq", "boundary", "time_ms", "message_ref", "trigger", "tokens_before", "preview", "cwd", "branch", "model")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    BOUNDARY_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_REF_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    CWD_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    session_id: str
+    seq: int
+    boundary: str
+    time_ms: int
+    message_ref: str
+    trigger: str
+    tokens_before: int
+    preview: str
+    cwd: str
+    branch: str
+    model: str
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., boundary: _Optional[str] = ..., time_ms: _Optional[int] = ..., message_ref: _Optional[str] = ..., trigger: _Optional[str] = ..., tokens_before: _Optional[int] = ..., preview: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+
+class Delegation(_message.Message):
+    __slots__ = ("id", "session_id", "child_session_id", "mapping_state", "tool", "agent", "description", "instruction", "tool_use_ref", "result_state", "result_preview", "result_sha256", "child_excerpt_preview", "child_excerpt_sha256", "time_ms")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CHILD_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MAPPING_STATE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTION_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USE_REF_FIELD_NUMBER: _ClassVar[int]
+    RESULT_STATE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    RESULT_SHA256_FIELD_NUMBER: _ClassVar[int]
+    CHILD_EXCERPT_PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    CHILD_EXCERPT_SHA256_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    session_id: str
+    child_session_id: str
+    mapping_state: str
+    tool: str
+    agent: str
+    description: str
+    instruction: str
+    tool_use_ref: str
+    result_state: str
+    result_preview: str
+    result_sha256: str
+    child_excerpt_preview: str
+    child_excerpt_sha256: str
+    time_ms: int
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., child_session_id: _Optional[str] = ..., mapping_state: _Optional[str] = ..., tool: _Optional[str] = ..., agent: _Optional[str] = ..., description: _Optional[str] = ..., instruction: _Optional[str] = ..., tool_use_ref: _Optional[str] = ..., result_state: _Optional[str] = ..., result_preview: _Optional[str] = ..., result_sha256: _Optional[str] = ..., child_excerpt_preview: _Optional[str] = ..., child_excerpt_sha256: _Optional[str] = ..., time_ms: _Optional[int] = ...) -> None: ...
+
+class Assertion(_message.Message):
+    __slots__ = ("id", "kind", "status", "target_ref", "session_id", "body", "author", "evidence_refs", "supersedes", "reason", "created_ms", "updated_ms", "promotion_required", "context_inject")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    TARGET_REF_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    BODY_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_REFS_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CREATED_MS_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_MS_FIELD_NUMBER: _ClassVar[int]
+    PROMOTION_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_INJECT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: str
+    status: str
+    target_ref: str
+    session_id: str
+    body: str
+    author: str
+    evidence_refs: _containers.RepeatedScalarFieldContainer[str]
+    supersedes: str
+    reason: str
+    created_ms: int
+    updated_ms: int
+    promotion_required: bool
+    context_inject: bool
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., status: _Optional[str] = ..., target_ref: _Optional[str] = ..., session_id: _Optional[str] = ..., body: _Optional[str] = ..., author: _Optional[str] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., supersedes: _Optional[str] = ..., reason: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., promotion_required: _Optional[bool] = ..., context_inject: _Optional[bool] = ...) -> None: ...

@@ -24,29 +24,23 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/vector.proto\x12\tquarry.v1\"A\n\tEmbedItem\x12\x12\n\nmessage_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\"R\n\x0e\x45nqueueRequest\x12#\n\x05items\x18\x01 \x03(\x0b\x32\x14.quarry.v1.EmbedItem\x12\x1b\n\x13replace_session_ids\x18\x02 \x03(\t\"4\n\x0f\x45nqueueResponse\x12\x0e\n\x06queued\x18\x01 \x01(\x05\x12\x11\n\tunchanged\x18\x02 \x01(\x05\"j\n\x13VectorSearchRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x19\n\x11\x61llow_session_ids\x18\x03 \x03(\t\x12\x1b\n\x13restrict_to_allowed\x18\x04 \x01(\x08\"E\n\tVectorHit\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\nmessage_id\x18\x02 \x01(\t\x12\x10\n\x08\x64istance\x18\x03 \x01(\x01\"_\n\x14VectorSearchResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.quarry.v1.VectorHit\x12\x10\n\x08\x65mbed_ms\x18\x02 \x01(\x01\x12\x11\n\tsearch_ms\x18\x03 \x01(\x01\"\x14\n\x12VectorStatsRequest\"\x86\x01\n\x0bVectorStats\x12\x0f\n\x07vectors\x18\x01 \x01(\x03\x12\x0f\n\x07pending\x18\x02 \x01(\x03\x12\x10\n\x08\x65mbedder\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12\x11\n\tdimension\x18\x05 \x01(\x05\x12\r\n\x05ready\x18\x06 \x01(\x08\x12\x12\n\nlast_error\x18\x07 \x01(\t2\xdc\x01\n\rVectorService\x12@\n\x07\x45nqueue\x12\x19.quarry.v1.EnqueueRequest\x1a\x1a.quarry.v1.EnqueueResponse\x12I\n\x06Search\x12\x1e.quarry.v1.VectorSearchRequest\x1a\x1f.quarry.v1.VectorSearchResponse\x12>\n\x05Stats\x12\x1d.quarry.v1.VectorStatsRequest\x1a\x16.quarry.v1.VectorStatsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/vector.proto\x12\tquarry.v1\"j\n\x13VectorSearchRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x19\n\x11\x61llow_session_ids\x18\x03 \x03(\t\x12\x1b\n\x13restrict_to_allowed\x18\x04 \x01(\x08\"E\n\tVectorHit\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\nmessage_id\x18\x02 \x01(\t\x12\x10\n\x08\x64istance\x18\x03 \x01(\x01\"_\n\x14VectorSearchResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.quarry.v1.VectorHit\x12\x10\n\x08\x65mbed_ms\x18\x02 \x01(\x01\x12\x11\n\tsearch_ms\x18\x03 \x01(\x01\"\x14\n\x12VectorStatsRequest\"\x86\x01\n\x0bVectorStats\x12\x0f\n\x07vectors\x18\x01 \x01(\x03\x12\x0f\n\x07pending\x18\x02 \x01(\x03\x12\x10\n\x08\x65mbedder\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12\x11\n\tdimension\x18\x05 \x01(\x05\x12\r\n\x05ready\x18\x06 \x01(\x08\x12\x12\n\nlast_error\x18\x07 \x01(\t2\x9a\x01\n\rVectorService\x12I\n\x06Search\x12\x1e.quarry.v1.VectorSearchRequest\x1a\x1f.quarry.v1.VectorSearchResponse\x12>\n\x05Stats\x12\x1d.quarry.v1.VectorStatsRequest\x1a\x16.quarry.v1.VectorStatsb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'quarry.v1.vector_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_EMBEDITEM']._serialized_start=37
-  _globals['_EMBEDITEM']._serialized_end=102
-  _globals['_ENQUEUEREQUEST']._serialized_start=104
-  _globals['_ENQUEUEREQUEST']._serialized_end=186
-  _globals['_ENQUEUERESPONSE']._serialized_start=188
-  _globals['_ENQUEUERESPONSE']._serialized_end=240
-  _globals['_VECTORSEARCHREQUEST']._serialized_start=242
-  _globals['_VECTORSEARCHREQUEST']._serialized_end=348
-  _globals['_VECTORHIT']._serialized_start=350
-  _globals['_VECTORHIT']._serialized_end=419
-  _globals['_VECTORSEARCHRESPONSE']._serialized_start=421
-  _globals['_VECTORSEARCHRESPONSE']._serialized_end=516
-  _globals['_VECTORSTATSREQUEST']._serialized_start=518
-  _globals['_VECTORSTATSREQUEST']._serialized_end=538
-  _globals['_VECTORSTATS']._serialized_start=541
-  _globals['_VECTORSTATS']._serialized_end=675
-  _globals['_VECTORSERVICE']._serialized_start=678
-  _globals['_VECTORSERVICE']._serialized_end=898
+  _globals['_VECTORSEARCHREQUEST']._serialized_start=37
+  _globals['_VECTORSEARCHREQUEST']._serialized_end=143
+  _globals['_VECTORHIT']._serialized_start=145
+  _globals['_VECTORHIT']._serialized_end=214
+  _globals['_VECTORSEARCHRESPONSE']._serialized_start=216
+  _globals['_VECTORSEARCHRESPONSE']._serialized_end=311
+  _globals['_VECTORSTATSREQUEST']._serialized_start=313
+  _globals['_VECTORSTATSREQUEST']._serialized_end=333
+  _globals['_VECTORSTATS']._serialized_start=336
+  _globals['_VECTORSTATS']._serialized_end=470
+  _globals['_VECTORSERVICE']._serialized_start=473
+  _globals['_VECTORSERVICE']._serialized_end=627
 # @@protoc_insertion_point(module_scope)

@@ -6,32 +6,6 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class EmbedItem(_message.Message):
-    __slots__ = ("message_id", "session_id", "text")
-    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    TEXT_FIELD_NUMBER: _ClassVar[int]
-    message_id: str
-    session_id: str
-    text: str
-    def __init__(self, message_id: _Optional[str] = ..., session_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
-
-class EnqueueRequest(_message.Message):
-    __slots__ = ("items", "replace_session_ids")
-    ITEMS_FIELD_NUMBER: _ClassVar[int]
-    REPLACE_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
-    items: _containers.RepeatedCompositeFieldContainer[EmbedItem]
-    replace_session_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, items: _Optional[_Iterable[_Union[EmbedItem, _Mapping]]] = ..., replace_session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
-
-class EnqueueResponse(_message.Message):
-    __slots__ = ("queued", "unchanged")
-    QUEUED_FIELD_NUMBER: _ClassVar[int]
-    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
-    queued: int
-    unchanged: int
-    def __init__(self, queued: _Optional[int] = ..., unchanged: _Optional[int] = ...) -> None: ...
-
 class VectorSearchRequest(_message.Message):
     __slots__ = ("text", "limit", "allow_session_ids", "restrict_to_allowed")
     TEXT_FIELD_NUMBER: _ClassVar[int]

@@ -27,7 +27,8 @@ if _version_not_supported:
 
 class VectorServiceStub:
     """The vector node: sqlite-vec is the durable store, FAISS the serving index rebuilt from it.
-    Embedding runs here, in background batches over a durable queue of pending texts.
+    It follows every lexical shard (IndexService.EmbedFeed) into a durable local queue of texts and
+    embeds them in background batches.
     """
 
     def __init__(self, channel):
@@ -36,11 +37,6 @@ class VectorServiceStub:
         Args:
             channel: A grpc.Channel.
         """
-        self.Enqueue = channel.unary_unary(
-                '/quarry.v1.VectorService/Enqueue',
-                request_serializer=quarry_dot_v1_dot_vector__pb2.EnqueueRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_vector__pb2.EnqueueResponse.FromString,
-                _registered_method=True)
         self.Search = channel.unary_unary(
                 '/quarry.v1.VectorService/Search',
                 request_serializer=quarry_dot_v1_dot_vector__pb2.VectorSearchRequest.SerializeToString,
@@ -55,15 +51,9 @@ class VectorServiceStub:
 
 class VectorServiceServicer:
     """The vector node: sqlite-vec is the durable store, FAISS the serving index rebuilt from it.
-    Embedding runs here, in background batches over a durable queue of pending texts.
+    It follows every lexical shard (IndexService.EmbedFeed) into a durable local queue of texts and
+    embeds them in background batches.
     """
-
-    def Enqueue(self, request, context):
-        """Durably queues dialogue texts for embedding; returns once they are stored, not embedded.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
 
     def Search(self, request, context):
         """Nearest sessions to a text (best message per session).
@@ -81,11 +71,6 @@ class VectorServiceServicer:
 
 def add_VectorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
-            'Enqueue': grpc.unary_unary_rpc_method_handler(
-                    servicer.Enqueue,
-                    request_deserializer=quarry_dot_v1_dot_vector__pb2.EnqueueRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_vector__pb2.EnqueueResponse.SerializeToString,
-            ),
             'Search': grpc.unary_unary_rpc_method_handler(
                     servicer.Search,
                     request_deserializer=quarry_dot_v1_dot_vector__pb2.VectorSearchRequest.FromString,
@@ -106,35 +91,9 @@ def add_VectorServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class VectorService:
     """The vector node: sqlite-vec is the durable store, FAISS the serving index rebuilt from it.
-    Embedding runs here, in background batches over a durable queue of pending texts.
+    It follows every lexical shard (IndexService.EmbedFeed) into a durable local queue of texts and
+    embeds them in background batches.
     """
-
-    @staticmethod
-    def Enqueue(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/quarry.v1.VectorService/Enqueue',
-            quarry_dot_v1_dot_vector__pb2.EnqueueRequest.SerializeToString,
-            quarry_dot_v1_dot_vector__pb2.EnqueueResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
 
     @staticmethod
     def Search(request,

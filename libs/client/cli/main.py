@@ -173,23 +173,23 @@ def node_index(
 @node_app.command("vector")
 def node_vector(
     data: Annotated[Path, typer.Option()],
+    index: Annotated[str | None, typer.Option(help="Comma-separated shard addresses whose sessions it embeds.")] = None,
     embedder: Annotated[str, typer.Option()] = "minilm",
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option()] = 0,
     run_file: Annotated[Path | None, typer.Option()] = None,
 ) -> None:
-    """The vector node (FAISS + sqlite-vec, background embedding)."""
+    """The vector node (FAISS + sqlite-vec, background embedding of what the shards hold)."""
     from quarry.core.telemetry import setup_telemetry
     from quarry.index.vector.server import serve_vector
 
     setup_telemetry("quarry-vector")
-    serve_vector(data, embedder, host, port, run_file)
+    serve_vector(data, embedder, index.split(",") if index else [], host, port, run_file)
 
 
 @node_app.command("ingest")
 def node_ingest(
     index: Annotated[str, typer.Option(help="Comma-separated shard addresses, in shard order.")],
-    vector: Annotated[str | None, typer.Option()] = None,
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option()] = 0,
     run_file: Annotated[Path | None, typer.Option()] = None,
@@ -199,7 +199,7 @@ def node_ingest(
     from quarry.ingest.server import serve_ingest
 
     setup_telemetry("quarry-ingest")
-    serve_ingest(index.split(","), vector, host, port, run_file)
+    serve_ingest(index.split(","), host, port, run_file)
 
 
 @node_app.command("query")

@@ -128,8 +128,8 @@ def ingest_report(report: ingest_pb2.IngestReport, fmt: str, console: Console) -
         return
     console.print(
         f"ingested {report.files} files: {report.sessions_written} sessions written, "
-        f"{report.sessions_unchanged} unchanged, {report.messages_written} messages, "
-        f"{report.vectors_queued} texts queued for embedding ({report.elapsed_ms / 1000:.1f} s)"
+        f"{report.sessions_unchanged} unchanged, {report.messages_written} messages "
+        f"({report.elapsed_ms / 1000:.1f} s)"
     )
     for issue in report.issues:
         where = f"{issue.path}:{issue.line}" if issue.line else issue.path

@@ -3,7 +3,8 @@
 This is the ingest hot path. Every read of a protobuf field builds a new Python object, and every
 iteration of a repeated field builds its wrappers anew, so each message, block and action is visited
 once and gives everything both stores need; the texts it builds are exactly `schema.dialogue_text`
-and `schema.action_text` (a test holds them to it).
+and `schema.action_text`, and the session's `embed_count` is the number of `quarry.core.dialogue`
+items (tests hold them to it).
 
 Row tuples follow the column lists in store.py (`SESSION_COLUMNS`, `MESSAGE_COLUMNS`, `BLOCK_COLUMNS`,
 `ACTION_COLUMNS` + `path_norm`); documents are JSON for `IndexWriter.add_json`.
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from quarry.core.dialogue import EMBEDDED_BLOCK_TYPES, embeds
 from quarry.core.vocab import DIALOGUE_BLOCK_TYPES
 from quarry.index.lexical import analyzer, schema
 from quarry.index.lexical.store import COUNT_FIELDS
@@ -52,10 +54,11 @@ def decompose(
     message_ords: Sequence[int],
     content_hash: str = "",
     *,
+    change_seq: int = 0,
     rows: bool = True,
 ) -> SessionRecords:
     """The session's rows (with `rows`) and documents: one document per message with dialogue or
-    action text. The session row is marked pending for Tantivy."""
+    action text. The session row carries `change_seq` and is marked pending for Tantivy."""
     session_id = session.id
     tags = list(session.tags)
     action_rows: list[tuple[object, ...]] = []
@@ -93,6 +96,8 @@ def decompose(
     dumps = orjson.dumps
     normalize_path = analyzer.normalize_path
     dialogue_types = _DIALOGUE_TYPES
+    embedded_types = EMBEDDED_BLOCK_TYPES
+    embed_count = 0
     origin = session.origin.lower()
     repo = session.repo.lower()
     lowered_tags = [t.lower() for t in tags]
@@ -100,6 +105,7 @@ def decompose(
         time_ms = m.time_ms
         role = m.role
         dialogue: list[str] = []
+        embedded: list[str] = []
         acted: list[str] = []
         for b in m.blocks:
             kind = b.type
@@ -109,6 +115,8 @@ def decompose(
             if kind in dialogue_types:
                 if text:
                     dialogue.append(text)
+                    if kind in embedded_types:  # a subset of the dialogue types
+                        embedded.append(text)
             elif kind == "tool_use":
                 if tool:
                     acted.append(tool)
@@ -123,6 +131,8 @@ def decompose(
                 acted.append(text)
             if rows:
                 add_block((b.id, session_ord, message_ord, kind, tool, normalize_path(path) if path else "", time_ms))
+        if embedded and rows and embeds(role, m.surface, embedded):
+            embed_count += 1
         if rows:
             message_rows.append(
                 (
@@ -168,6 +178,8 @@ def decompose(
             session.updated_ms,
             session.duration_ms,
             *(getattr(counts, name) for name in COUNT_FIELDS),
+            change_seq,
+            embed_count,
             content_hash,
             len(documents),
             1,  # tantivy_pending

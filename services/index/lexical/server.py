@@ -43,6 +43,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     def Stats(self, request: index_pb2.ShardStatsRequest, context: grpc.ServicerContext):
         return self.shard.stats()
 
+    @typed_errors
+    def EmbedFeed(self, request: index_pb2.EmbedFeedRequest, context: grpc.ServicerContext):
+        return self.shard.embed_feed(request.after_seq, request.max_sessions)
+
 
 def serve_index(data_dir: Path, shard: int, host: str, port: int, run_file: Path | None) -> None:
     """Run one lexical shard until SIGTERM / SIGINT."""

@@ -9,8 +9,9 @@ takes a fresh Tantivy searcher snapshot and its thread's SQLite read connection.
 Upsert order, for crash consistency:
 1. sessions whose content_hash equals the stored one are counted as unchanged and not touched;
 2. the others get their ordinals (a stored session keeps its own; new sessions and every written
-   message take fresh ones: the shard is the only writer) and are taken apart in one pass into rows
-   and documents (records.py);
+   message take fresh ones: the shard is the only writer) and the next change sequence numbers (the
+   vector node's feed, see store.py), and are taken apart in one pass into rows and documents
+   (records.py);
 3. the rows are replaced in SQLite in one transaction, committed durably with `tantivy_pending=1`;
 4. their Tantivy documents are deleted by session ordinal and re-added, then one Tantivy commit
    (fsync'd) and a reader reload, so a search issued after `upsert` returns sees them;
@@ -85,6 +86,7 @@ class LexicalShard:
             self._index_pending()  # left behind by a failed Tantivy commit; unchanged hashes would skip them
             stored = self._store.stored_sessions(list(latest))
             next_session, next_message = self._store.next_ords()
+            change_seq = self._store.head_seq()
             batch: list[SessionRecords] = []
             replaced: set[int] = set()
             messages_written = 0
@@ -102,7 +104,8 @@ class LexicalShard:
                 message_ords = range(next_message, next_message + count)
                 next_message += count
                 messages_written += count
-                batch.append(records.decompose(session, session_ord, message_ords, digest))
+                change_seq += 1
+                batch.append(records.decompose(session, session_ord, message_ords, digest, change_seq=change_seq))
             response = index_pb2.UpsertSessionsResponse(
                 sessions_written=len(batch),
                 sessions_unchanged=len(latest) - len(batch),
@@ -179,6 +182,14 @@ class LexicalShard:
     def query_units(self, request: index_pb2.ShardUnitsRequest) -> index_pb2.ShardUnitsResponse:
         self._check_open()
         return self._leaf.query_units(request, self.shard)
+
+    def embed_feed(self, after_seq: int, max_sessions: int) -> index_pb2.EmbedFeedResponse:
+        """What the vector node embeds next: sessions written after its cursor, with their texts."""
+        self._check_open()
+        for name, value in (("after_seq", after_seq), ("max_sessions", max_sessions)):
+            if value < 0:
+                raise QuarryError(errors_pb2.INVALID_REQUEST, f"{name} must not be negative", parameter=name)
+        return self._store.embed_feed(after_seq, max_sessions)
 
     def stats(self) -> index_pb2.ShardStats:
         self._check_open()

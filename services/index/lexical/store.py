@@ -14,6 +14,12 @@ acknowledged upsert survives a power loss, not only a process kill. Checkpoints 
 (every 64 MiB of WAL, run by the committing writer); `journal_size_limit` truncates the WAL file back
 after a large batch, and `close()` checkpoints with TRUNCATE.
 
+Change feed for the vector node: every session an upsert writes (new or changed) takes the next value
+of the store's change counter (`meta.head_seq`, advanced in the same transaction) as its `change_seq`;
+an unchanged re-ingest takes none. `embed_count` is how many texts `quarry.core.dialogue` embeds for
+the session. A follower keeps a cursor (store_uuid, change_seq) and asks for what came after it;
+`meta.store_uuid` is random per store file, so a wiped or rebuilt shard is noticed.
+
 Crash consistency with Tantivy: `replace()` commits new rows with `tantivy_pending = 1`; the shard
 indexes them, commits Tantivy, then clears the marker. A session still pending at open is
 re-indexed from these rows.
@@ -27,20 +33,22 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import uuid
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
+from quarry.core.dialogue import EMBEDDED_ROLES, message_items
 from quarry.core.errors import QuarryError
-from quarry.v1 import errors_pb2, units_pb2
+from quarry.v1 import errors_pb2, index_pb2, units_pb2
 
 if TYPE_CHECKING:
     from quarry.index.lexical.records import SessionRecords
 
 COUNT_FIELDS = tuple(f.name for f in units_pb2.SessionCounts.DESCRIPTOR.fields)
-FORMAT_VERSION = 2  # PRAGMA user_version of the layout below
+FORMAT_VERSION = 3  # PRAGMA user_version of the layout below
 _PAGE_BYTES = 16384
 _WAL_LIMIT_BYTES = 64 << 20
 _READER_MMAP_BYTES = 1 << 40
@@ -58,6 +66,8 @@ CREATE TABLE IF NOT EXISTS sessions (
   updated_ms INTEGER NOT NULL,
   duration_ms INTEGER NOT NULL,
   {", ".join(f"{name} INTEGER NOT NULL" for name in COUNT_FIELDS)},
+  change_seq INTEGER NOT NULL,
+  embed_count INTEGER NOT NULL,
   content_hash TEXT NOT NULL,
   doc_count INTEGER NOT NULL,
   tantivy_pending INTEGER NOT NULL,
@@ -67,6 +77,9 @@ CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_ms DESC, id);
 CREATE INDEX IF NOT EXISTS sessions_repo ON sessions (repo);
 CREATE INDEX IF NOT EXISTS sessions_origin ON sessions (origin);
 CREATE INDEX IF NOT EXISTS sessions_pending ON sessions (tantivy_pending) WHERE tantivy_pending = 1;
+CREATE INDEX IF NOT EXISTS sessions_change ON sessions (change_seq, embed_count);  -- covers the backlog sum
+
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS session_tags (
   tag TEXT NOT NULL COLLATE NOCASE,
@@ -141,6 +154,8 @@ SESSION_COLUMNS = (
     "updated_ms",
     "duration_ms",
     *COUNT_FIELDS,
+    "change_seq",
+    "embed_count",
     "content_hash",
     "doc_count",
     "tantivy_pending",
@@ -163,6 +178,7 @@ _INSERT_MESSAGE = _insert("messages", MESSAGE_COLUMNS)
 _INSERT_BLOCK = _insert("blocks", BLOCK_COLUMNS)
 _INSERT_ACTION = _insert("actions", ACTION_COLUMNS + ", path_norm")
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
+_CHANGE_SEQ = SESSION_COLUMNS.index("change_seq")
 
 
 class HitRow(NamedTuple):
@@ -205,6 +221,11 @@ class Store:
         self._check_format()
         self._writer.executescript(_DDL)
         self._writer.execute(f"PRAGMA user_version={FORMAT_VERSION}")
+        self._writer.executemany(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+            [("store_uuid", str(uuid.uuid4())), ("head_seq", "0")],
+        )
+        self.store_uuid: str = self._meta("store_uuid")
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
@@ -235,6 +256,9 @@ class Store:
                 f"{self.path} holds lexical store format {version}; this build reads format {FORMAT_VERSION}: "
                 "re-ingest into a new data directory",
             )
+
+    def _meta(self, key: str) -> str:
+        return self._writer.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
 
     def reader(self) -> sqlite3.Connection:
         """This thread's read connection (WAL readers never block the writer)."""
@@ -276,11 +300,17 @@ class Store:
         row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
         return max_session + 1, (row[0] if row else 0) + 1
 
+    def head_seq(self) -> int:
+        """The change_seq of the last session written (0 before any); the shard numbers a batch after it."""
+        return int(self._meta("head_seq"))
+
     def replace(self, batch: Sequence[SessionRecords], replaced: Collection[int]) -> None:
         """Write the sessions' rows in one durable transaction, marked as pending for Tantivy.
 
         `replaced` holds the ordinals of the sessions already stored: their rows are updated in place
-        (the ordinal is stable) and their old messages, blocks, actions and tags deleted first.
+        (the ordinal is stable) and their old messages, blocks, actions and tags deleted first. The
+        rows carry their change_seq (numbered by the shard after `head_seq()`); the highest becomes
+        the new head in the same transaction.
         """
         conn = self._writer
         conn.execute("BEGIN IMMEDIATE")
@@ -305,6 +335,9 @@ class Store:
             conn.executemany(_INSERT_MESSAGE, [row for r in batch for row in r.messages])
             conn.executemany(_INSERT_BLOCK, [row for r in batch for row in r.blocks])
             conn.executemany(_INSERT_ACTION, [row for r in batch for row in r.actions])
+            head = max((r.session_row[_CHANGE_SEQ] for r in batch if r.session_row is not None), default=None)
+            if head is not None:
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'head_seq'", (str(head),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -382,6 +415,42 @@ class Store:
                 seen.add(sid)
                 out.append(units_pb2.Session.FromString(found[sid]))
         return out
+
+    def embed_feed(self, after_seq: int, max_sessions: int) -> index_pb2.EmbedFeedResponse:
+        """The sessions written after `after_seq` (the first `max_sessions`, in change_seq order) with the
+        texts to embed, built from their stored messages; head and backlog from the same snapshot."""
+        conn = self.reader()
+        response = index_pb2.EmbedFeedResponse(store_uuid=self.store_uuid)
+        conn.execute("BEGIN")  # one read snapshot for the head, the backlog and the sessions
+        try:
+            response.head_seq = int(conn.execute("SELECT value FROM meta WHERE key = 'head_seq'").fetchone()[0])
+            (response.backlog_texts,) = conn.execute(
+                "SELECT COALESCE(SUM(embed_count), 0) FROM sessions WHERE change_seq > ?", (after_seq,)
+            ).fetchone()
+            if max_sessions <= 0:
+                return response
+            sessions = conn.execute(
+                "SELECT ord, id, change_seq, embed_count FROM sessions WHERE change_seq > ? "
+                "ORDER BY change_seq LIMIT ?",
+                (after_seq, max_sessions),
+            ).fetchall()
+            wanted = [ord_ for ord_, _, _, embed_count in sessions if embed_count]
+            messages: dict[int, list[units_pb2.Message]] = {}
+            for session_ord, proto in conn.execute(
+                f"SELECT session_ord, proto FROM messages WHERE session_ord {_IN_JSON} AND role {_IN_JSON} "
+                "ORDER BY ord",
+                (json_list(wanted), json_list(EMBEDDED_ROLES)),
+            ):
+                messages.setdefault(session_ord, []).append(units_pb2.Message.FromString(proto))
+        finally:
+            conn.execute("COMMIT")
+        for session_ord, session_id, change_seq, _ in sessions:
+            response.sessions.add(
+                session_id=session_id,
+                change_seq=change_seq,
+                items=message_items(session_id, messages.get(session_ord, ())),
+            )
+        return response
 
     def totals(self) -> tuple[int, int, int]:
         """(sessions, messages, actions) held by the shard."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import grpc
@@ -16,10 +17,6 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self.shard = shard
 
     @typed_errors
-    def Enqueue(self, request: vector_pb2.EnqueueRequest, context: grpc.ServicerContext):
-        return self.shard.enqueue(request)
-
-    @typed_errors
     def Search(self, request: vector_pb2.VectorSearchRequest, context: grpc.ServicerContext):
         return self.shard.search(request)
 
@@ -28,9 +25,17 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         return self.shard.stats()
 
 
-def serve_vector(data_dir: Path, embedder: str | None, host: str, port: int, run_file: Path | None) -> None:
-    """Run the vector node until SIGTERM / SIGINT. The embedder loads in the background worker."""
-    shard = VectorShard(data_dir, embedder)
+def serve_vector(
+    data_dir: Path,
+    embedder: str | None,
+    index_addresses: Sequence[str],
+    host: str,
+    port: int,
+    run_file: Path | None,
+) -> None:
+    """Run the vector node until SIGTERM / SIGINT, following the lexical shards at `index_addresses`.
+    The embedder loads in the background worker."""
+    shard = VectorShard(data_dir, embedder, index_addresses=index_addresses)
     shard.start()
     service = vector_pb2.DESCRIPTOR.services_by_name["VectorService"]
     add = vector_pb2_grpc.add_VectorServiceServicer_to_server

@@ -1,4 +1,5 @@
-"""One vector shard: durable queue and vectors (sqlite-vec), serving index (FAISS), embedding worker.
+"""One vector shard: durable queue and vectors (sqlite-vec), serving index (FAISS), embedding worker,
+and the follower that fills the queue from the lexical shards' change feeds.
 
 The gRPC servicer wraps this class. Writers (enqueue, the worker storing a batch) hold one lock
 across the SQLite commit and the matching FAISS change, so FAISS never holds a vector the store has
@@ -19,9 +20,10 @@ import numpy as np
 from quarry.core.embed import Embedder, load_embedder
 from quarry.core.errors import QuarryError
 from quarry.index.vector.ann import AnnIndex
-from quarry.index.vector.store import PendingText, VectorStore
+from quarry.index.vector.follower import ShardFollower
+from quarry.index.vector.store import EnqueueOutcome, PendingText, VectorStore
 from quarry.index.vector.worker import EmbedWorker
-from quarry.v1 import errors_pb2, vector_pb2
+from quarry.v1 import errors_pb2, index_pb2, vector_pb2
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,9 @@ DEFAULT_LIMIT = 10
 # come back (many messages of one session can crowd the top of the list).
 OVERFETCH = 8
 MIN_FETCH = 64
+# The follower tops the local queue up to this many embedder batches: enough to keep the embedder
+# busy between polls, few enough that texts wait in the shards, not here.
+LOW_WATER_BATCHES = 4
 
 
 @dataclass(frozen=True)
@@ -45,14 +50,24 @@ class _Open:
     store: VectorStore
     ann: AnnIndex | None
     worker: EmbedWorker | None
+    follower: ShardFollower | None
     rebuild_seconds: float
 
 
 class VectorShard:
-    def __init__(self, data_dir: Path, embedder_spec: str | None, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        embedder_spec: str | None,
+        batch_size: int = 64,
+        index_addresses: Sequence[str] = (),
+    ) -> None:
+        """`index_addresses`: the lexical shards to follow (their texts are pulled only when an
+        embedder is configured; their backlog counts as pending either way)."""
         self._data_dir = Path(data_dir)
         self._embedder: Embedder | None = load_embedder(embedder_spec)
         self._batch_size = batch_size
+        self._index_addresses = list(index_addresses)
         self._write_lock = threading.Lock()
         self._open: _Open | None = None
 
@@ -68,7 +83,7 @@ class VectorShard:
         return self._state.rebuild_seconds
 
     def start(self) -> None:
-        """Open the store, rebuild FAISS from it, and start the embedding worker."""
+        """Open the store, rebuild FAISS from it, and start the embedding worker and the follower."""
         self._data_dir.mkdir(parents=True, exist_ok=True)
         store = VectorStore(self._data_dir / STORE_FILE)
         try:
@@ -84,12 +99,22 @@ class VectorShard:
                 ann.add(rowids, vectors)
         rebuild_seconds = time.perf_counter() - began
         log.info("rebuilt FAISS from sqlite-vec: %d vectors in %.2f s", ann.ntotal if ann else 0, rebuild_seconds)
-        worker = None
+        worker = follower = None
         if self._embedder is not None:
             worker = EmbedWorker(self._embedder, store.take_pending, self._store_batch, self._batch_size)
-        self._open = _Open(store=store, ann=ann, worker=worker, rebuild_seconds=rebuild_seconds)
+        if self._index_addresses:
+            follower = ShardFollower(
+                self._index_addresses,
+                queued=store.pending_count,
+                cursor=store.cursor,
+                store=self.enqueue,
+                low_water=LOW_WATER_BATCHES * self._batch_size,
+            )
+        self._open = _Open(store=store, ann=ann, worker=worker, follower=follower, rebuild_seconds=rebuild_seconds)
         if worker is not None:
             worker.start()
+            if follower is not None:
+                follower.start()
 
     def _check_model(self, store: VectorStore) -> None:
         """Vectors of different models are not comparable: refuse to mix them in one store."""
@@ -107,10 +132,12 @@ class VectorShard:
             store.set_model(embedder.model, embedder.dimension)
 
     def close(self) -> None:
-        """Stop the worker and close the store; texts not yet embedded stay queued on disk."""
+        """Stop the follower and the worker and close the store; texts not yet embedded stay queued on disk."""
         state = self._open
         if state is None:
             return
+        if state.follower is not None:
+            state.follower.stop()
         if state.worker is not None:
             state.worker.stop()
         self._open = None
@@ -119,23 +146,29 @@ class VectorShard:
 
     # -- writes ---------------------------------------------------------------------------------
 
-    def enqueue(self, request: vector_pb2.EnqueueRequest) -> vector_pb2.EnqueueResponse:
-        """Durably queue the items' texts; returns once committed, never waits for embedding."""
+    def enqueue(
+        self,
+        items: Sequence[index_pb2.EmbedItem],
+        replace_session_ids: Sequence[str] = (),
+        cursor: tuple[str, int] | None = None,
+    ) -> EnqueueOutcome:
+        """Durably queue the items' texts (see VectorStore.enqueue), with the follower's cursor in the
+        same transaction; returns once committed, never waits for embedding."""
         state = self._state
-        for item in request.items:
+        for item in items:
             if not item.message_id or not item.session_id:
                 raise QuarryError(
                     errors_pb2.INVALID_REQUEST,
                     f"every item needs a message_id and a session_id (got {item.message_id!r}, {item.session_id!r})",
                 )
-        items = [(item.message_id, item.session_id, item.text) for item in request.items]
+        rows = [(item.message_id, item.session_id, item.text) for item in items]
         with self._write_lock:
-            outcome = state.store.enqueue(items, list(request.replace_session_ids))
+            outcome = state.store.enqueue(rows, list(replace_session_ids), cursor)
             if state.ann is not None:
                 state.ann.remove(outcome.removed_rowids)
         if state.worker is not None and outcome.queued:
             state.worker.wake()
-        return vector_pb2.EnqueueResponse(queued=outcome.queued, unchanged=outcome.unchanged)
+        return outcome
 
     def _store_batch(self, texts: Sequence[PendingText], vectors: np.ndarray) -> None:
         """The worker's sink: commit the batch, then mirror it into FAISS under the same lock."""
@@ -147,6 +180,8 @@ class VectorShard:
                 state.ann = AnnIndex(state.store.dimension)
             state.ann.remove(batch.removed_rowids)
             state.ann.add(batch.added_rowids, batch.vectors)
+        if state.follower is not None:
+            state.follower.wake()
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -247,27 +282,37 @@ class VectorShard:
         ]
 
     def stats(self) -> vector_pb2.VectorStats:
+        """Counts now; `pending` is the local queue plus the shards' backlog after this node's cursors."""
         state = self._state
+        backlog = self._backlog(state)  # before the local count: a text moving between them is never missed
         vectors, pending = state.store.counts()
         embedder = self._embedder
         worker = state.worker
+        running = [part for part in (worker, state.follower) if part is not None]
         return vector_pb2.VectorStats(
             vectors=vectors,
-            pending=pending,
+            pending=pending + backlog,
             embedder=embedder.name if embedder else "",
             model=embedder.model if embedder else "",
             dimension=(embedder.dimension or state.store.dimension) if embedder else 0,
             ready=worker.ready if worker else False,
-            last_error=worker.last_error if worker else "",
+            last_error="; ".join(part.last_error for part in running if part.last_error),
         )
 
+    @staticmethod
+    def _backlog(state: _Open) -> int:
+        return state.follower.backlog() if state.follower is not None else 0
+
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until no text is queued and every stored vector is searchable; False on timeout."""
+        """Wait until no text is queued here or waits in a followed shard, and every stored vector is
+        searchable; False on timeout."""
         deadline = time.monotonic() + timeout
         while True:
+            state = self._state
+            backlog = self._backlog(state)
             with self._write_lock:
-                _, pending = self._state.store.counts()
-            if pending == 0:
+                pending = state.store.pending_count()
+            if pending + backlog == 0:
                 return True
             if time.monotonic() >= deadline:
                 return False

@@ -7,6 +7,9 @@ Tables:
 - `pending`: texts waiting for the embedder, in arrival order (`seq`). A row leaves the queue in the
   same transaction that stores its vector, so a crash never loses a text nor embeds it twice.
 - `meta`: the model and dimension the vectors were made with.
+- `cursors`: how far the node has followed each lexical shard's change feed (the shard store's uuid
+  -> the last change_seq taken). A cursor moves in the same transaction that queues the texts it
+  covers, so a restart resumes after the last texts stored, never before nor after.
 
 The write connection is shared by the caller's threads under an internal lock; reads (lookups,
 counts, exact search) use one connection per thread, which WAL lets run beside a writer.
@@ -45,6 +48,7 @@ CREATE TABLE IF NOT EXISTS pending (
   text_hash BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS pending_session ON pending (session_id);
+CREATE TABLE IF NOT EXISTS cursors (store_uuid TEXT PRIMARY KEY, change_seq INTEGER NOT NULL);
 """
 
 
@@ -139,12 +143,19 @@ class VectorStore:
         conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_items USING vec0(embedding float[{dimension}])")
         self.model, self.dimension = model, dimension
 
-    def enqueue(self, items: Sequence[tuple[str, str, str]], replace_session_ids: Sequence[str]) -> EnqueueOutcome:
+    def enqueue(
+        self,
+        items: Sequence[tuple[str, str, str]],
+        replace_session_ids: Sequence[str],
+        cursor: tuple[str, int] | None = None,
+    ) -> EnqueueOutcome:
         """Queue (message_id, session_id, text) items whose text differs from what is stored.
 
         A text equal to the message's vector or to its queued text is unchanged. A blank text has
         nothing to embed: it removes the message's vector and queued text. For every session in
         `replace_session_ids`, vectors and queued texts of messages not among `items` are removed.
+        `cursor` (a shard store's uuid, the change_seq these items bring the node up to) is recorded
+        in the same transaction.
         """
         latest = {message_id: (session_id, text) for message_id, session_id, text in items}
         keep = {mid: (sid, text, text_hash(text)) for mid, (sid, text) in latest.items() if text.strip()}
@@ -196,6 +207,8 @@ class VectorStore:
                 )
             conn.execute("DELETE FROM incoming")
             conn.execute("DELETE FROM replaced")
+            if cursor is not None:
+                conn.execute("INSERT OR REPLACE INTO cursors (store_uuid, change_seq) VALUES (?, ?)", cursor)
         return EnqueueOutcome(queued=len(queue), unchanged=unchanged, removed_rowids=removed)
 
     def _delete_vectors(self, conn: sqlite3.Connection, select_rowids: str, *params: object) -> list[int]:
@@ -302,6 +315,14 @@ class VectorStore:
             (np.ascontiguousarray(vector, dtype=np.float32).tobytes(), k),
         )
         return [(MessageRef(message_id, session_id), distance) for message_id, session_id, distance in rows]
+
+    def cursor(self, store_uuid: str) -> int:
+        """The last change_seq taken from the shard store `store_uuid`; 0 for a store never followed."""
+        row = self._reader().execute("SELECT change_seq FROM cursors WHERE store_uuid = ?", (store_uuid,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def pending_count(self) -> int:
+        return int(self._reader().execute("SELECT count(*) FROM pending").fetchone()[0])
 
     def counts(self) -> tuple[int, int]:
         """(vectors, pending)."""

@@ -1,0 +1,187 @@
+"""The vector node follows the lexical shards: it pulls what to embed from each shard's change feed
+(IndexService.EmbedFeed) into its local queue, at the pace its embedder takes the texts.
+
+Every shard store numbers the sessions it writes with an increasing change_seq and has a random
+store_uuid. The node keeps one cursor per store_uuid (the last change_seq taken), committed in the
+same transaction as the texts it pulled (VectorStore.enqueue), so a restart resumes where it stopped,
+and a wiped or rebuilt shard (a new uuid) is followed from 0; texts already embedded unchanged are
+recognized by their hash and not embedded again.
+
+The loop keeps the local queue short: while fewer than `low_water` texts are queued, it asks the
+shards in turn for the sessions after their cursor; a session's items replace what the node held for
+that session, so messages that are gone lose their vectors. With nothing new it polls every POLL_S,
+or sooner when the embed worker has stored a batch. A shard that does not answer is logged, named in
+`last_error`, skipped, and asked again on the next round.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import grpc
+
+from quarry.core import telemetry
+from quarry.v1 import index_pb2, index_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.5
+FEED_TIMEOUT_S = 30.0
+BACKLOG_TIMEOUT_S = 1.0
+DEFAULT_MAX_SESSIONS = 32
+
+# The sink: store (items, ids of the sessions they replace, (store_uuid, change_seq)) in one transaction.
+Store = Callable[[Sequence[index_pb2.EmbedItem], Sequence[str], tuple[str, int]], object]
+
+
+@dataclass
+class _Shard:
+    address: str
+    stub: index_pb2_grpc.IndexServiceStub
+    store_uuid: str = ""  # learned from the shard's answers; "" until it first answers
+    backlog: int = 0  # texts after the node's cursor, as last reported
+    error: str = ""
+
+
+def _describe(error: grpc.RpcError) -> str:
+    code = error.code() if isinstance(error, grpc.Call) else None
+    details = error.details() if isinstance(error, grpc.Call) else str(error)
+    return f"{code.name if code else 'ERROR'}: {details}"
+
+
+class ShardFollower:
+    def __init__(
+        self,
+        addresses: Sequence[str],
+        queued: Callable[[], int],
+        cursor: Callable[[str], int],
+        store: Store,
+        low_water: int,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+    ) -> None:
+        """`queued` counts the local queue, `cursor` reads the stored cursor of a shard store."""
+        self._shards = [_Shard(a, index_pb2_grpc.IndexServiceStub(telemetry.traced_channel(a))) for a in addresses]
+        self._queued = queued
+        self._cursor = cursor
+        self._store = store
+        self._low_water = low_water
+        self._max_sessions = max_sessions
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="quarry-follow", daemon=True)
+
+    @property
+    def last_error(self) -> str:
+        return "; ".join(s.error for s in self._shards if s.error)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wake(self) -> None:
+        """The local queue went down: look for more now rather than at the next poll."""
+        self._wake.set()
+
+    def stop(self, timeout: float = FEED_TIMEOUT_S) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    # -- the loop ------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            progressed = False
+            for shard in self._shards:
+                if self._stop.is_set() or self._queued() >= self._low_water:
+                    break
+                progressed |= self._follow(shard)
+            if not progressed or self._queued() >= self._low_water:
+                self._wake.wait(POLL_S)
+
+    def _follow(self, shard: _Shard) -> bool:
+        """One pull from one shard, errors recorded; True when it may have more right away."""
+        try:
+            more = self._pull(shard)
+        except grpc.RpcError as error:
+            self._failed(shard, f"shard {shard.address}: {_describe(error)}")
+            return False
+        except Exception as error:  # e.g. the store failing: the loop outlives it and retries
+            self._failed(shard, f"following shard {shard.address}: {type(error).__name__}: {error}")
+            return False
+        if shard.error:
+            log.info("following shard %s again", shard.address)
+            shard.error = ""
+        return more
+
+    def _failed(self, shard: _Shard, message: str) -> None:
+        if message != shard.error:  # once per new failure, not every poll
+            log.warning("%s; retrying every %.1f s", message, POLL_S)
+        shard.error = message
+
+    def _pull(self, shard: _Shard) -> bool:
+        if not shard.store_uuid:
+            shard.store_uuid = self._ask(shard.stub, 0, 0, FEED_TIMEOUT_S).store_uuid
+        after = self._cursor(shard.store_uuid)
+        response = self._ask(shard.stub, after, self._max_sessions, FEED_TIMEOUT_S)
+        if response.store_uuid != shard.store_uuid:  # the shard's store was replaced since: use its cursor
+            log.info("shard %s has a new store %s: following it from its cursor", shard.address, response.store_uuid)
+            shard.store_uuid = response.store_uuid
+            return True
+        if response.head_seq < after:
+            # The same store went back in time (restored from a copy): what it numbered again after
+            # its head would hide behind the cursor, so follow it from the start.
+            log.warning(
+                "shard %s is behind this node's cursor (%d < %d): following it from 0",
+                shard.address,
+                response.head_seq,
+                after,
+            )
+            self._store([], [], (shard.store_uuid, 0))
+            return True
+        shard.backlog = response.backlog_texts - sum(len(s.items) for s in response.sessions)
+        if not response.sessions:
+            return False
+        self._store(
+            [item for s in response.sessions for item in s.items],
+            [s.session_id for s in response.sessions],
+            (shard.store_uuid, response.sessions[-1].change_seq),
+        )
+        return True
+
+    @staticmethod
+    def _ask(
+        stub: index_pb2_grpc.IndexServiceStub, after_seq: int, max_sessions: int, timeout: float
+    ) -> index_pb2.EmbedFeedResponse:
+        return stub.EmbedFeed(
+            index_pb2.EmbedFeedRequest(after_seq=after_seq, max_sessions=max_sessions), timeout=timeout
+        )
+
+    # -- backlog -------------------------------------------------------------------------------------
+
+    def backlog(self) -> int:
+        """Texts the shards hold after this node's cursors, asked live (in parallel, ~1 s at most);
+        a shard that does not answer counts with the backlog it last reported."""
+        calls = []
+        for shard in self._shards:
+            after = self._cursor(shard.store_uuid) if shard.store_uuid else 0
+            request = index_pb2.EmbedFeedRequest(after_seq=after, max_sessions=0)
+            calls.append(shard.stub.EmbedFeed.future(request, timeout=BACKLOG_TIMEOUT_S))
+        total = 0
+        for shard, call in zip(self._shards, calls, strict=True):
+            try:
+                response = call.result()
+                if response.store_uuid != shard.store_uuid:  # not followed yet, or a new store
+                    if not shard.store_uuid:
+                        shard.store_uuid = response.store_uuid  # learned once (the loop may not run)
+                    after = self._cursor(response.store_uuid)
+                    response = self._ask(shard.stub, after, 0, BACKLOG_TIMEOUT_S)
+                shard.backlog = response.backlog_texts
+            except grpc.RpcError:
+                pass
+            total += shard.backlog
+        return total

@@ -1,0 +1,403 @@
+"""Assertions and the candidate judgment workflow: the store's rules, its durability, the gRPC face,
+and the `quarry mark` commands over it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import orjson
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from quarry.client.cli import main as cli_main
+from quarry.client.cli import mark
+from quarry.core.config import ClusterInfo
+from quarry.core.errors import QuarryError
+from quarry.index.lexical.assertion_service import AssertionServicer
+from quarry.index.lexical.assertions import AssertionStore
+from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, query_pb2_grpc, units_pb2
+
+REPO = Path(__file__).resolve().parents[2]
+SID = "codex-session:abc123"
+TARGET = f"session:{SID}"
+
+
+def claim(body: str, author: str = "agent", kind: str = "decision", target: str = TARGET, **fields: object):
+    return units_pb2.Assertion(kind=kind, author=author, body=body, target_ref=target, **fields)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[AssertionStore]:
+    opened = AssertionStore(tmp_path / "assertions.sqlite3")
+    yield opened
+    opened.close()
+
+
+def fails(call, code: int, parameter: str) -> QuarryError:  # type: ignore[no-untyped-def]
+    with pytest.raises(QuarryError) as caught:
+        call()
+    assert (caught.value.code_name, caught.value.parameter) == (errors_pb2.ErrorCode.Name(code), parameter)
+    return caught.value
+
+
+# ---- writing ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("author", ["agent", "transform", "detector"])
+def test_every_automated_writer_lands_as_a_private_candidate(store: AssertionStore, author: str) -> None:
+    written = store.write(claim("retry twice then fail", author=author, status="active", context_inject=True))
+
+    assert written.status == "candidate"
+    assert (written.promotion_required, written.context_inject) == (True, False)
+    assert store.get(written.id) == written
+    assert [e.assertion.id for e in store.list_candidates()] == [written.id]
+
+
+def test_tags_opt_out_of_judgment(store: AssertionStore) -> None:
+    tag = store.write(claim("flaky-tests", kind="tag"))
+
+    assert (tag.status, tag.promotion_required, tag.context_inject) == ("active", False, True)
+    assert store.list_candidates(review=True) == []
+
+
+def test_user_writes_land_active_with_the_status_they_ask_for(store: AssertionStore) -> None:
+    decision = store.write(claim("use WAL mode", author="user"))
+    note = store.write(claim("old idea", author="user", kind="note", status="inactive"))
+
+    assert (decision.status, decision.promotion_required, decision.context_inject) == ("active", False, True)
+    assert (note.status, note.context_inject) == ("inactive", False)
+    assert store.list_candidates(review=True) == []
+
+
+@pytest.mark.parametrize(
+    ("target", "session_id"),
+    [
+        (TARGET, SID),
+        ("session:claude-code-session:parent/agent-a1", "claude-code-session:parent/agent-a1"),
+        ("message:claude-code-session:2f6c:x:m12", "claude-code-session:2f6c:x"),
+        ("block:codex-session:abc123:m3:0", SID),
+        ("action:codex-session:abc123:action:7", SID),
+        ("run:claude-code-session:p/agent-1:run:main", "claude-code-session:p/agent-1"),
+        ("run:codex-session:abc123:run:2", SID),
+        ("observed-event:codex-session:abc123:event:4", SID),
+        ("context-snapshot:codex-session:abc123:snapshot:1", SID),
+        ("delegation:claude-code-session:parent:delegation:1", "claude-code-session:parent"),
+    ],
+)
+def test_the_session_comes_from_the_target_ref(store: AssertionStore, target: str, session_id: str) -> None:
+    assert store.write(claim("x", author="user", target=target)).session_id == session_id
+
+
+def test_an_assertion_about_an_assertion_belongs_to_that_assertions_session(store: AssertionStore) -> None:
+    first = store.write(claim("root claim", author="user", target="message:codex-session:abc123:m2"))
+    about = store.write(claim("see transcript", kind="caveat", target=f"assertion:{first.id}"))
+    assert about.session_id == SID
+    fails(lambda: store.write(claim("x", target="assertion:nope")), errors_pb2.NOT_FOUND, "assertion.target_ref")
+
+
+def test_the_same_writer_writing_the_same_claim_updates_one_row(store: AssertionStore) -> None:
+    first = store.write(claim("retry twice then fail", evidence_refs=["block:codex-session:abc123:m1:0"]))
+    again = store.write(claim("retry twice then fail", evidence_refs=["block:codex-session:abc123:m4:1"]))
+    other_writer = store.write(claim("retry twice then fail", author="detector"))
+
+    assert again.id == first.id != other_writer.id
+    assert again.created_ms == first.created_ms <= again.updated_ms
+    assert list(store.get(first.id).evidence_refs) == ["block:codex-session:abc123:m4:1"]
+    assert len(store.list_candidates()) == 2
+
+
+def test_a_given_id_is_kept_with_or_without_its_ref_prefix(store: AssertionStore) -> None:
+    written = store.write(claim("x", id="assertion:my-claim"))
+    assert written.id == "my-claim"
+    assert store.get("assertion:my-claim") == store.get("my-claim") == written
+
+
+@pytest.mark.parametrize("judgment", ["accept", "reject", "defer", "supersede"])
+def test_a_judged_id_is_never_resurrected_by_a_rewrite(store: AssertionStore, judgment: str) -> None:
+    candidate = store.write(claim("the pool leaks"))
+    store.judge(candidate.id, judgment, reason="checked", kind="caveat", body="the pool leaks under load")
+
+    rewritten = store.write(claim("the pool leaks", author="detector", id=candidate.id))
+
+    assert rewritten.status == store.get(candidate.id).status == candidate_status(judgment)
+    assert rewritten.promotion_required is False
+    assert store.list_candidates() == []
+
+
+def candidate_status(judgment: str) -> str:
+    return {"accept": "accepted", "reject": "rejected", "defer": "deferred", "supersede": "superseded"}[judgment]
+
+
+# ---- judging -----------------------------------------------------------------------------------------
+
+
+def test_accept_creates_an_active_assertion_citing_the_candidate(store: AssertionStore) -> None:
+    candidate = store.write(claim("retry twice then fail", evidence_refs=["message:codex-session:abc123:m3"]))
+
+    result = store.judge(f"assertion:{candidate.id}", "accept", reason="confirmed by transcript")
+
+    assert result.candidate.status == "accepted"
+    assert (result.candidate.promotion_required, result.candidate.context_inject) == (False, False)
+    assert result.candidate.reason == "confirmed by transcript"
+    created = result.created
+    assert (created.kind, created.body, created.target_ref, created.session_id) == (
+        "decision",
+        "retry twice then fail",
+        TARGET,
+        SID,
+    )
+    assert (created.status, created.author, created.context_inject) == ("active", "user", True)
+    assert list(created.evidence_refs) == ["message:codex-session:abc123:m3", f"assertion:{candidate.id}"]
+    assert created.supersedes == candidate.id
+    assert store.get(created.id) == created
+    assert store.get(candidate.id) == result.candidate
+
+
+def test_supersede_replaces_the_claim(store: AssertionStore) -> None:
+    candidate = store.write(claim("tests are flaky"))
+
+    result = store.judge(candidate.id, "supersede", reason="narrower", kind="summary", body="one test is flaky")
+
+    assert result.candidate.status == "superseded"
+    assert (result.created.kind, result.created.body, result.created.status) == (
+        "summary",
+        "one test is flaky",
+        "active",
+    )
+    ref = f"assertion:{candidate.id}"
+    assert (list(result.created.evidence_refs), result.created.supersedes) == ([ref], candidate.id)
+
+
+@pytest.mark.parametrize(("judgment", "status"), [("reject", "rejected"), ("defer", "deferred")])
+def test_reject_and_defer_keep_a_judgment_record(store: AssertionStore, judgment: str, status: str) -> None:
+    candidate = store.write(claim("tests are flaky"))
+
+    result = store.judge(candidate.id, judgment, reason="unsupported by evidence")
+
+    assert result.candidate.status == store.get(candidate.id).status == status
+    record = store.get(result.created.id)
+    assert record is not None
+    assert (record.kind, record.status, record.author, record.body) == (
+        "note",
+        "inactive",
+        "user",
+        "unsupported by evidence",
+    )
+    ref = f"assertion:{candidate.id}"
+    assert (record.target_ref, list(record.evidence_refs)) == (ref, [ref])
+    assert record.session_id == SID
+
+
+def test_list_shows_pending_and_review_shows_judged_with_disabled_reasons(store: AssertionStore) -> None:
+    # oldest first (a writer may date a claim; ties would break on id)
+    ids = {body: store.write(claim(body, created_ms=1000 + n)).id for n, body in enumerate("abcde")}
+    elsewhere = store.write(claim("f", target="session:codex-session:other")).id
+    store.judge(ids["a"], "accept", reason="ok")
+    store.judge(ids["b"], "reject", reason="no")
+    store.judge(ids["c"], "defer", reason="later")
+    store.judge(ids["d"], "supersede", kind="note", body="d2")
+
+    pending = store.list_candidates(target_ref=TARGET)
+    assert [(e.assertion.id, list(e.actions), e.disabled_reason) for e in pending] == [
+        (ids["e"], ["accept", "reject", "defer", "supersede"], "")
+    ]
+    reviewed = store.list_candidates(target_ref=TARGET, review=True)
+    assert [(e.assertion.id, list(e.actions), e.disabled_reason) for e in reviewed] == [
+        (ids["e"], ["accept", "reject", "defer", "supersede"], ""),
+        (ids["a"], [], "candidate_already_accepted"),
+        (ids["b"], [], "candidate_already_rejected"),
+        (ids["c"], [], "candidate_deferred"),
+        (ids["d"], [], "candidate_superseded"),
+    ]
+    assert {e.assertion.id for e in store.list_candidates()} == {ids["e"], elsewhere}
+    assert len(store.list_candidates(review=True, limit=2)) == 2
+
+
+def test_judging_a_judged_candidate_fails_typed(store: AssertionStore) -> None:
+    candidate = store.write(claim("x"))
+    store.judge(candidate.id, "accept", reason="ok")
+
+    error = fails(lambda: store.judge(candidate.id, "reject", reason="no"), errors_pb2.INVALID_REQUEST, "id")
+    assert error.message.startswith("candidate_already_accepted")
+    assert store.get(candidate.id).status == "accepted"
+    user_claim = store.write(claim("y", author="user"))
+    fails(lambda: store.judge(user_claim.id, "accept", reason="ok"), errors_pb2.INVALID_REQUEST, "id")
+    fails(lambda: store.judge("assertion:missing", "accept"), errors_pb2.NOT_FOUND, "id")
+
+
+@pytest.mark.parametrize(
+    ("fields", "parameter"),
+    [
+        ({"kind": "opinion"}, "assertion.kind"),
+        ({"status": "approved"}, "assertion.status"),
+        ({"author": "robot"}, "assertion.author"),
+        ({"author": ""}, "assertion.author"),
+        ({"body": "  "}, "assertion.body"),
+        ({"target_ref": "file:codex-session:abc123:file:x.py"}, "assertion.target_ref"),
+        ({"target_ref": "codex-session:abc123"}, "assertion.target_ref"),
+        ({"target_ref": "session:nowhere:abc"}, "assertion.target_ref"),
+        ({"target_ref": "message:codex-session:abc123:3"}, "assertion.target_ref"),
+        ({"target_ref": "session:"}, "assertion.target_ref"),
+        ({"evidence_refs": ["see the log"]}, "assertion.evidence_refs"),
+    ],
+)
+def test_bad_vocabulary_fails_typed_naming_the_field(
+    store: AssertionStore, fields: dict[str, object], parameter: str
+) -> None:
+    values: dict[str, object] = {"kind": "decision", "author": "agent", "body": "x", "target_ref": TARGET}
+    values.update(fields)
+    fails(lambda: store.write(units_pb2.Assertion(**values)), errors_pb2.BAD_VALUE, parameter)
+    assert store.list_candidates(review=True) == []
+
+
+@pytest.mark.parametrize(
+    ("judgment", "kwargs", "parameter"),
+    [
+        ("approve", {"reason": "r"}, "judgment"),
+        ("reject", {}, "reason"),
+        ("defer", {"reason": " "}, "reason"),
+        ("supersede", {"kind": "opinion", "body": "b"}, "kind"),
+        ("supersede", {"kind": "summary"}, "body"),
+    ],
+)
+def test_bad_judgments_fail_typed_and_change_nothing(
+    store: AssertionStore, judgment: str, kwargs: dict[str, str], parameter: str
+) -> None:
+    candidate = store.write(claim("x"))
+    fails(lambda: store.judge(candidate.id, judgment, **kwargs), errors_pb2.BAD_VALUE, parameter)
+    assert store.get(candidate.id) == candidate
+
+
+# ---- durability --------------------------------------------------------------------------------------
+
+
+def test_writes_survive_a_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "assertions.sqlite3"
+    first = AssertionStore(path)
+    candidate = first.write(claim("x"))
+    result = first.judge(candidate.id, "accept", reason="ok")
+    first.close()
+
+    reopened = AssertionStore(path)
+    assert reopened.get(candidate.id) == result.candidate
+    assert reopened.get(result.created.id) == result.created
+    assert [e.disabled_reason for e in reopened.list_candidates(review=True)] == ["candidate_already_accepted"]
+    reopened.close()
+
+
+def test_a_returned_write_survives_a_killed_process(tmp_path: Path) -> None:
+    path = tmp_path / "assertions.sqlite3"
+    script = textwrap.dedent(
+        f"""
+        import os
+        from pathlib import Path
+        from quarry.index.lexical.assertions import AssertionStore
+        from quarry.v1 import units_pb2
+        store = AssertionStore(Path({str(path)!r}))
+        a = store.write(units_pb2.Assertion(kind="todo", author="user", body="ship it", target_ref={TARGET!r}))
+        print(a.id, flush=True)
+        os._exit(0)  # no close, no checkpoint
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, check=True)
+
+    reopened = AssertionStore(path)
+    stored = reopened.get(done.stdout.strip())
+    assert stored is not None and (stored.body, stored.status) == ("ship it", "active")
+    reopened.close()
+
+
+# ---- over gRPC ---------------------------------------------------------------------------------------
+
+
+class QueryFront(query_pb2_grpc.QueryServiceServicer):
+    """The query node's assertion calls as they reach a single shard (the query node routes them)."""
+
+    def __init__(self, shard: AssertionServicer) -> None:
+        self.WriteAssertion = shard.WriteAssertion
+        self.ListCandidates = shard.ListCandidates
+        self.JudgeCandidate = shard.JudgeCandidate
+
+
+@pytest.fixture
+def served(store: AssertionStore) -> Iterator[str]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    servicer = AssertionServicer(store)
+    assertions_pb2_grpc.add_AssertionServiceServicer_to_server(servicer, server)
+    query_pb2_grpc.add_QueryServiceServicer_to_server(QueryFront(servicer), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield f"127.0.0.1:{port}"
+    server.stop(grace=None)
+
+
+def test_the_servicer_serves_the_workflow_with_typed_errors(served: str) -> None:
+    with grpc.insecure_channel(served) as channel:
+        shard = assertions_pb2_grpc.AssertionServiceStub(channel)
+        query = query_pb2_grpc.QueryServiceStub(channel)
+        candidate = mark.write_assertion(query, claim("retry twice then fail"))
+        assert candidate.status == "candidate"
+        assert shard.GetAssertion(assertions_pb2.GetAssertionRequest(id=f"assertion:{candidate.id}")) == candidate
+
+        listed = mark.list_candidates(query, target_ref=TARGET)
+        assert [e.assertion.id for e in listed.entries] == [candidate.id]
+        judged = mark.judge_candidate(query, candidate.id, "supersede", reason="r", kind="summary", body="b")
+        assert (judged.candidate.status, judged.created.supersedes) == ("superseded", candidate.id)
+
+        again = fails(lambda: mark.judge_candidate(query, candidate.id, "accept"), errors_pb2.INVALID_REQUEST, "id")
+        assert again.message.startswith("candidate_superseded")
+        fails(lambda: mark.write_assertion(query, claim("x", kind="opinion")), errors_pb2.BAD_VALUE, "assertion.kind")
+        with pytest.raises(grpc.RpcError) as missing:
+            shard.GetAssertion(assertions_pb2.GetAssertionRequest(id="nope"))
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+@pytest.fixture
+def cli(served: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> typer.Typer:
+    home = tmp_path / "home"
+    home.mkdir()
+    ClusterInfo(home=str(home), ingest="", query=served, index=[], vector="").save(home)
+    monkeypatch.setattr(cli_main.settings, "home", home, raising=False)
+    app = typer.Typer()
+    app.add_typer(mark.mark_app, name="mark")
+    return app
+
+
+def run_cli(app: typer.Typer, fmt: str, *args: str) -> str:
+    cli_main.settings.format = fmt
+    try:
+        result = CliRunner().invoke(app, list(args))
+    finally:
+        cli_main.settings.format = "plain"
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_mark_commands_judge_candidates(cli: typer.Typer, store: AssertionStore) -> None:
+    added = orjson.loads(run_cli(cli, "json", "mark", "add", TARGET, "--kind", "decision", "--body", "use WAL"))
+    assert (added["status"], added["author"]) == ("active", "user")
+    first = store.write(claim("pool leaks", created_ms=1000)).id
+    second = store.write(claim("tests flaky", created_ms=2000)).id
+
+    listed = [orjson.loads(line) for line in run_cli(cli, "ndjson", "mark", "candidates", "list").splitlines()]
+    assert [row["assertion"]["id"] for row in listed] == [first, second]
+
+    judged = orjson.loads(
+        run_cli(cli, "json", "mark", "candidates", "accept", f"assertion:{first}", "--reason", "confirmed")
+    )
+    assert judged["candidate"]["status"] == "accepted"
+    assert judged["created"]["evidence_refs"] == [f"assertion:{first}"]
+    run_cli(cli, "json", "mark", "candidates", "supersede", second, "--kind", "summary", "--body", "one test")
+
+    review = orjson.loads(run_cli(cli, "json", "mark", "candidates", "review", "--target-ref", TARGET))
+    assert [e["disabled_reason"] for e in review["entries"]] == ["candidate_already_accepted", "candidate_superseded"]
+    plain = run_cli(cli, "plain", "mark", "candidates", "review")
+    assert "0 candidates awaiting judgment, 2 judged" in plain
+    assert "candidate_superseded" in plain

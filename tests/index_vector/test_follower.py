@@ -1,0 +1,225 @@
+"""The vector node follows real lexical shards over gRPC: it embeds what they hold, drops what they no
+longer hold, resumes from its cursor after a restart, and counts their backlog as pending."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import numpy as np
+import pytest
+
+from quarry.core.dialogue import dialogue_items
+from quarry.index.lexical.server import IndexServicer
+from quarry.index.lexical.shard import LexicalShard
+from quarry.index.vector.follower import POLL_S
+from quarry.index.vector.shard import VectorShard
+from quarry.index.vector.worker import WARM_UP_TEXT
+from quarry.v1 import index_pb2_grpc, units_pb2
+from tests.index.sessions import Msg, session
+
+from .conftest import EmbeddingsServer
+
+
+class ShardServer:
+    """A lexical shard served over gRPC on 127.0.0.1, stoppable and restartable on the same port."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.port = 0
+        self.shard: LexicalShard | None = None
+        self.server: grpc.Server | None = None
+        self.start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.shard = LexicalShard(self.data_dir, 0)
+        self.server = grpc.server(futures.ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 1)])
+        index_pb2_grpc.add_IndexServiceServicer_to_server(IndexServicer(self.shard), self.server)
+        self.port = self.server.add_insecure_port(f"127.0.0.1:{self.port}")
+        self.server.start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop(grace=None).wait()
+            self.server = None
+        if self.shard is not None:
+            self.shard.close()
+            self.shard = None
+
+    def upsert(self, sessions: list[units_pb2.Session]) -> None:
+        assert self.shard is not None
+        self.shard.upsert(sessions)
+
+
+@pytest.fixture
+def shards(tmp_path: Path) -> Iterator[list[ShardServer]]:
+    servers = [ShardServer(tmp_path / f"index-{i}") for i in range(2)]
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+Opener = Callable[..., VectorShard]
+
+
+@pytest.fixture
+def open_vector(tmp_path: Path, shards: list[ShardServer], embeddings_server: EmbeddingsServer) -> Iterator[Opener]:
+    """Opens vector nodes following `shards` (the test embedder by default) and closes them at the end."""
+    opened: list[VectorShard] = []
+
+    def opener(spec: str | None = None, batch_size: int = 8) -> VectorShard:
+        node = VectorShard(
+            tmp_path / "vectors",
+            spec or f"openai:{embeddings_server.url}#embed-small",
+            batch_size=batch_size,
+            index_addresses=[s.address for s in shards],
+        )
+        node.start()
+        opened.append(node)
+        return node
+
+    yield opener
+    for node in opened:
+        node.close()
+
+
+def topic(name: str, *texts: str, tool_output: str = "") -> units_pb2.Session:
+    messages = [Msg("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(texts)]
+    if tool_output:
+        messages.append(Msg("system", tool_output))
+    return session(name, messages)
+
+
+def first_batch() -> list[units_pb2.Session]:
+    return [
+        topic("sqlite", "database is locked", "raise busy_timeout", "use WAL mode", tool_output="not dialogue"),
+        topic("css", "center the form", "use flexbox"),
+        topic("git", "rebase onto main", "force push after the rebase"),
+        topic("docker", "the image build fails", "pin the base image tag"),
+        *(topic(f"filler-{i}", f"filler question {i}", f"filler answer {i}") for i in range(12)),
+    ]
+
+
+def embedded_texts(server: EmbeddingsServer) -> list[str]:
+    return [text for request in server.requests for text in request["input"] if text != WARM_UP_TEXT]
+
+
+def vector_ids(node: VectorShard) -> set[str]:
+    hits = node.exact_search(np.ones(8, dtype=np.float32) / np.sqrt(8), 1000)
+    return {h.message_id for h in hits}
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_every_dialogue_item_of_every_shard_gets_a_vector(shards: list[ShardServer], open_vector: Opener) -> None:
+    sessions = first_batch()
+    shards[0].upsert(sessions[::2])
+    shards[1].upsert(sessions[1::2])
+    node = open_vector()
+    assert node.wait_idle(30), node.stats()
+    expected = {item.message_id for s in sessions for item in dialogue_items(s)}
+    assert vector_ids(node) == expected
+    stats = node.stats()
+    assert (stats.vectors, stats.pending, stats.last_error) == (len(expected), 0, "")
+
+    later = topic("later", "a session written while the node runs")
+    shards[1].upsert([later])
+    assert node.wait_idle(10)
+    assert vector_ids(node) == expected | {item.message_id for item in dialogue_items(later)}
+
+
+def test_a_changed_session_loses_the_vectors_of_removed_messages(
+    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+) -> None:
+    shards[0].upsert(first_batch())
+    node = open_vector()
+    assert node.wait_idle(30)
+    before = len(embedded_texts(embeddings_server))
+
+    shards[0].upsert([topic("sqlite", "database is locked", "a new answer"), topic("css")])
+    assert node.wait_idle(10)
+    ids = vector_ids(node)
+    sqlite, css = "claude-code-session:sqlite", "claude-code-session:css"
+    assert {i for i in ids if i.startswith(sqlite + ":")} == {f"{sqlite}:m0", f"{sqlite}:m1"}
+    assert not any(i.startswith(css + ":") for i in ids)  # no dialogue left: no vectors left
+    assert embedded_texts(embeddings_server)[before:] == ["a new answer"]  # the unchanged text is not re-embedded
+
+
+def test_a_restarted_node_resumes_from_its_cursor(
+    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+) -> None:
+    sessions = first_batch()
+    shards[0].upsert(sessions)
+    node = open_vector()
+    assert node.wait_idle(30)
+    texts = sum(len(dialogue_items(s)) for s in sessions)
+    assert len(embedded_texts(embeddings_server)) == texts
+    node.close()
+
+    # Without an embedder nothing is pulled: pending is exactly the shards' backlog after the cursor.
+    idle = open_vector("none")
+    assert idle.stats().pending == 0
+    new = [topic("new-a", "one", "two"), topic("new-b", "three")]
+    shards[0].upsert(new[:1])
+    shards[1].upsert(new[1:])
+    assert idle.stats().pending == 3  # counted as soon as the shards acknowledged it
+    time.sleep(3 * POLL_S)
+    assert idle.stats().pending == 3  # and nothing was taken
+    idle.close()
+
+    resumed = open_vector()
+    assert resumed.wait_idle(30)
+    assert sorted(embedded_texts(embeddings_server)[texts:]) == ["one", "three", "two"]  # only what is new
+    assert resumed.stats().vectors == texts + 3
+
+
+def test_an_unreachable_shard_is_reported_and_followed_again_when_back(
+    shards: list[ShardServer], open_vector: Opener
+) -> None:
+    shards[0].upsert([topic("a", "from the first shard")])
+    shards[1].upsert([topic("b", "from the second shard")])
+    node = open_vector()
+    assert node.wait_idle(30)
+    known = node.stats().pending  # 0: the second shard's backlog is known
+    assert known == 0
+    shards[1].upsert([topic("c", "written just before the shard went away", "and one more")])
+    assert node.stats().pending == 2
+    shards[1].stop()
+    shards[0].upsert([topic("d", "the first shard keeps being followed")])
+    wait_for(lambda: shards[1].address in node.stats().last_error)
+    wait_for(lambda: "claude-code-session:d:m0" in vector_ids(node))
+    assert node.stats().pending == 2  # the silent shard counts with the backlog it last reported
+
+    shards[1].start()
+    assert node.wait_idle(20)
+    wait_for(lambda: node.stats().last_error == "")
+    assert {"claude-code-session:c:m0", "claude-code-session:c:m1"} <= vector_ids(node)
+
+
+def test_a_rebuilt_shard_is_followed_from_the_start_without_embedding_again(
+    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer, tmp_path: Path
+) -> None:
+    sessions = first_batch()
+    shards[0].upsert(sessions)
+    node = open_vector()
+    assert node.wait_idle(30)
+    before = len(embedded_texts(embeddings_server))
+
+    shards[0].stop()
+    shards[0].data_dir = tmp_path / "index-0-rebuilt"  # a new store (new uuid) on the same address
+    shards[0].start()
+    shards[0].upsert([*sessions, topic("only-in-the-rebuild", "fresh text")])
+    assert node.wait_idle(20)
+    assert embedded_texts(embeddings_server)[before:] == ["fresh text"]
