@@ -14,6 +14,7 @@ from quarry.core import telemetry
 from quarry.core.config import ClusterInfo, resolve_home
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import (
+    assertions_pb2,
     errors_pb2,
     ingest_pb2,
     ingest_pb2_grpc,
@@ -64,6 +65,26 @@ class QuarryClient:
 
     def status(self) -> query_pb2.ClusterStatusResponse:
         return _typed(self.query.ClusterStatus, query_pb2.ClusterStatusRequest())
+
+    def write_assertion(self, assertion: units_pb2.Assertion) -> units_pb2.Assertion:
+        """Create or update an assertion; it comes back as stored (a non-user writer's lands as a candidate)."""
+        return _typed(self.query.WriteAssertion, assertions_pb2.WriteAssertionRequest(assertion=assertion))
+
+    def list_candidates(
+        self, target_ref: str = "", review: bool = False, limit: int = 50
+    ) -> assertions_pb2.CandidateList:
+        """Candidates awaiting judgment; with `review`, the judged ones too (with why they are closed)."""
+        request = assertions_pb2.ListCandidatesRequest(target_ref=target_ref, review=review, limit=limit)
+        return _typed(self.query.ListCandidates, request)
+
+    def judge_candidate(
+        self, candidate_id: str, judgment: str, reason: str = "", kind: str = "", body: str = ""
+    ) -> assertions_pb2.JudgeCandidateResponse:
+        """accept | reject | defer | supersede a pending candidate (`kind` and `body`: the replacement)."""
+        request = assertions_pb2.JudgeCandidateRequest(
+            id=candidate_id, judgment=judgment, reason=reason, kind=kind, body=body
+        )
+        return _typed(self.query.JudgeCandidate, request)
 
     def ingest_sessions(self, sessions: Iterable[units_pb2.Session]) -> ingest_pb2.IngestReport:
         return _typed(self._ingest_stub().IngestSessions, iter(sessions), INGEST_TIMEOUT_S)

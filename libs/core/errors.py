@@ -33,6 +33,7 @@ _STATUS_BY_CODE: dict[int, grpc.StatusCode] = {
     errors_pb2.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
     errors_pb2.INGEST_REJECTED: grpc.StatusCode.INVALID_ARGUMENT,
     errors_pb2.INTERNAL: grpc.StatusCode.INTERNAL,
+    errors_pb2.NOT_JUDGEABLE: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 

@@ -8,8 +8,9 @@ import inspect
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent import futures
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -117,19 +118,31 @@ class Node:
         telemetry.shutdown_telemetry()
 
 
+@dataclass(frozen=True)
+class Service:
+    """One gRPC service a node serves: its descriptor, the generated `add_…_to_server`, the servicer."""
+
+    descriptor: ServiceDescriptor
+    add_servicer: Callable[[Any, grpc.Server], None]
+    servicer: Any
+
+
 def serve(
     name: str,
     role: str,
-    service: ServiceDescriptor,
-    add_servicer: Callable[[Any, grpc.Server], None],
-    servicer: Any,
+    services: Sequence[Service],
     host: str,
     port: int,
     run_file: Path | None,
     on_stop: Callable[[], None] | None = None,
     workers: int = 16,
 ) -> None:
-    """Serve one servicer as a node until SIGTERM / SIGINT."""
-    node = Node(name, [service.full_name], lambda server: add_servicer(servicer, server), host, port, workers)
+    """Serve the services as one node until SIGTERM / SIGINT."""
+
+    def register(server: grpc.Server) -> None:
+        for service in services:
+            service.add_servicer(service.servicer, server)
+
+    node = Node(name, [s.descriptor.full_name for s in services], register, host, port, workers)
     node.announce(run_file, role)
     node.wait(on_stop=on_stop)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core.node import serve, typed_errors
+from quarry.core.node import Service, serve, typed_errors
 from quarry.ingest.discover import iter_source_files, standard_locations
 from quarry.ingest.parse import parse_file
 from quarry.ingest.router import ShardRouter
@@ -77,6 +77,9 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
 
 def serve_ingest(index_addresses: list[str], host: str, port: int, run_file: Path | None) -> None:
     router = ShardRouter(index_addresses)
-    service = ingest_pb2.DESCRIPTOR.services_by_name["IngestService"]
-    add = ingest_pb2_grpc.add_IngestServiceServicer_to_server
-    serve("ingest", "ingest", service, add, IngestServicer(router), host, port, run_file, on_stop=router.close)
+    service = Service(
+        ingest_pb2.DESCRIPTOR.services_by_name["IngestService"],
+        ingest_pb2_grpc.add_IngestServiceServicer_to_server,
+        IngestServicer(router),
+    )
+    serve("ingest", "ingest", [service], host, port, run_file, on_stop=router.close)

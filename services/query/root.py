@@ -16,11 +16,13 @@ from quarry.core import telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.shards import shard_for
 from quarry.dsl import CompiledQuery, compile_query
+from quarry.query.assertions import AssertionRouter
 from quarry.query.envelope import lexical_match, vector_match
 from quarry.query.fusion import rrf
 from quarry.query.plans import resolve_semantic_leaves, window, without_text
 from quarry.query.scatter import Deadline, both, call, gather
 from quarry.v1 import (
+    assertions_pb2_grpc,
     errors_pb2,
     index_pb2,
     index_pb2_grpc,
@@ -69,7 +71,9 @@ class Coordinator:
         self.index_addresses = index_addresses
         self.vector_address = vector_address
         self.ingest_address = ingest_address
-        self.shards = [index_pb2_grpc.IndexServiceStub(telemetry.traced_channel(a)) for a in index_addresses]
+        channels = [telemetry.traced_channel(a) for a in index_addresses]
+        self.shards = [index_pb2_grpc.IndexServiceStub(c) for c in channels]
+        self.assertions = AssertionRouter([assertions_pb2_grpc.AssertionServiceStub(c) for c in channels])
         self.vector = (
             vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
         )

@@ -46,10 +46,26 @@ def call(method: Any, request: Any) -> Call:
 def gather(names: Sequence[str], calls: Sequence[Call], deadline: Deadline) -> list[Any]:
     """Run every call concurrently and return the results in order. Any failure fails the request,
     typed and naming the node; a typed error from a node (a bad query, say) passes through unchanged."""
+    return [_result(name, outcome) for name, outcome in zip(names, _start(calls, deadline), strict=True)]
+
+
+def gather_settled(names: Sequence[str], calls: Sequence[Call], deadline: Deadline) -> list[Any]:
+    """Like `gather`, but a failed call gives its typed error in its place instead of failing the rest
+    (for lookups that expect most nodes to answer NOT_FOUND)."""
+    settled: list[Any] = []
+    for name, outcome in zip(names, _start(calls, deadline), strict=True):
+        try:
+            settled.append(_result(name, outcome))
+        except QuarryError as error:
+            settled.append(error)
+    return settled
+
+
+def _start(calls: Sequence[Call], deadline: Deadline) -> list[Future[Any]]:
+    """Every call but the last on the pool, the last on this thread."""
     timeout = deadline.remaining_s()
     futures = [submit_in_context(_POOL, start, timeout) for start in calls[:-1]]
-    outcomes: list[Future[Any]] = [*futures, _run_inline(calls[-1], timeout)] if calls else []
-    return [_result(name, outcome) for name, outcome in zip(names, outcomes, strict=True)]
+    return [*futures, _run_inline(calls[-1], timeout)] if calls else []
 
 
 def _run_inline(start: Call, timeout: float) -> Future[Any]:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core.node import serve, typed_errors
+from quarry.core.node import Service, serve, typed_errors
 from quarry.query.root import Coordinator
-from quarry.v1 import query_pb2, query_pb2_grpc
+from quarry.v1 import assertions_pb2, query_pb2, query_pb2_grpc
 
 
 class QueryServicer(query_pb2_grpc.QueryServiceServicer):
@@ -24,6 +24,18 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         return self.coordinator.query_units(request)
 
     @typed_errors
+    def WriteAssertion(self, request: assertions_pb2.WriteAssertionRequest, context: grpc.ServicerContext):
+        return self.coordinator.assertions.write(request)
+
+    @typed_errors
+    def ListCandidates(self, request: assertions_pb2.ListCandidatesRequest, context: grpc.ServicerContext):
+        return self.coordinator.assertions.list_candidates(request)
+
+    @typed_errors
+    def JudgeCandidate(self, request: assertions_pb2.JudgeCandidateRequest, context: grpc.ServicerContext):
+        return self.coordinator.assertions.judge(request)
+
+    @typed_errors
     def ClusterStatus(self, request: query_pb2.ClusterStatusRequest, context: grpc.ServicerContext):
         return self.coordinator.status()
 
@@ -37,6 +49,9 @@ def serve_query(
     run_file: Path | None,
 ) -> None:
     coordinator = Coordinator(index_addresses, vector_address, ingest_address)
-    service = query_pb2.DESCRIPTOR.services_by_name["QueryService"]
-    add = query_pb2_grpc.add_QueryServiceServicer_to_server
-    serve("query", "query", service, add, QueryServicer(coordinator), host, port, run_file, workers=32)
+    service = Service(
+        query_pb2.DESCRIPTOR.services_by_name["QueryService"],
+        query_pb2_grpc.add_QueryServiceServicer_to_server,
+        QueryServicer(coordinator),
+    )
+    serve("query", "query", [service], host, port, run_file, workers=32)

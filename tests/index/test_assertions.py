@@ -11,18 +11,12 @@ from concurrent import futures
 from pathlib import Path
 
 import grpc
-import orjson
 import pytest
-import typer
-from typer.testing import CliRunner
 
-from quarry.client.cli import main as cli_main
-from quarry.client.cli import mark
-from quarry.core.config import ClusterInfo
-from quarry.core.errors import QuarryError
+from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.index.lexical.assertion_service import AssertionServicer
 from quarry.index.lexical.assertions import AssertionStore
-from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, query_pb2_grpc, units_pb2
+from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, units_pb2
 
 REPO = Path(__file__).resolve().parents[2]
 SID = "codex-session:abc123"
@@ -224,11 +218,11 @@ def test_judging_a_judged_candidate_fails_typed(store: AssertionStore) -> None:
     candidate = store.write(claim("x"))
     store.judge(candidate.id, "accept", reason="ok")
 
-    error = fails(lambda: store.judge(candidate.id, "reject", reason="no"), errors_pb2.INVALID_REQUEST, "id")
+    error = fails(lambda: store.judge(candidate.id, "reject", reason="no"), errors_pb2.NOT_JUDGEABLE, "id")
     assert error.message.startswith("candidate_already_accepted")
     assert store.get(candidate.id).status == "accepted"
     user_claim = store.write(claim("y", author="user"))
-    fails(lambda: store.judge(user_claim.id, "accept", reason="ok"), errors_pb2.INVALID_REQUEST, "id")
+    fails(lambda: store.judge(user_claim.id, "accept", reason="ok"), errors_pb2.NOT_JUDGEABLE, "id")
     fails(lambda: store.judge("assertion:missing", "accept"), errors_pb2.NOT_FOUND, "id")
 
 
@@ -317,21 +311,10 @@ def test_a_returned_write_survives_a_killed_process(tmp_path: Path) -> None:
 # ---- over gRPC ---------------------------------------------------------------------------------------
 
 
-class QueryFront(query_pb2_grpc.QueryServiceServicer):
-    """The query node's assertion calls as they reach a single shard (the query node routes them)."""
-
-    def __init__(self, shard: AssertionServicer) -> None:
-        self.WriteAssertion = shard.WriteAssertion
-        self.ListCandidates = shard.ListCandidates
-        self.JudgeCandidate = shard.JudgeCandidate
-
-
 @pytest.fixture
 def served(store: AssertionStore) -> Iterator[str]:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    servicer = AssertionServicer(store)
-    assertions_pb2_grpc.add_AssertionServiceServicer_to_server(servicer, server)
-    query_pb2_grpc.add_QueryServiceServicer_to_server(QueryFront(servicer), server)
+    assertions_pb2_grpc.add_AssertionServiceServicer_to_server(AssertionServicer(store), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     yield f"127.0.0.1:{port}"
@@ -341,63 +324,24 @@ def served(store: AssertionStore) -> Iterator[str]:
 def test_the_servicer_serves_the_workflow_with_typed_errors(served: str) -> None:
     with grpc.insecure_channel(served) as channel:
         shard = assertions_pb2_grpc.AssertionServiceStub(channel)
-        query = query_pb2_grpc.QueryServiceStub(channel)
-        candidate = mark.write_assertion(query, claim("retry twice then fail"))
+        write = assertions_pb2.WriteAssertionRequest(assertion=claim("retry twice then fail"))
+        candidate = shard.WriteAssertion(write)
         assert candidate.status == "candidate"
         assert shard.GetAssertion(assertions_pb2.GetAssertionRequest(id=f"assertion:{candidate.id}")) == candidate
 
-        listed = mark.list_candidates(query, target_ref=TARGET)
+        listed = shard.ListCandidates(assertions_pb2.ListCandidatesRequest(target_ref=TARGET))
         assert [e.assertion.id for e in listed.entries] == [candidate.id]
-        judged = mark.judge_candidate(query, candidate.id, "supersede", reason="r", kind="summary", body="b")
+        judge = assertions_pb2.JudgeCandidateRequest(
+            id=candidate.id, judgment="supersede", reason="r", kind="summary", body="b"
+        )
+        judged = shard.JudgeCandidate(judge)
         assert (judged.candidate.status, judged.created.supersedes) == ("superseded", candidate.id)
 
-        again = fails(lambda: mark.judge_candidate(query, candidate.id, "accept"), errors_pb2.INVALID_REQUEST, "id")
-        assert again.message.startswith("candidate_superseded")
-        fails(lambda: mark.write_assertion(query, claim("x", kind="opinion")), errors_pb2.BAD_VALUE, "assertion.kind")
+        with pytest.raises(grpc.RpcError) as again:
+            shard.JudgeCandidate(assertions_pb2.JudgeCandidateRequest(id=candidate.id, judgment="accept"))
+        typed = from_rpc_error(again.value)
+        assert (again.value.code(), typed.code) == (grpc.StatusCode.FAILED_PRECONDITION, errors_pb2.NOT_JUDGEABLE)
+        assert typed.message.startswith("candidate_superseded")
         with pytest.raises(grpc.RpcError) as missing:
             shard.GetAssertion(assertions_pb2.GetAssertionRequest(id="nope"))
         assert missing.value.code() == grpc.StatusCode.NOT_FOUND
-
-
-@pytest.fixture
-def cli(served: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> typer.Typer:
-    home = tmp_path / "home"
-    home.mkdir()
-    ClusterInfo(home=str(home), ingest="", query=served, index=[], vector="").save(home)
-    monkeypatch.setattr(cli_main.settings, "home", home, raising=False)
-    app = typer.Typer()
-    app.add_typer(mark.mark_app, name="mark")
-    return app
-
-
-def run_cli(app: typer.Typer, fmt: str, *args: str) -> str:
-    cli_main.settings.format = fmt
-    try:
-        result = CliRunner().invoke(app, list(args))
-    finally:
-        cli_main.settings.format = "plain"
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-def test_mark_commands_judge_candidates(cli: typer.Typer, store: AssertionStore) -> None:
-    added = orjson.loads(run_cli(cli, "json", "mark", "add", TARGET, "--kind", "decision", "--body", "use WAL"))
-    assert (added["status"], added["author"]) == ("active", "user")
-    first = store.write(claim("pool leaks", created_ms=1000)).id
-    second = store.write(claim("tests flaky", created_ms=2000)).id
-
-    listed = [orjson.loads(line) for line in run_cli(cli, "ndjson", "mark", "candidates", "list").splitlines()]
-    assert [row["assertion"]["id"] for row in listed] == [first, second]
-
-    judged = orjson.loads(
-        run_cli(cli, "json", "mark", "candidates", "accept", f"assertion:{first}", "--reason", "confirmed")
-    )
-    assert judged["candidate"]["status"] == "accepted"
-    assert judged["created"]["evidence_refs"] == [f"assertion:{first}"]
-    run_cli(cli, "json", "mark", "candidates", "supersede", second, "--kind", "summary", "--body", "one test")
-
-    review = orjson.loads(run_cli(cli, "json", "mark", "candidates", "review", "--target-ref", TARGET))
-    assert [e["disabled_reason"] for e in review["entries"]] == ["candidate_already_accepted", "candidate_superseded"]
-    plain = run_cli(cli, "plain", "mark", "candidates", "review")
-    assert "0 candidates awaiting judgment, 2 judged" in plain
-    assert "candidate_superseded" in plain

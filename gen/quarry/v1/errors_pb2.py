@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/errors.proto\x12\tquarry.v1\"=\n\rQueryPosition\x12\x0e\n\x06offset\x18\x01 \x01(\x05\x12\x0c\n\x04line\x18\x02 \x01(\x05\x12\x0e\n\x06\x63olumn\x18\x03 \x01(\x05\"\xa2\x01\n\x0b\x45rrorDetail\x12\"\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x14.quarry.v1.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12*\n\x08position\x18\x03 \x01(\x0b\x32\x18.quarry.v1.QueryPosition\x12\r\n\x05token\x18\x04 \x01(\t\x12\x11\n\tparameter\x18\x05 \x01(\t\x12\x10\n\x08\x65xpected\x18\x06 \x03(\t*\xc1\x02\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x11\n\rINVALID_QUERY\x10\x01\x12\x11\n\rUNKNOWN_FIELD\x10\x02\x12\r\n\tBAD_VALUE\x10\x03\x12\x14\n\x10UNSUPPORTED_FORM\x10\x04\x12\x18\n\x14UNSUPPORTED_NEGATION\x10\x05\x12\x18\n\x14SEMANTIC_UNAVAILABLE\x10\x06\x12\x13\n\x0fINVALID_REQUEST\x10\x07\x12\x12\n\x0eINVALID_CURSOR\x10\x08\x12\x10\n\x0cSTALE_CURSOR\x10\t\x12\r\n\tNOT_FOUND\x10\n\x12\x15\n\x11SHARD_UNAVAILABLE\x10\x0b\x12\x15\n\x11\x44\x45\x41\x44LINE_EXCEEDED\x10\x0c\x12\x13\n\x0fINGEST_REJECTED\x10\r\x12\x0c\n\x08INTERNAL\x10\x0e\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/errors.proto\x12\tquarry.v1\"=\n\rQueryPosition\x12\x0e\n\x06offset\x18\x01 \x01(\x05\x12\x0c\n\x04line\x18\x02 \x01(\x05\x12\x0e\n\x06\x63olumn\x18\x03 \x01(\x05\"\xa2\x01\n\x0b\x45rrorDetail\x12\"\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x14.quarry.v1.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12*\n\x08position\x18\x03 \x01(\x0b\x32\x18.quarry.v1.QueryPosition\x12\r\n\x05token\x18\x04 \x01(\t\x12\x11\n\tparameter\x18\x05 \x01(\t\x12\x10\n\x08\x65xpected\x18\x06 \x03(\t*\xd4\x02\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x11\n\rINVALID_QUERY\x10\x01\x12\x11\n\rUNKNOWN_FIELD\x10\x02\x12\r\n\tBAD_VALUE\x10\x03\x12\x14\n\x10UNSUPPORTED_FORM\x10\x04\x12\x18\n\x14UNSUPPORTED_NEGATION\x10\x05\x12\x18\n\x14SEMANTIC_UNAVAILABLE\x10\x06\x12\x13\n\x0fINVALID_REQUEST\x10\x07\x12\x12\n\x0eINVALID_CURSOR\x10\x08\x12\x10\n\x0cSTALE_CURSOR\x10\t\x12\r\n\tNOT_FOUND\x10\n\x12\x15\n\x11SHARD_UNAVAILABLE\x10\x0b\x12\x15\n\x11\x44\x45\x41\x44LINE_EXCEEDED\x10\x0c\x12\x13\n\x0fINGEST_REJECTED\x10\r\x12\x0c\n\x08INTERNAL\x10\x0e\x12\x11\n\rNOT_JUDGEABLE\x10\x0f\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,7 +32,7 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'quarry.v1.errors_pb2', _glo
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_ERRORCODE']._serialized_start=266
-  _globals['_ERRORCODE']._serialized_end=587
+  _globals['_ERRORCODE']._serialized_end=606
   _globals['_QUERYPOSITION']._serialized_start=37
   _globals['_QUERYPOSITION']._serialized_end=98
   _globals['_ERRORDETAIL']._serialized_start=101

@@ -24,6 +24,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DEADLINE_EXCEEDED: _ClassVar[ErrorCode]
     INGEST_REJECTED: _ClassVar[ErrorCode]
     INTERNAL: _ClassVar[ErrorCode]
+    NOT_JUDGEABLE: _ClassVar[ErrorCode]
 ERROR_CODE_UNSPECIFIED: ErrorCode
 INVALID_QUERY: ErrorCode
 UNKNOWN_FIELD: ErrorCode
@@ -39,6 +40,7 @@ SHARD_UNAVAILABLE: ErrorCode
 DEADLINE_EXCEEDED: ErrorCode
 INGEST_REJECTED: ErrorCode
 INTERNAL: ErrorCode
+NOT_JUDGEABLE: ErrorCode
 
 class QueryPosition(_message.Message):
     __slots__ = ("offset", "line", "column")

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from quarry.client.cli import render
+from quarry.client.cli.mark import mark_app
 from quarry.client.client import QuarryClient
 from quarry.core.config import resolve_home
 from quarry.core.errors import QuarryError
@@ -27,6 +28,7 @@ app = typer.Typer(
 )
 node_app = typer.Typer(help="Run one node of a cluster (what `quarry up` and docker-compose start).")
 app.add_typer(node_app, name="node")
+app.add_typer(mark_app, name="mark")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -224,7 +226,7 @@ GLOBAL_OPTIONS_WITH_VALUE = ("--home", "--format", "-f")
 
 def with_default_command(argv: list[str]) -> list[str]:
     """Insert `search` when the first word after the global options is not a command."""
-    commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {"node"}
+    commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {"node", "mark"}
     i = 0
     while i < len(argv):
         word = argv[i]

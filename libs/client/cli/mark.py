@@ -14,57 +14,16 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Annotated
 
-import grpc
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from quarry.client.cli import render
-from quarry.client.client import QUERY_TIMEOUT_S
-from quarry.core.errors import from_rpc_error
-from quarry.v1 import assertions_pb2, query_pb2_grpc, units_pb2
+from quarry.v1 import units_pb2
 
 mark_app = typer.Typer(help="Assertions (decisions, caveats, summaries, tags, notes, todos) about archive objects.")
 candidates_app = typer.Typer(help="Candidates automated writers left, and their judgment.")
 mark_app.add_typer(candidates_app, name="candidates")
-
-
-# ---- client calls ----------------------------------------------------------------------------------
-
-
-def write_assertion(stub: query_pb2_grpc.QueryServiceStub, assertion: units_pb2.Assertion) -> units_pb2.Assertion:
-    """Create or update an assertion; it comes back as stored (a non-user writer's lands as a candidate)."""
-    return _call(stub.WriteAssertion, assertions_pb2.WriteAssertionRequest(assertion=assertion))
-
-
-def list_candidates(
-    stub: query_pb2_grpc.QueryServiceStub, target_ref: str = "", review: bool = False, limit: int = 50
-) -> assertions_pb2.CandidateList:
-    """Candidates awaiting judgment; with `review`, the judged ones too (with why they are closed)."""
-    request = assertions_pb2.ListCandidatesRequest(target_ref=target_ref, review=review, limit=limit)
-    return _call(stub.ListCandidates, request)
-
-
-def judge_candidate(
-    stub: query_pb2_grpc.QueryServiceStub,
-    candidate_id: str,
-    judgment: str,
-    reason: str = "",
-    kind: str = "",
-    body: str = "",
-) -> assertions_pb2.JudgeCandidateResponse:
-    """accept | reject | defer | supersede a pending candidate (`kind` and `body`: the replacement)."""
-    request = assertions_pb2.JudgeCandidateRequest(
-        id=candidate_id, judgment=judgment, reason=reason, kind=kind, body=body
-    )
-    return _call(stub.JudgeCandidate, request)
-
-
-def _call(method, request):  # type: ignore[no-untyped-def]
-    try:
-        return method(request, timeout=QUERY_TIMEOUT_S)
-    except grpc.RpcError as error:
-        raise from_rpc_error(error) from None
 
 
 # ---- commands --------------------------------------------------------------------------------------
@@ -97,7 +56,7 @@ def add(
         kind=kind, target_ref=target_ref, body=body, author="user", evidence_refs=evidence or []
     )
     with cli._client() as client:
-        stored = write_assertion(client.query, assertion)
+        stored = client.write_assertion(assertion)
     if cli.settings.format in ("json", "ndjson"):
         _emit(cli.settings.format, render.to_dict(stored))
         return
@@ -148,7 +107,7 @@ def supersede(
 def _show_candidates(target_ref: str, review: bool, limit: int) -> None:
     cli = _cli()
     with cli._client() as client:
-        result = list_candidates(client.query, target_ref=target_ref, review=review, limit=limit)
+        result = client.list_candidates(target_ref=target_ref, review=review, limit=limit)
     fmt, console = cli.settings.format, cli.console
     if fmt == "json":
         render.emit_json(render.to_dict(result))
@@ -171,7 +130,7 @@ def _show_candidates(target_ref: str, review: bool, limit: int) -> None:
 def _judge(candidate_id: str, judgment: str, reason: str, kind: str = "", body: str = "") -> None:
     cli = _cli()
     with cli._client() as client:
-        response = judge_candidate(client.query, candidate_id, judgment, reason=reason, kind=kind, body=body)
+        response = client.judge_candidate(candidate_id, judgment, reason=reason, kind=kind, body=body)
     if cli.settings.format in ("json", "ndjson"):
         _emit(cli.settings.format, render.to_dict(response))
         return

@@ -6,7 +6,8 @@ import grpc
 
 from quarry.core.errors import QuarryError
 from quarry.core.node import typed_errors
-from quarry.index.lexical.assertions import AssertionStore, bare_assertion_id
+from quarry.core.public_refs import bare_assertion_id
+from quarry.index.lexical.assertions import AssertionStore
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, units_pb2
 
 

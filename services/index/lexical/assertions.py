@@ -17,7 +17,6 @@ The judgment rules are enforced here, once, for every writer:
 from __future__ import annotations
 
 import hashlib
-import re
 import sqlite3
 import threading
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 import orjson
 
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import ORIGINS
+from quarry.core.public_refs import ASSERTION_PREFIX, bare_assertion_id, parse_ref
 from quarry.v1 import assertions_pb2, errors_pb2, units_pb2
 
 ASSERTION_KINDS = ("decision", "caveat", "summary", "tag", "note", "todo")
@@ -43,25 +42,9 @@ DISABLED_REASONS = {
     "deferred": "candidate_deferred",
     "superseded": "candidate_superseded",
 }
-ASSERTION_PREFIX = "assertion:"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
 FORMAT_VERSION = 1  # PRAGMA user_version of the layout below
-
-# The unit refs, by kind: the id pattern (the owning session's id, then the unit's own suffix, as in
-# quarry.core.refs and the derived-unit ids of units.proto) and the form an error message shows. A
-# session id is `<origin>:<native id>` whose native id may hold `:` and `/` (child sessions), so the
-# session is what is left once the unit's suffix is removed from the end.
-_UNIT_SUFFIX = {
-    "message": (re.compile(r"(?P<session>.+):m\d+"), "<session id>:m<seq>"),
-    "block": (re.compile(r"(?P<session>.+):m\d+:\d+"), "<session id>:m<seq>:<index>"),
-    "action": (re.compile(r"(?P<session>.+):action:\d+"), "<session id>:action:<seq>"),
-    "run": (re.compile(r"(?P<session>.+):run:(?:main|\d+)"), "<session id>:run:main|<n>"),
-    "observed-event": (re.compile(r"(?P<session>.+):event:\d+"), "<session id>:event:<seq>"),
-    "context-snapshot": (re.compile(r"(?P<session>.+):snapshot:\d+"), "<session id>:snapshot:<seq>"),
-    "delegation": (re.compile(r"(?P<session>.+):delegation:\d+"), "<session id>:delegation:<n>"),
-}
-REF_KINDS = ("session", "assertion", *_UNIT_SUFFIX)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS assertions (
@@ -118,36 +101,6 @@ def _closed(value: str, vocabulary: Sequence[str], parameter: str) -> str:
     if value not in vocabulary:
         raise _bad(parameter, f"{parameter} must be one of {', '.join(vocabulary)}, not {value!r}", vocabulary)
     return value
-
-
-def bare_assertion_id(value: str) -> str:
-    """An assertion id without its `assertion:` ref prefix (both forms name the same assertion)."""
-    return value.removeprefix(ASSERTION_PREFIX)
-
-
-def _session_id(value: str, parameter: str) -> str:
-    origin, _, native = value.partition(":")
-    if origin not in ORIGINS or not native:
-        raise _bad(parameter, f"{value!r} does not name a session (<origin>:<native id>, origin one of {ORIGINS})")
-    return value
-
-
-def parse_ref(ref: str, parameter: str) -> tuple[str, str, str]:
-    """(kind, id, owning session id) of a public ref `<kind>:<id>`; the session is "" for an assertion
-    ref (assertion ids are global: the store that holds it knows its session). Raises BAD_VALUE
-    naming `parameter` for anything else."""
-    kind, _, object_id = ref.partition(":")
-    if kind not in REF_KINDS or not object_id:
-        raise _bad(parameter, f"{ref!r} is not a public ref <kind>:<id> with kind one of {', '.join(REF_KINDS)}")
-    if kind == "assertion":
-        return kind, object_id, ""
-    if kind == "session":
-        return kind, object_id, _session_id(object_id, parameter)
-    pattern, form = _UNIT_SUFFIX[kind]
-    match = pattern.fullmatch(object_id)
-    if match is None:
-        raise _bad(parameter, f"{ref!r}: a {kind} id is {form}")
-    return kind, object_id, _session_id(match["session"], parameter)
 
 
 def _digest(*parts: str) -> str:
@@ -365,7 +318,7 @@ class AssertionStore:
                 if candidate.status != "candidate":
                     why = DISABLED_REASONS.get(candidate.status, f"assertion_{candidate.status}")
                     raise QuarryError(
-                        errors_pb2.INVALID_REQUEST,
+                        errors_pb2.NOT_JUDGEABLE,
                         f"{why}: assertion {candidate_id!r} is {candidate.status}, only a candidate can be judged",
                         parameter="id",
                     )

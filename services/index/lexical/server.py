@@ -1,4 +1,5 @@
-"""gRPC face of a lexical shard (IndexService)."""
+"""gRPC face of a lexical shard: IndexService over the archive rows, AssertionService over the
+assertions written about them (kept in their own file, which re-ingest and rebuilds never touch)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core.node import serve, typed_errors
+from quarry.core.node import Service, serve, typed_errors
+from quarry.index.lexical.assertion_service import AssertionServicer
+from quarry.index.lexical.assertions import AssertionStore
 from quarry.index.lexical.shard import LexicalShard
-from quarry.v1 import index_pb2, index_pb2_grpc
+from quarry.v1 import assertions_pb2, assertions_pb2_grpc, index_pb2, index_pb2_grpc
 
 
 class IndexServicer(index_pb2_grpc.IndexServiceServicer):
@@ -48,9 +51,28 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         return self.shard.embed_feed(request.after_seq, request.max_sessions)
 
 
+ASSERTIONS_FILE = "assertions.sqlite3"
+
+
 def serve_index(data_dir: Path, shard: int, host: str, port: int, run_file: Path | None) -> None:
     """Run one lexical shard until SIGTERM / SIGINT."""
     lexical = LexicalShard(data_dir, shard)
-    service = index_pb2.DESCRIPTOR.services_by_name["IndexService"]
-    add = index_pb2_grpc.add_IndexServiceServicer_to_server
-    serve(f"index-{shard}", "index", service, add, IndexServicer(lexical), host, port, run_file, on_stop=lexical.close)
+    assertions = AssertionStore(lexical.directory / ASSERTIONS_FILE)
+    services = [
+        Service(
+            index_pb2.DESCRIPTOR.services_by_name["IndexService"],
+            index_pb2_grpc.add_IndexServiceServicer_to_server,
+            IndexServicer(lexical),
+        ),
+        Service(
+            assertions_pb2.DESCRIPTOR.services_by_name["AssertionService"],
+            assertions_pb2_grpc.add_AssertionServiceServicer_to_server,
+            AssertionServicer(assertions),
+        ),
+    ]
+
+    def close() -> None:
+        lexical.close()
+        assertions.close()
+
+    serve(f"index-{shard}", "index", services, host, port, run_file, on_stop=close)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core.node import serve, typed_errors
+from quarry.core.node import Service, serve, typed_errors
 from quarry.index.vector.shard import VectorShard
 from quarry.v1 import vector_pb2, vector_pb2_grpc
 
@@ -37,6 +37,9 @@ def serve_vector(
     The embedder loads in the background worker."""
     shard = VectorShard(data_dir, embedder, index_addresses=index_addresses)
     shard.start()
-    service = vector_pb2.DESCRIPTOR.services_by_name["VectorService"]
-    add = vector_pb2_grpc.add_VectorServiceServicer_to_server
-    serve("vector-0", "vector", service, add, VectorServicer(shard), host, port, run_file, on_stop=shard.close)
+    service = Service(
+        vector_pb2.DESCRIPTOR.services_by_name["VectorService"],
+        vector_pb2_grpc.add_VectorServiceServicer_to_server,
+        VectorServicer(shard),
+    )
+    serve("vector-0", "vector", [service], host, port, run_file, on_stop=shard.close)
