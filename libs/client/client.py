@@ -5,7 +5,7 @@ position in the query."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from pathlib import Path
 
 import grpc
@@ -20,6 +20,7 @@ from quarry.v1 import (
     ingest_pb2_grpc,
     query_pb2,
     query_pb2_grpc,
+    refs_pb2,
     units_pb2,
 )
 
@@ -86,19 +87,37 @@ class QuarryClient:
         )
         return _typed(self.query.JudgeCandidate, request)
 
+    def resolve_ref(self, ref: str, max_chars: int = 0) -> refs_pb2.ResolvedRef:
+        """The archive object a public ref names (`session:…`, `message:…`, `delegation:…`, …), its text
+        windows bounded by `max_chars` (0: the server's default). A missing object or a malformed ref
+        comes back with `resolved` false and caveats, not as an error."""
+        return _typed(self.query.ResolveRef, refs_pb2.ResolveRefRequest(ref=ref, max_chars=max_chars))
+
     def ingest_sessions(self, sessions: Iterable[units_pb2.Session]) -> ingest_pb2.IngestReport:
         return _typed(self._ingest_stub().IngestSessions, iter(sessions), INGEST_TIMEOUT_S)
 
     def ingest_paths(
-        self, paths: Iterable[str | Path], standard_locations: bool = False
-    ) -> Iterator[ingest_pb2.IngestProgress]:
+        self, paths: Iterable[str | Path], standard_locations: bool = False, follow: bool = False
+    ) -> Generator[ingest_pb2.IngestProgress, None, None]:
+        """Progress per file, then the report; with `follow`, the same for every later round of files
+        that appeared or grew, without end: closing the iterator (or Ctrl-C) cancels the call."""
         request = ingest_pb2.IngestPathsRequest(
-            paths=[str(Path(p).expanduser().resolve()) for p in paths], standard_locations=standard_locations
+            paths=[str(Path(p).expanduser().resolve()) for p in paths],
+            standard_locations=standard_locations,
+            follow=follow,
         )
+        call = self._ingest_stub().IngestPaths(request, timeout=None if follow else INGEST_TIMEOUT_S)
         try:
-            yield from self._ingest_stub().IngestPaths(request, timeout=INGEST_TIMEOUT_S)
+            yield from call
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
+        finally:
+            # The call, or through the tracing interceptor a generator over it, whose close drops the
+            # call: gRPC cancels a call it collects before the end.
+            if isinstance(call, grpc.Call):
+                call.cancel()
+            else:
+                call.close()
 
     def _ingest_stub(self) -> ingest_pb2_grpc.IngestServiceStub:
         if self.ingest is None:

@@ -61,7 +61,7 @@ class LocalCluster:
             index_list = ",".join(self.node_addresses[f"index-{i}"] for i in range(self.shards))
             vector_args = ["vector", "--data", str(self._data("vector")), "--embedder", self.embedder]
             self._spawn("vector", [*vector_args, "--index", index_list], detach)
-            self._spawn("ingest", ["ingest", "--index", index_list], detach)
+            self._spawn("ingest", ["ingest", "--index", index_list, "--data", str(self._data("ingest"))], detach)
             self._wait(["vector", "ingest"])
             vector = self.node_addresses["vector"]
             self._spawn(

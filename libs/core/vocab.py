@@ -18,3 +18,22 @@ ACTION_CATEGORIES = (
 )
 # Block types whose text is dialogue (prose the user or the model wrote), as opposed to tool traffic.
 DIALOGUE_BLOCK_TYPES = ("text", "code", "thinking")
+
+# Derived units (quarry.ingest.derive); the field comments of proto/quarry/v1/units.proto define them.
+RUN_ROLES = ("main", "subagent")
+RUN_STATUSES = ("completed", "failed", "interrupted", "running", "unknown")
+EVENT_KINDS = (
+    "session_started",
+    "turn_started",
+    "turn_completed",
+    "turn_aborted",
+    "tool_finished",
+    "subagent_finished",
+    "compaction",
+    "api_error",
+    "command",
+)
+DELIVERY_STATES = ("recorded", "acted_on", "failed")
+SNAPSHOT_BOUNDARIES = ("session_start", "subagent_start", "compaction")
+MAPPING_STATES = ("resolved", "unresolved")
+RESULT_STATES = ("completed", "failed", "missing")

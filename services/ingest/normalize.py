@@ -12,6 +12,7 @@ Every origin goes through `build_session`, so the same rules apply to all of the
   names the same tool_use id; the action failed when that result is an error (parsers mark a
   result as an error for an error flag or a nonzero exit code).
 - the session model is the one most assistant messages used (`<synthetic>` replies excluded).
+- the derived units (files, runs, events, snapshots, delegations) come from `quarry.ingest.derive`.
 - `content_hash` is the sha256 of the deterministic serialization with `content_hash` empty.
 """
 
@@ -29,13 +30,14 @@ from typing import Any
 import orjson
 
 from quarry.core import refs, vocab
-from quarry.ingest.sources import DraftBlock, DraftMessage, DraftSession
+from quarry.ingest.derive import ToolResult, add_units, normalize_path, paired_results
+from quarry.ingest.prompts import first_prompt, prompt_text
+from quarry.ingest.sources import SYNTHETIC_MODELS, DraftBlock, DraftMessage, DraftSession
 from quarry.v1 import units_pb2
 
 OUTPUT_CAP_BYTES = 64 * 1024
 TITLE_CHARS = 120
 SUMMARY_CHARS = 300
-SYNTHETIC_MODELS = frozenset({"", "<synthetic>"})
 _DIALOGUE = frozenset(vocab.DIALOGUE_BLOCK_TYPES)
 
 _CATEGORY_BY_TOOL = {
@@ -76,8 +78,6 @@ _TARGET_KEYS = ("pattern", "query", "url")
 _PROSE_KEYS = ("description", "prompt", "code", "explanation")
 _SHELL_WRAPPERS = frozenset({"-c", "-lc", "-ic"})
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.MULTILINE)
-# Text that is only a harness wrapper such as <ide_opened_file>…</ide_opened_file>: not a title.
-_WRAPPED = re.compile(r"\A\s*<([A-Za-z][\w-]*)[^>]*>.*</\1>\s*\Z", re.DOTALL)
 _SPACES = re.compile(r"\s+")
 
 
@@ -215,48 +215,26 @@ def _clip(text: str) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
 
 
-def title_from_messages(messages: list[DraftMessage]) -> str:
-    """The first prompt a human authored; failing that, the first user prompt of any kind."""
-    fallback = ""
-    for message in messages:
-        if message.role != "user" or message.surface == "log-only":
-            continue
-        text = _prompt_text(message)
-        if not text:
-            continue
-        if message.authored:
-            return text
-        if not fallback:
-            fallback = text
-    return fallback
-
-
-def _prompt_text(message: DraftMessage) -> str:
-    for block in message.blocks:
-        if block.type == "text" and block.text.strip() and not _WRAPPED.match(block.text):
-            return block.text
-    return ""
-
-
 def build_session(draft: DraftSession) -> units_pb2.Session:
     session_id = f"{draft.origin}:{draft.native_id}"
     session = units_pb2.Session(
         id=session_id,
         origin=draft.origin,
         native_id=draft.native_id,
-        title=trim_title(draft.title or title_from_messages(draft.messages)),
+        title=trim_title(draft.title or _title_from_messages(draft.messages)),
         repo=draft.repo,
         cwd=draft.cwd,
         branch=draft.branch,
         parent_session_id=draft.parent_session_id,
         source_path=draft.source_path,
+        agent=draft.agent,
     )
     counts = session.counts
     models: Counter[str] = Counter()
     span = draft.span
-    results: dict[str, tuple[str, bool]] = {}
+    tool_results: list[ToolResult] = []
     for seq, message in enumerate(draft.messages):
-        words = _add_message(session, session_id, seq, message, results)
+        words = _add_message(session, session_id, seq, message, tool_results)
         span.observe(message.time_ms)
         if message.surface == "log-only":
             continue
@@ -268,9 +246,16 @@ def build_session(draft: DraftSession) -> units_pb2.Session:
     session.duration_ms = span.last_ms - span.first_ms
     if models:
         session.model = models.most_common(1)[0][0]
+    results = paired_results(tool_results)
     _add_actions(session, session_id, draft, results)
+    add_units(session, draft, tool_results, results)
     session.content_hash = hashlib.sha256(session.SerializeToString(deterministic=True)).hexdigest()
     return session
+
+
+def _title_from_messages(messages: list[DraftMessage]) -> str:
+    prompt = first_prompt(messages)
+    return prompt_text(prompt) if prompt is not None else ""
 
 
 def _add_message(
@@ -278,7 +263,7 @@ def _add_message(
     session_id: str,
     seq: int,
     message: DraftMessage,
-    results: dict[str, tuple[str, bool]],
+    tool_results: list[ToolResult],
 ) -> int:
     message_id = refs.message_id(session_id, seq)
     # Only fields that differ from the proto default are passed: building protos dominates the cost.
@@ -311,8 +296,7 @@ def _add_message(
             continue
         if kind == "tool_result":
             text = cap_output(text)
-            if block.tool_use_id and block.tool_use_id not in results:
-                results[block.tool_use_id] = (text, block.is_error)
+            tool_results.append(ToolResult(seq, index, block))
         blocks.add(
             id=refs.block_id(message_id, index),
             index=index,
@@ -356,12 +340,13 @@ def _count(counts: units_pb2.SessionCounts, message: DraftMessage, words: int) -
 
 
 def _add_actions(
-    session: units_pb2.Session, session_id: str, draft: DraftSession, results: dict[str, tuple[str, bool]]
+    session: units_pb2.Session, session_id: str, draft: DraftSession, results: dict[str, ToolResult]
 ) -> None:
     for seq, (message_seq, block_index) in enumerate(draft.tool_uses):
         message = draft.messages[message_seq]
         block = message.blocks[block_index]
-        output, failed = results.get(block.tool_use_id, ("", False)) if block.tool_use_id else ("", False)
+        result = results.get(block.tool_use_id) if block.tool_use_id else None
+        output, failed = (cap_output(result.block.text), result.block.is_error) if result else ("", False)
         message_id = refs.message_id(session_id, message_seq)
         session.actions.add(
             id=refs.action_id(session_id, seq),
@@ -372,7 +357,7 @@ def _add_actions(
             category=action_category(block.tool_name),
             tool=block.tool_name.lower(),
             command=block.command,
-            path=block.path,
+            path=normalize_path(block.path, session.cwd) if block.path else "",
             output=output,
             failed=failed,
             input_json=block.tool_input_json,

@@ -21,6 +21,7 @@ BATCH_MESSAGES = 20_000
 BATCH_SESSIONS = 1_000
 SHARD_TIMEOUT_S = 300.0
 MAX_IN_FLIGHT = 2  # batches per shard whose commit is pending while the next one is built
+_AFTER_EVERYTHING = 2**63 - 1  # an EmbedFeed cursor past every change: the reply is the store identity alone
 
 
 Upserts = list[Future[index_pb2.UpsertSessionsResponse]]
@@ -36,6 +37,17 @@ class ShardRouter:
     def close(self) -> None:
         for pool in self._shard_pools:
             pool.shutdown(wait=True)
+
+    def store_ids(self) -> list[str]:
+        """Each shard's store id, in shard order: a wiped or rebuilt shard has a new one."""
+        request = index_pb2.EmbedFeedRequest(after_seq=_AFTER_EVERYTHING, max_sessions=0)
+        try:
+            return [
+                shard.EmbedFeed(request, timeout=SHARD_TIMEOUT_S, wait_for_ready=True).store_uuid
+                for shard in self.shards
+            ]
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
 
     def ingest(self, sessions: Iterable[units_pb2.Session], report: ingest_pb2.IngestReport) -> None:
         """Write every valid session; adds counts and rejected sessions to `report`.

@@ -707,6 +707,8 @@ def _content(message: units_pb2.Message) -> list[dict[str, object]]:
     for b in message.blocks:
         if b.type == "text":
             out.append({"type": "text", "text": b.text})
+        elif b.type == "code":  # the parser splits fenced code out of text: write it back as a fence
+            out.append({"type": "text", "text": f"```{b.language}\n{b.text}\n```"})
         elif b.type == "thinking":
             sig = hashlib.sha256(b.id.encode()).hexdigest()
             out.append({"type": "thinking", "thinking": b.text, "signature": sig})

@@ -1,4 +1,5 @@
-"""The ingest boundary: a session with a value outside a closed vocabulary is rejected, typed."""
+"""The ingest boundary: a session with a value outside a closed vocabulary (in any of its units,
+derived ones included) is rejected, typed."""
 
 from __future__ import annotations
 
@@ -13,22 +14,31 @@ def session_problems(session: units_pb2.Session) -> list[str]:
         problems.append("session.id is empty")
     elif session.origin and not session.id.startswith(f"{session.origin}:"):
         problems.append(f"session.id {session.id!r} does not start with its origin {session.origin!r}")
-    if session.origin not in vocab.ORIGINS:
-        problems.append(f"session.origin {session.origin!r} is not one of {', '.join(vocab.ORIGINS)}")
+    _check(problems, "session", "origin", session.origin, vocab.ORIGINS)
     for message in session.messages:
         where = f"message {message.id or message.seq}"
-        if message.role not in vocab.ROLES:
-            problems.append(f"{where}: role {message.role!r} is not one of {', '.join(vocab.ROLES)}")
-        if message.surface and message.surface not in vocab.SURFACES:
-            problems.append(f"{where}: surface {message.surface!r} is not one of {', '.join(vocab.SURFACES)}")
+        _check(problems, where, "role", message.role, vocab.ROLES)
+        if message.surface:
+            _check(problems, where, "surface", message.surface, vocab.SURFACES)
         for block in message.blocks:
-            if block.type not in vocab.BLOCK_TYPES:
-                problems.append(
-                    f"{where} block {block.index}: type {block.type!r} is not one of {', '.join(vocab.BLOCK_TYPES)}"
-                )
+            _check(problems, f"{where} block {block.index}", "type", block.type, vocab.BLOCK_TYPES)
     for action in session.actions:
-        if action.category not in vocab.ACTION_CATEGORIES:
-            problems.append(
-                f"action {action.id}: category {action.category!r} is not one of {', '.join(vocab.ACTION_CATEGORIES)}"
-            )
+        _check(problems, f"action {action.id}", "category", action.category, vocab.ACTION_CATEGORIES)
+    for run in session.runs:
+        _check(problems, f"run {run.id}", "role", run.role, vocab.RUN_ROLES)
+        _check(problems, f"run {run.id}", "status", run.status, vocab.RUN_STATUSES)
+    for event in session.events:
+        _check(problems, f"event {event.id}", "kind", event.kind, vocab.EVENT_KINDS)
+        _check(problems, f"event {event.id}", "delivery_state", event.delivery_state, vocab.DELIVERY_STATES)
+    for snapshot in session.snapshots:
+        _check(problems, f"snapshot {snapshot.id}", "boundary", snapshot.boundary, vocab.SNAPSHOT_BOUNDARIES)
+    for delegation in session.delegations:
+        where = f"delegation {delegation.id}"
+        _check(problems, where, "mapping_state", delegation.mapping_state, vocab.MAPPING_STATES)
+        _check(problems, where, "result_state", delegation.result_state, vocab.RESULT_STATES)
     return problems
+
+
+def _check(problems: list[str], where: str, field: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        problems.append(f"{where}: {field} {value!r} is not one of {', '.join(allowed)}")

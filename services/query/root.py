@@ -20,6 +20,7 @@ from quarry.query.assertions import AssertionRouter
 from quarry.query.envelope import lexical_match, vector_match
 from quarry.query.fusion import rrf
 from quarry.query.plans import resolve_semantic_leaves, window, without_text
+from quarry.query.refs import RefResolver
 from quarry.query.scatter import Deadline, both, call, gather
 from quarry.v1 import (
     assertions_pb2_grpc,
@@ -73,7 +74,9 @@ class Coordinator:
         self.ingest_address = ingest_address
         channels = [telemetry.traced_channel(a) for a in index_addresses]
         self.shards = [index_pb2_grpc.IndexServiceStub(c) for c in channels]
-        self.assertions = AssertionRouter([assertions_pb2_grpc.AssertionServiceStub(c) for c in channels])
+        assertion_stubs = [assertions_pb2_grpc.AssertionServiceStub(c) for c in channels]
+        self.assertions = AssertionRouter(assertion_stubs)
+        self.refs = RefResolver(self.shards, assertion_stubs)
         self.vector = (
             vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
         )

@@ -8,7 +8,7 @@ import grpc
 
 from quarry.core.node import Service, serve, typed_errors
 from quarry.query.root import Coordinator
-from quarry.v1 import assertions_pb2, query_pb2, query_pb2_grpc
+from quarry.v1 import assertions_pb2, query_pb2, query_pb2_grpc, refs_pb2
 
 
 class QueryServicer(query_pb2_grpc.QueryServiceServicer):
@@ -34,6 +34,10 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
     @typed_errors
     def JudgeCandidate(self, request: assertions_pb2.JudgeCandidateRequest, context: grpc.ServicerContext):
         return self.coordinator.assertions.judge(request)
+
+    @typed_errors
+    def ResolveRef(self, request: refs_pb2.ResolveRefRequest, context: grpc.ServicerContext):
+        return self.coordinator.refs.resolve(request)
 
     @typed_errors
     def ClusterStatus(self, request: query_pb2.ClusterStatusRequest, context: grpc.ServicerContext):

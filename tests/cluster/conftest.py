@@ -69,3 +69,19 @@ def wait_for_embeddings(client: QuarryClient, timeout: float = 180.0) -> None:
             return
         time.sleep(0.25)
     raise AssertionError(f"embedding backlog did not drain: {vector}")
+
+
+@pytest.fixture(scope="module")
+def light_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The home of a cluster with two shards and no embedder, for tests that need no vectors."""
+    path = tmp_path_factory.mktemp("quarry-light")
+    local = LocalCluster(path, shards=2, embedder="none")
+    local.start()
+    yield path
+    local.stop()
+
+
+@pytest.fixture(scope="module")
+def light_client(light_home: Path) -> Iterator[QuarryClient]:
+    with QuarryClient.for_home(light_home) as quarry:
+        yield quarry

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
 from quarry.core.shards import shard_for
 from quarry.v1 import errors_pb2, units_pb2
@@ -25,68 +23,54 @@ def session_on(shard: int) -> str:
     return next(sid for n in range(100) if shard_for(sid := f"codex-session:target-{n}", 2) == shard)
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("quarry-assertions")
-    local = LocalCluster(path, shards=2, embedder="none")
-    local.start()
-    yield path
-    local.stop()
-
-
-@pytest.fixture(scope="module")
-def client(home: Path) -> Iterator[QuarryClient]:
-    with QuarryClient.for_home(home) as quarry:
-        yield quarry
-
-
 def claim(session_id: str, body: str, author: str = "detector") -> units_pb2.Assertion:
     return units_pb2.Assertion(kind="caveat", target_ref=f"session:{session_id}", body=body, author=author)
 
 
-def test_candidates_from_both_shards_are_listed_judged_and_closed(client: QuarryClient) -> None:
-    first = client.write_assertion(claim(session_on(0), "the retry loop never backs off"))
-    second = client.write_assertion(claim(session_on(1), "tests depend on wall-clock time"))
+def test_candidates_from_both_shards_are_listed_judged_and_closed(light_client: QuarryClient) -> None:
+    first = light_client.write_assertion(claim(session_on(0), "the retry loop never backs off"))
+    second = light_client.write_assertion(claim(session_on(1), "tests depend on wall-clock time"))
     assert (first.status, second.status) == ("candidate", "candidate")
 
-    pending = client.list_candidates()
+    pending = light_client.list_candidates()
     assert [e.assertion.id for e in pending.entries] == [first.id, second.id]  # oldest first, across shards
 
-    accepted = client.judge_candidate(f"assertion:{second.id}", "accept", reason="seen in the transcript")
+    accepted = light_client.judge_candidate(f"assertion:{second.id}", "accept", reason="seen in the transcript")
     assert accepted.candidate.status == "accepted"
     assert (accepted.created.status, accepted.created.supersedes) == ("active", second.id)
     assert list(accepted.created.evidence_refs) == [f"assertion:{second.id}"]
 
-    scoped = client.list_candidates(target_ref=f"session:{session_on(1)}", review=True)
+    scoped = light_client.list_candidates(target_ref=f"session:{session_on(1)}", review=True)
     assert [(e.assertion.id, e.disabled_reason) for e in scoped.entries] == [(second.id, "candidate_already_accepted")]
-    assert [e.assertion.id for e in client.list_candidates().entries] == [first.id]
+    assert [e.assertion.id for e in light_client.list_candidates().entries] == [first.id]
 
     with pytest.raises(QuarryError) as again:
-        client.judge_candidate(second.id, "reject", reason="changed my mind")
+        light_client.judge_candidate(second.id, "reject", reason="changed my mind")
     assert again.value.code == errors_pb2.NOT_JUDGEABLE
 
 
-def test_an_assertion_about_an_assertion_lands_with_it_and_unknown_ids_are_typed(client: QuarryClient) -> None:
-    base = client.write_assertion(claim(session_on(1), "pool size is 8", author="user"))
+def test_an_assertion_about_an_assertion_lands_with_it_and_unknown_ids_are_typed(light_client: QuarryClient) -> None:
+    base = light_client.write_assertion(claim(session_on(1), "pool size is 8", author="user"))
     about = units_pb2.Assertion(
         kind="note", target_ref=f"assertion:{base.id}", body="measured on the staging box", author="user"
     )
-    stored = client.write_assertion(about)
+    stored = light_client.write_assertion(about)
     assert stored.session_id == session_on(1)
 
     with pytest.raises(QuarryError) as missing:
-        client.judge_candidate("assertion:0000", "accept", reason="x")
+        light_client.judge_candidate("assertion:0000", "accept", reason="x")
     assert missing.value.code == errors_pb2.NOT_FOUND
     with pytest.raises(QuarryError) as bad:
-        client.write_assertion(units_pb2.Assertion(kind="opinion", target_ref=f"session:{session_on(0)}", body="x"))
+        opinion = units_pb2.Assertion(kind="opinion", target_ref=f"session:{session_on(0)}", body="x")
+        light_client.write_assertion(opinion)
     assert (bad.value.code, bad.value.parameter) == (errors_pb2.BAD_VALUE, "assertion.kind")
 
 
-def test_mark_candidates_on_the_command_line(home: Path, client: QuarryClient) -> None:
-    candidate = client.write_assertion(claim(session_on(0), "the cache is never invalidated"))
+def test_mark_candidates_on_the_command_line(light_home: Path, light_client: QuarryClient) -> None:
+    candidate = light_client.write_assertion(claim(session_on(0), "the cache is never invalidated"))
 
     def quarry(*args: str) -> str:
-        command = [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "--format", "json", *args]
+        command = [sys.executable, "-m", "quarry.client.cli", "--home", str(light_home), "--format", "json", *args]
         return subprocess.run(command, capture_output=True, text=True, check=True, timeout=60).stdout
 
     listed = orjson.loads(quarry("mark", "candidates", "list"))

@@ -1,9 +1,13 @@
-"""Shared helpers of the ingest tests: where our fixtures live and compact views of a session."""
+"""Shared helpers of the ingest tests: where our fixtures live and compact views of a session and its units."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+from google.protobuf.message import Message
 
 from quarry.v1 import units_pb2
 
@@ -21,3 +25,15 @@ def categories(session: units_pb2.Session) -> dict[str, int]:
 
 def failed_actions(session: units_pb2.Session) -> int:
     return sum(a.failed for a in session.actions)
+
+
+def row(unit: Message) -> dict[str, Any]:
+    """The fields of a unit that are set (not default), maps as dicts: an exact, readable row."""
+    return {
+        field.name: dict(value) if field.message_type and field.message_type.GetOptions().map_entry else value
+        for field, value in unit.ListFields()
+    }
+
+
+def rows(units: Iterable[Message]) -> list[dict[str, Any]]:
+    return [row(unit) for unit in units]

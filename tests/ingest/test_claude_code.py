@@ -54,7 +54,7 @@ def test_actions_pair_tool_use_with_result() -> None:
         "file_read",
         "read",
     )
-    assert read.path == "/home/dev/projects/quarry/db/pool.py" and not read.failed
+    assert read.path == "db/pool.py" and not read.failed  # relative to the session cwd
     assert read.output.startswith("1\tdef acquire(self):")
     assert (read.message_id, read.block_id) == ("claude-code-session:sess-1:m1", "claude-code-session:sess-1:m1:2")
     assert (bash.category, bash.command, bash.failed) == ("shell", "pytest -q tests/test_pool.py", True)

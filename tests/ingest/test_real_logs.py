@@ -3,6 +3,7 @@ counts by hand (counts checked independently with jq over the raw records)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 import orjson
@@ -10,6 +11,7 @@ import pytest
 
 from quarry.core import vocab
 from quarry.ingest.parse import iter_parse, parse_file
+from quarry.ingest.validate import session_problems
 from tests.ingest.support import categories, failed_actions, roles
 from tests.shared_paths import REAL_LOGS, needs_shared
 
@@ -87,10 +89,6 @@ EXPLAINED_SKIPS = {
     "claude-code:queue-operation",
     "claude-code:last-prompt",
     "claude-code:system/stop_hook_summary",
-    "claude-code:system/api_error",
-    "codex:event_msg/task_started",
-    "codex:event_msg/task_complete",
-    "codex:event_msg/turn_aborted",
     "codex:event_msg/user_message",
     "codex:event_msg/agent_message",
     "codex:event_msg/agent_reasoning",
@@ -106,6 +104,145 @@ def test_real_file_sessions_roles_and_actions(name: str) -> None:
     assert set(result.skipped_record_types) <= EXPLAINED_SKIPS
     got = [(s.id, roles(s, surface=None), categories(s), failed_actions(s)) for s in result.sessions]
     assert got == EXPECTED[name]
+
+
+# file -> per session: (files, runs by status, events by kind, snapshot boundaries, delegations by mapping).
+# Counted over the raw records:
+# - files: distinct paths named by tool_use inputs (jq '.message.content[]? | select(.type=="tool_use") |
+#   .input.file_path // .input.path'; Codex/Gemini: the args / apply_patch headers). Codex exec_command
+#   and shell calls name a workdir, not a path.
+# - tool_finished: tool_result blocks (Claude: jq '.message.content | arrays | .[] |
+#   select(.type=="tool_result")'; Codex: function_call_output + custom_tool_call_output; Gemini:
+#   toolCalls[]); command: grep -c '<command-name>'; api_error: grep -c '"subtype":"api_error"' plus
+#   the isApiErrorMessage row; compaction: grep -c compact_boundary; Codex turn events: task_started,
+#   task_complete, turn_aborted (jq '.payload.type' | sort | uniq -c).
+# - runs: the main run, plus one per Agent / Task tool_use; its status as the file ends.
+EMPTY_DELEGATIONS: dict[str, int] = {}
+DERIVED: dict[str, list[tuple[int, dict[str, int], dict[str, int], list[str], dict[str, int]]]] = {
+    "claude_code/Xu-Wentao__dotfile__0286dfe3-da60-4357-9919-adca8b3b9cd4.jsonl": [
+        (0, {"completed": 1}, {"session_started": 1}, ["session_start"], EMPTY_DELEGATIONS)
+    ],
+    "claude_code/Xu-Wentao__dotfile__814710e0-c005-483c-bcb2-727b2e09f73c.jsonl": [
+        (0, {"completed": 1}, {"session_started": 1, "command": 1}, ["session_start"], EMPTY_DELEGATIONS)
+    ],
+    # 4 system/api_error retries, then the synthetic "Please run /login · API Error: 403" reply.
+    "claude_code/Xu-Wentao__dotfile__bba7ac89-419c-401d-a0c2-f9352555f545.jsonl": [
+        (0, {"failed": 1}, {"session_started": 1, "api_error": 5}, ["session_start"], EMPTY_DELEGATIONS)
+    ],
+    # /statusline, then two Agent dispatches whose toolUseResult.agentId names the subagent files.
+    "claude_code/Xu-Wentao__dotfile__d4fd5afb-e837-4595-a12a-6c44c0f09739.jsonl": [
+        (
+            0,
+            {"completed": 3},
+            {"session_started": 1, "command": 1, "tool_finished": 2, "subagent_finished": 2},
+            ["session_start"],
+            {"resolved": 2},
+        )
+    ],
+    # Five Reads of five dotfiles (three of them missing).
+    "claude_code/Xu-Wentao__dotfile__d4fd5afb-e837-4595-a12a-6c44c0f09739__subagents__agent-ada37e8b5cf03a018.jsonl": [
+        (5, {"completed": 1}, {"session_started": 1, "tool_finished": 5}, ["subagent_start"], EMPTY_DELEGATIONS)
+    ],
+    # Read .claude/settings.json (missing), Edit .claude/statusline-command.sh, Edit .claude/settings.json.
+    "claude_code/Xu-Wentao__dotfile__d4fd5afb-e837-4595-a12a-6c44c0f09739__subagents__agent-adae2f20e326a65be.jsonl": [
+        (2, {"completed": 1}, {"session_started": 1, "tool_finished": 3}, ["subagent_start"], EMPTY_DELEGATIONS)
+    ],
+    # 3 Read + 3 Edit of cmd/entire/cli/hooks_claudecode_handlers.go, 4 Bash; /exit; one auto compaction.
+    "claude_code/entireio__cli__a6_e4c2a0fbd1_0_full.jsonl": [
+        (
+            1,
+            {"completed": 1},
+            {"session_started": 1, "command": 1, "tool_finished": 10, "compaction": 1},
+            ["session_start", "compaction"],
+            EMPTY_DELEGATIONS,
+        )
+    ],
+    "claude_code/entireio__cli__c9_883595c929_0_full.jsonl": [
+        (1, {"completed": 1}, {"session_started": 1, "tool_finished": 1}, ["session_start"], EMPTY_DELEGATIONS)
+    ],
+    # 34 outputs; turns: 3 task_started, 2 task_complete, 1 turn_aborted (the second turn).
+    "codex/Xu-Wentao__dotfile__rollout-2026-04-08T22-02-46-019d6d67-1952-7e83-93ef-94497e3c15b6.jsonl": [
+        (
+            0,
+            {"completed": 1},
+            {"session_started": 1, "turn_started": 3, "turn_completed": 2, "turn_aborted": 1, "tool_finished": 34},
+            ["session_start"],
+            EMPTY_DELEGATIONS,
+        )
+    ],
+    "codex/aneesh199608__dslint__rollout-2025-12-09T14-27-29-019b0254-78dd-7ea3-9224-5ae646e225ea.jsonl": [
+        (0, {"completed": 1}, {"session_started": 1}, ["session_start"], EMPTY_DELEGATIONS)
+    ],
+    # 20 function_call_output + 1 custom_tool_call_output; the apply_patch names one spec file.
+    "codex/chunrui-qashier__md-http-server__rollout-2025-11-24T00-07-08-019ab178-1682-7892-912f-cd70b0725a0c.jsonl": [
+        (1, {"completed": 1}, {"session_started": 1, "tool_finished": 21}, ["session_start"], EMPTY_DELEGATIONS)
+    ],
+    # write_file docs/blue.md, read_file docs/color.md twice, 6 shell commands.
+    "gemini/entireio__cli__ab_2b9748b105_0_full.jsonl": [
+        (2, {"completed": 1}, {"session_started": 1, "tool_finished": 9}, ["session_start"], EMPTY_DELEGATIONS)
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(DERIVED))
+def test_real_file_derived_units(name: str) -> None:
+    result = parse_file(REAL_LOGS / name)
+    got = [
+        (
+            len(s.files),
+            dict(Counter(r.status for r in s.runs)),
+            dict(Counter(e.kind for e in s.events)),
+            [snapshot.boundary for snapshot in s.snapshots],
+            dict(Counter(d.mapping_state for d in s.delegations)),
+        )
+        for s in result.sessions
+    ]
+    assert got == DERIVED[name]
+    for session in result.sessions:
+        assert session_problems(session) == []
+        assert [e.seq for e in session.events] == list(range(len(session.events)))
+
+
+def test_main_session_delegations_resolve_to_the_two_subagent_files() -> None:
+    main = parse_file(CC / "Xu-Wentao__dotfile__d4fd5afb-e837-4595-a12a-6c44c0f09739.jsonl").sessions[0]
+    agents = {
+        s.id: s
+        for path in sorted(CC.glob("*d4fd5afb-e837-4595-a12a-6c44c0f09739__subagents__*"))
+        for s in parse_file(path).sessions
+    }
+    assert [d.child_session_id for d in main.delegations] == [
+        f"{MAIN}/agent-ada37e8b5cf03a018",
+        f"{MAIN}/agent-adae2f20e326a65be",
+    ]
+    blocks = {f"block:{b.id}": b for m in main.messages for b in m.blocks}
+    results = {b.tool_use_id: b for b in blocks.values() if b.type == "tool_result"}
+    for delegation in main.delegations:
+        child = agents[delegation.child_session_id]
+        assert child.parent_session_id == main.id
+        # The complete instruction is the prompt the child started from.
+        assert child.snapshots[0].boundary == "subagent_start"
+        assert child.snapshots[0].preview == delegation.instruction == child.messages[0].blocks[0].text
+        assert (delegation.tool, delegation.agent, delegation.result_state) == (
+            "Agent",
+            "statusline-setup",
+            "completed",
+        )
+        # The parent-side result is the child's final answer plus the runtime's agentId trailer.
+        result = results[blocks[delegation.tool_use_ref].tool_use_id].text
+        final = "\n".join(b.text for b in child.messages[-1].blocks if b.type in ("text", "code"))
+        assert result.startswith(final.split("\n")[0]) and "agentId: " in result
+        assert delegation.result_sha256 == hashlib.sha256(result.encode()).hexdigest()
+        assert delegation.result_preview == result[:280]
+        assert delegation.child_excerpt_sha256 == ""  # the child is another file: the shard joins them
+    # toolUseResult: jq -c 'select(.toolUseResult) | .toolUseResult | {status, agentType, totalDurationMs,
+    # totalTokens, totalToolUseCount}'. The main run's tokens: usage summed once per message.id (jq -s
+    # 'group_by(.message.id) | map(max of each usage field) | add') = 65,836.
+    assert [(r.role, r.status, r.agent, r.duration_ms, r.total_tokens, r.tool_uses) for r in main.runs] == [
+        ("main", "completed", "", 132_919, 65_836, 2),
+        ("subagent", "completed", "statusline-setup", 20_165, 5_849, 5),
+        ("subagent", "completed", "statusline-setup", 58_089, 4_825, 3),
+    ]
+    assert [r.child_session_id for r in main.runs[1:]] == [d.child_session_id for d in main.delegations]
 
 
 def test_every_real_file_is_recognized_by_content() -> None:
@@ -140,7 +277,7 @@ def test_claude_split_assistant_lines_are_one_message_with_usage_counted_once() 
     # Lines 4 and 5 share message.id: thinking then Write, with the usage repeated on both.
     assert [b.type for b in first.blocks] == ["thinking", "tool_use"]
     assert (first.input_tokens, first.output_tokens) == (10, 8)
-    assert session.actions[0].path == "/Users/alex/workspace/cli/.github/CODEOWNERS"
+    assert session.actions[0].path == ".github/CODEOWNERS"  # relative to the session cwd, the repo root
     assert session.title.startswith("create me a .github/CODEOWNERS")
     assert session.counts.authored_user_messages == 1  # the IDE-opened-file row is part of that prompt
 
@@ -223,6 +360,16 @@ def test_chatgpt_export_conversations_branches_and_tools() -> None:
     assert Counter(a.category for a in actions) == {"shell": 36, "other": 8}
     assert sum(a.failed for a in actions) == 16 and all(a.output for a in actions)
     assert result.skipped_record_types == {"chatgpt:empty-message": 59}
+
+    # Derived units: 54 tool messages have content (jq: author.role=="tool" with non-empty text or parts;
+    # the 5 others are empty tether_browsing_display); one conversation's current node is not an
+    # assistant reply (jq: .mapping[.current_node].message.author.role != "assistant"), so its run's
+    # status is unknown. No tool names a path; nothing dispatches a subagent.
+    sessions = result.sessions
+    assert Counter(e.kind for s in sessions for e in s.events) == {"session_started": 21, "tool_finished": 54}
+    assert Counter(r.status for s in sessions for r in s.runs) == {"completed": 20, "unknown": 1}
+    assert Counter(b.boundary for s in sessions for b in s.snapshots) == {"session_start": 21}
+    assert sum(len(s.files) + len(s.delegations) for s in sessions) == 0
 
     branched = next(s for s in result.sessions if s.title == "Command List Summary")
     assert roles(branched) == {"user": 1, "assistant": 1}

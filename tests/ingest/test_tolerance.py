@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quarry.ingest.parse import iter_parse, parse_bytes, parse_file
+from quarry.ingest.validate import session_problems
 from tests.ingest.support import FIXTURES, roles
 
 CLAUDE = FIXTURES / "claude_code"
@@ -61,6 +62,74 @@ def test_unknown_and_unmodelled_record_types_are_counted() -> None:
         "claude-code:mystery-record": 1,
         "claude-code:queue-operation": 1,
         "claude-code:file-history-snapshot": 1,
+    }
+
+
+def test_unknown_record_types_are_counted_per_type_in_every_source() -> None:
+    codex = [
+        {"timestamp": "2025-09-01T10:00:00Z", "type": "session_meta", "payload": {"id": "u-1", "cwd": "/w"}},
+        {
+            "timestamp": "2025-09-01T10:00:01Z",
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        },
+        {"timestamp": "2025-09-01T10:00:02Z", "type": "hologram", "payload": {"x": 1}},
+        {"timestamp": "2025-09-01T10:00:03Z", "type": "response_item", "payload": {"type": "teleport_call"}},
+        {"timestamp": "2025-09-01T10:00:04Z", "type": "event_msg", "payload": {"type": "item_completed"}},
+        {"timestamp": "2025-09-01T10:00:05Z", "type": "event_msg", "payload": {"type": "item_completed"}},
+    ]
+    result = parse_bytes(b"\n".join(orjson.dumps(line) for line in codex), "rollout.jsonl")
+    assert (result.format, result.issues) == ("codex", [])
+    assert dict(result.skipped_record_types) == {
+        "codex:hologram": 1,
+        "codex:response_item/teleport_call": 1,
+        "codex:event_msg/item_completed": 2,
+    }
+    gemini = {
+        "sessionId": "g-1",
+        "messages": [
+            {
+                "type": "user",
+                "content": [{"text": "hi"}, {"videoMetadata": {}}, {"inlineData": {"mimeType": "application/pdf"}}],
+            },
+            {"type": "gemini", "content": "hello"},
+            {"type": "hologram", "content": "?"},
+        ],
+    }
+    result = parse_bytes(orjson.dumps(gemini), "session.json")
+    assert result.format == "gemini"
+    assert dict(result.skipped_record_types) == {
+        "gemini:part/videoMetadata": 1,
+        "gemini:part/inlineData": 1,
+        "gemini:message/hologram": 1,
+    }
+    node = {
+        "parent": "r",
+        "children": [],
+        "message": {
+            "author": {"role": "user"},
+            "content": {"content_type": "multimodal_text", "parts": ["see", {"content_type": "hologram_pointer"}]},
+        },
+    }
+    silent = {
+        "parent": "r",
+        "children": [],
+        "message": {"author": {"role": "assistant"}, "content": {"content_type": "reasoning_recap"}},
+    }
+    chatgpt = [
+        {
+            "conversation_id": "c-1",
+            "title": "t",
+            "current_node": "a",
+            "mapping": {"r": {"parent": None, "children": ["a", "b"], "message": None}, "a": node, "b": silent},
+        }
+    ]
+    result = parse_bytes(orjson.dumps(chatgpt), "conversations.json")
+    assert result.format == "chatgpt"
+    assert dict(result.skipped_record_types) == {
+        "chatgpt:part/hologram_pointer": 1,
+        "chatgpt:content/reasoning_recap": 1,
+        "chatgpt:empty-message": 1,
     }
 
 
@@ -132,6 +201,12 @@ RECORD_KEYS = st.sampled_from(
         "call_id",
         "output",
         "summary",
+        "subtype",
+        "toolUseResult",
+        "compactMetadata",
+        "isCompactSummary",
+        "isApiErrorMessage",
+        "durationMs",
     ]
 )
 TYPES = st.sampled_from(
@@ -177,6 +252,7 @@ def test_arbitrary_json_lines_never_raise(values: list, cut: int) -> None:
         result = parse_bytes(chunk, "fuzz.jsonl")
         for session in result.sessions:
             session.SerializeToString()
+            assert session_problems(session) == []
 
 
 NODE = st.fixed_dictionaries(
@@ -227,3 +303,4 @@ def test_arbitrary_export_documents_never_raise(document: object) -> None:
     result = parse_bytes(orjson.dumps(document), "fuzz.json")
     for session in result.sessions:
         session.SerializeToString()
+        assert session_problems(session) == []

@@ -1,4 +1,5 @@
 from quarry.v1 import plan_pb2 as _plan_pb2
+from quarry.v1 import refs_pb2 as _refs_pb2
 from quarry.v1 import units_pb2 as _units_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from quarry.v1 import index_pb2 as quarry_dot_v1_dot_index__pb2
+from quarry.v1 import refs_pb2 as quarry_dot_v1_dot_refs__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -70,6 +71,11 @@ class IndexServiceStub:
                 request_serializer=quarry_dot_v1_dot_index__pb2.EmbedFeedRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_index__pb2.EmbedFeedResponse.FromString,
                 _registered_method=True)
+        self.ResolveRef = channel.unary_unary(
+                '/quarry.v1.IndexService/ResolveRef',
+                request_serializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_refs__pb2.ResolvedRef.FromString,
+                _registered_method=True)
 
 
 class IndexServiceServicer:
@@ -125,6 +131,15 @@ class IndexServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResolveRef(self, request, context):
+        """One object of this shard by its public ref (session, message, block, run, observed-event,
+        context-snapshot, delegation): read, never searched. A missing object or a malformed ref is an
+        unresolved answer with caveats, not an error. Assertions are AssertionService.GetAssertion's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IndexServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -162,6 +177,11 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.EmbedFeed,
                     request_deserializer=quarry_dot_v1_dot_index__pb2.EmbedFeedRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_index__pb2.EmbedFeedResponse.SerializeToString,
+            ),
+            'ResolveRef': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveRef,
+                    request_deserializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_refs__pb2.ResolvedRef.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -354,6 +374,33 @@ class IndexService:
             '/quarry.v1.IndexService/EmbedFeed',
             quarry_dot_v1_dot_index__pb2.EmbedFeedRequest.SerializeToString,
             quarry_dot_v1_dot_index__pb2.EmbedFeedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveRef(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.IndexService/ResolveRef',
+            quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
+            quarry_dot_v1_dot_refs__pb2.ResolvedRef.FromString,
             options,
             channel_credentials,
             insecure,

@@ -8,12 +8,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class IngestPathsRequest(_message.Message):
-    __slots__ = ("paths", "standard_locations")
+    __slots__ = ("paths", "standard_locations", "follow")
     PATHS_FIELD_NUMBER: _ClassVar[int]
     STANDARD_LOCATIONS_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_FIELD_NUMBER: _ClassVar[int]
     paths: _containers.RepeatedScalarFieldContainer[str]
     standard_locations: bool
-    def __init__(self, paths: _Optional[_Iterable[str]] = ..., standard_locations: _Optional[bool] = ...) -> None: ...
+    follow: bool
+    def __init__(self, paths: _Optional[_Iterable[str]] = ..., standard_locations: _Optional[bool] = ..., follow: _Optional[bool] = ...) -> None: ...
 
 class IngestIssue(_message.Message):
     __slots__ = ("path", "line", "reason", "code")
@@ -28,7 +30,7 @@ class IngestIssue(_message.Message):
     def __init__(self, path: _Optional[str] = ..., line: _Optional[int] = ..., reason: _Optional[str] = ..., code: _Optional[str] = ...) -> None: ...
 
 class IngestReport(_message.Message):
-    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "issues", "skipped_record_types", "caveats", "elapsed_ms")
+    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "issues", "skipped_record_types", "caveats", "elapsed_ms", "files_unchanged", "files_appended", "files_rewritten")
     class SkippedRecordTypesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +47,9 @@ class IngestReport(_message.Message):
     SKIPPED_RECORD_TYPES_FIELD_NUMBER: _ClassVar[int]
     CAVEATS_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    FILES_UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    FILES_APPENDED_FIELD_NUMBER: _ClassVar[int]
+    FILES_REWRITTEN_FIELD_NUMBER: _ClassVar[int]
     files: int
     sessions_received: int
     sessions_written: int
@@ -54,7 +59,10 @@ class IngestReport(_message.Message):
     skipped_record_types: _containers.ScalarMap[str, int]
     caveats: _containers.RepeatedScalarFieldContainer[str]
     elapsed_ms: float
-    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+    files_unchanged: int
+    files_appended: int
+    files_rewritten: int
+    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ..., files_unchanged: _Optional[int] = ..., files_appended: _Optional[int] = ..., files_rewritten: _Optional[int] = ...) -> None: ...
 
 class IngestProgress(_message.Message):
     __slots__ = ("file", "report")
@@ -65,15 +73,17 @@ class IngestProgress(_message.Message):
     def __init__(self, file: _Optional[_Union[FileProgress, _Mapping]] = ..., report: _Optional[_Union[IngestReport, _Mapping]] = ...) -> None: ...
 
 class FileProgress(_message.Message):
-    __slots__ = ("path", "files_done", "files_total", "sessions", "format")
+    __slots__ = ("path", "files_done", "files_total", "sessions", "format", "change")
     PATH_FIELD_NUMBER: _ClassVar[int]
     FILES_DONE_FIELD_NUMBER: _ClassVar[int]
     FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     FORMAT_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_FIELD_NUMBER: _ClassVar[int]
     path: str
     files_done: int
     files_total: int
     sessions: int
     format: str
-    def __init__(self, path: _Optional[str] = ..., files_done: _Optional[int] = ..., files_total: _Optional[int] = ..., sessions: _Optional[int] = ..., format: _Optional[str] = ...) -> None: ...
+    change: str
+    def __init__(self, path: _Optional[str] = ..., files_done: _Optional[int] = ..., files_total: _Optional[int] = ..., sessions: _Optional[int] = ..., format: _Optional[str] = ..., change: _Optional[str] = ...) -> None: ...

@@ -62,7 +62,8 @@ class IngestServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def IngestPaths(self, request, context):
-        """Files or folders readable by the ingest node; the format is recognized from content.
+        """Files or folders readable by the ingest node; the format is recognized from content. A file
+        unchanged since this node last ingested it is skipped; one that grew is ingested again.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

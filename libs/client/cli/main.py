@@ -5,6 +5,7 @@ search (`quarry 'sqlite locking'`)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -14,10 +15,12 @@ from rich.markup import escape
 
 from quarry.client.cli import render
 from quarry.client.cli.mark import mark_app
+from quarry.client.cli.read import read
 from quarry.client.client import QuarryClient
 from quarry.core.config import resolve_home
 from quarry.core.errors import QuarryError
 from quarry.dsl import compile_query
+from quarry.v1.ingest_pb2 import IngestProgress
 
 app = typer.Typer(
     add_completion=False,
@@ -29,6 +32,7 @@ app = typer.Typer(
 node_app = typer.Typer(help="Run one node of a cluster (what `quarry up` and docker-compose start).")
 app.add_typer(node_app, name="node")
 app.add_typer(mark_app, name="mark")
+app.command("read")(read)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -105,28 +109,54 @@ def status() -> None:
 @app.command()
 def ingest(
     paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders; none: the standard locations.")] = None,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow", help="Keep watching: ingest files as they appear or grow (searchable within 2 s) until Ctrl-C."
+        ),
+    ] = False,
 ) -> None:
-    """Ingest Claude Code, Codex CLI, Gemini CLI logs and ChatGPT exports (format found from content)."""
+    """Ingest Claude Code, Codex CLI, Gemini CLI logs and ChatGPT exports (format found from content).
+    A file unchanged since its last ingest is skipped; one that grew is ingested again."""
+    with _client() as client:
+        events = client.ingest_paths(paths or [], standard_locations=not paths, follow=follow)
+        try:
+            if not follow:
+                _ingest_once(events)
+            elif settings.format == "plain":
+                _ingest_once(events)
+                err_console.print("following; Ctrl-C stops")
+                for event in events:
+                    render.ingest_event(event, settings.format, console)
+            else:
+                for event in events:
+                    render.ingest_event(event, settings.format, console)
+        except KeyboardInterrupt:
+            if not follow:
+                raise
+            err_console.print("stopped following")
+        finally:
+            events.close()  # cancels the call
+
+
+def _ingest_once(events: Iterator[IngestProgress]) -> None:
+    """Up to the first report: a progress bar over the files, then the report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    with _client() as client:
-        report = None
-        progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=err_console,
-            transient=True,
-        )
-        with progress:
-            task = progress.add_task("ingesting", total=None)
-            for event in client.ingest_paths(paths or [], standard_locations=not paths):
-                if event.HasField("file"):
-                    progress.update(task, total=event.file.files_total, completed=event.file.files_done)
-                else:
-                    report = event.report
-        if report is not None:
-            render.ingest_report(report, settings.format, console)
+    report = None
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console, transient=True
+    )
+    with progress:
+        task = progress.add_task("ingesting", total=None)
+        for event in events:
+            if event.HasField("file"):
+                progress.update(task, total=event.file.files_total, completed=event.file.files_done)
+            else:
+                report = event.report
+                break
+    if report is not None:
+        render.ingest_report(report, settings.format, console)
 
 
 @app.command()
@@ -192,6 +222,7 @@ def node_vector(
 @node_app.command("ingest")
 def node_ingest(
     index: Annotated[str, typer.Option(help="Comma-separated shard addresses, in shard order.")],
+    data: Annotated[Path, typer.Option(help="Where it remembers what it ingested from each file.")],
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option()] = 0,
     run_file: Annotated[Path | None, typer.Option()] = None,
@@ -201,7 +232,7 @@ def node_ingest(
     from quarry.ingest.server import serve_ingest
 
     setup_telemetry("quarry-ingest")
-    serve_ingest(index.split(","), host, port, run_file)
+    serve_ingest(index.split(","), data, host, port, run_file)
 
 
 @node_app.command("query")

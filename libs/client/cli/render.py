@@ -126,11 +126,40 @@ def ingest_report(report: ingest_pb2.IngestReport, fmt: str, console: Console) -
     if fmt in ("json", "ndjson"):
         emit_json(to_dict(report))
         return
+    kinds = [
+        f"{count} {what}"
+        for count, what in (
+            (report.files_unchanged, "unchanged"),
+            (report.files_appended, "appended"),
+            (report.files_rewritten, "rewritten"),
+        )
+        if count
+    ]
+    files = f"{report.files} files" + (f" ({', '.join(kinds)})" if kinds else "")
     console.print(
-        f"ingested {report.files} files: {report.sessions_written} sessions written, "
-        f"{report.sessions_unchanged} unchanged, {report.messages_written} messages "
-        f"({report.elapsed_ms / 1000:.1f} s)"
+        f"ingested {files}: "
+        f"{report.sessions_written} sessions written, {report.sessions_unchanged} unchanged, "
+        f"{report.messages_written} messages ({report.elapsed_ms / 1000:.1f} s)"
     )
+    _ingest_notes(report, console)
+
+
+def ingest_event(event: ingest_pb2.IngestProgress, fmt: str, console: Console) -> None:
+    """One event of a followed ingest as it happens: a file that changed, or a round's issues.
+    json and ndjson print one object per line (`{"file": …}` or `{"report": …}`): a stream has no end."""
+    if fmt in ("json", "ndjson"):
+        kind = event.WhichOneof("event")
+        emit_ndjson([{kind: to_dict(getattr(event, kind))}])
+        return
+    if event.HasField("report"):
+        _ingest_notes(event.report, console)
+    elif event.file.change not in ("unchanged", "pending", ""):
+        file = event.file
+        sessions = f"{file.sessions} session{'' if file.sessions == 1 else 's'}"
+        console.print(f"{file.change:<9} {escape(file.path)}: {sessions}", soft_wrap=True)
+
+
+def _ingest_notes(report: ingest_pb2.IngestReport, console: Console) -> None:
     for issue in report.issues:
         where = f"{issue.path}:{issue.line}" if issue.line else issue.path
         console.print(f"[yellow]{issue.code}[/yellow] {escape(where)}: {escape(issue.reason)}")

@@ -7,7 +7,7 @@ and `schema.action_text`, and the session's `embed_count` is the number of `quar
 items (tests hold them to it).
 
 Row tuples follow the column lists in store.py (`SESSION_COLUMNS`, `MESSAGE_COLUMNS`, `BLOCK_COLUMNS`,
-`ACTION_COLUMNS` + `path_norm`); documents are JSON for `IndexWriter.add_json`.
+`ACTION_COLUMNS` + `path_norm`, `UNIT_TABLES`); documents are JSON for `IndexWriter.add_json`.
 """
 
 from __future__ import annotations
@@ -36,16 +36,64 @@ class SessionRecords:
     messages: list[tuple[object, ...]]
     blocks: list[tuple[object, ...]]
     actions: list[tuple[object, ...]]
+    units: dict[str, list[tuple[object, ...]]]  # derived-unit rows by table (store.UNIT_TABLES)
     documents: list[str]
 
 
+# What a summary leaves out: it travels with every search hit.
+_BULK_FIELDS = ("messages", "actions", "files", "runs", "events", "snapshots", "delegations")
+
+
 def summary_blob(session: units_pb2.Session) -> bytes:
-    """The session serialized without its messages and actions."""
+    """The session serialized without its messages, actions and derived units."""
     summary = units_pb2.Session()
     summary.CopyFrom(session)
-    summary.ClearField("messages")
-    summary.ClearField("actions")
+    for name in _BULK_FIELDS:
+        summary.ClearField(name)
     return summary.SerializeToString()
+
+
+def unit_rows(session: units_pb2.Session, session_ord: int) -> dict[str, list[tuple[object, ...]]]:
+    """The rows of the session's derived units, by table, in the columns of store.UNIT_TABLES."""
+    normalize_path = analyzer.normalize_path
+    return {
+        "files": [
+            (
+                f.id,
+                session_ord,
+                normalize_path(f.path) if f.path else "",
+                " ".join(sorted(f.categories)),
+                f.first_time_ms,
+                f.last_time_ms,
+                f.SerializeToString(),
+            )
+            for f in session.files
+        ],
+        "runs": [
+            (r.id, session_ord, r.role, r.status, r.agent, r.child_session_id, r.started_ms, r.SerializeToString())
+            for r in session.runs
+        ],
+        "observed_events": [
+            (e.id, session_ord, e.seq, e.kind, e.delivery_state, e.time_ms, e.SerializeToString())
+            for e in session.events
+        ],
+        "context_snapshots": [
+            (c.id, session_ord, c.seq, c.boundary, c.time_ms, c.SerializeToString()) for c in session.snapshots
+        ],
+        "delegations": [
+            (
+                d.id,
+                session_ord,
+                d.child_session_id,
+                d.mapping_state,
+                d.result_state,
+                d.agent,
+                d.time_ms,
+                d.SerializeToString(),
+            )
+            for d in session.delegations
+        ],
+    }
 
 
 def decompose(
@@ -192,5 +240,6 @@ def decompose(
         messages=message_rows,
         blocks=block_rows,
         actions=action_rows,
+        units=unit_rows(session, session_ord) if rows else {},
         documents=documents,
     )

@@ -12,7 +12,7 @@ from quarry.core.node import Service, serve, typed_errors
 from quarry.index.lexical.assertion_service import AssertionServicer
 from quarry.index.lexical.assertions import AssertionStore
 from quarry.index.lexical.shard import LexicalShard
-from quarry.v1 import assertions_pb2, assertions_pb2_grpc, index_pb2, index_pb2_grpc
+from quarry.v1 import assertions_pb2, assertions_pb2_grpc, index_pb2, index_pb2_grpc, refs_pb2
 
 
 class IndexServicer(index_pb2_grpc.IndexServiceServicer):
@@ -45,6 +45,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     @typed_errors
     def Stats(self, request: index_pb2.ShardStatsRequest, context: grpc.ServicerContext):
         return self.shard.stats()
+
+    @typed_errors
+    def ResolveRef(self, request: refs_pb2.ResolveRefRequest, context: grpc.ServicerContext):
+        return self.shard.resolve_ref(request)
 
     @typed_errors
     def EmbedFeed(self, request: index_pb2.EmbedFeedRequest, context: grpc.ServicerContext):

@@ -34,8 +34,9 @@ from quarry.core.errors import QuarryError
 from quarry.index.lexical import records, schema
 from quarry.index.lexical.leaf import Leaf
 from quarry.index.lexical.records import SessionRecords
+from quarry.index.lexical.refs import RefReader
 from quarry.index.lexical.store import Store
-from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
+from quarry.v1 import errors_pb2, index_pb2, plan_pb2, refs_pb2, units_pb2
 
 _WRITER_HEAP_BYTES = 128_000_000
 # One indexing thread: the same documents cost 15-30% more CPU on two (the shard shares its cores with
@@ -63,6 +64,7 @@ class LexicalShard:
         self._writer = self._new_writer()
         self._write_lock = threading.Lock()
         self._leaf = Leaf(self._index, self._store)
+        self._refs = RefReader(self._store)
         self._closed = False
         self._reconcile()
 
@@ -182,6 +184,11 @@ class LexicalShard:
     def query_units(self, request: index_pb2.ShardUnitsRequest) -> index_pb2.ShardUnitsResponse:
         self._check_open()
         return self._leaf.query_units(request, self.shard)
+
+    def resolve_ref(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
+        """The object a public ref names (refs.py); unresolved with caveats when it is not here."""
+        self._check_open()
+        return self._refs.resolve(request)
 
     def embed_feed(self, after_seq: int, max_sessions: int) -> index_pb2.EmbedFeedResponse:
         """What the vector node embeds next: sessions written after its cursor, with their texts."""

@@ -1,13 +1,25 @@
 """The SQLite store of a lexical shard: canonical records and unit rows for structured predicates.
 
 The store is the shard's source of truth. Each session keeps its summary (a serialized Session
-without messages/actions), every message as a serialized Message (with its blocks), and one row per
-action with all Action fields; together they rebuild the full Session, so the Tantivy index can be
-rebuilt from here at any time. Beside the blobs, a table holds only the columns a predicate filters
-or sorts on, and only the indexes those paths use (tests/index/test_query_plans.py checks each
-path): every column and index is paid for by every ingested row. The rows themselves are built by
-records.py; the shard assigns the ordinals (it is the only writer), so a batch is one statement per
-table. `PRAGMA user_version` records the layout; a store in another layout is refused at open.
+without messages, actions and derived units), every message as a serialized Message (with its
+blocks), and one row per action with all Action fields; together they rebuild what the Tantivy
+index holds, so it can be rebuilt from here at any time. Beside the blobs, a table holds only the
+columns a predicate filters or sorts on, and only the indexes those paths use
+(tests/index/test_query_plans.py checks each path): every column and index is paid for by every
+ingested row. The rows themselves are built by records.py; the shard assigns the ordinals (it is the
+only writer), so a batch is one statement per table. `PRAGMA user_version` records the layout; a
+store in another layout is refused at open.
+
+The derived units (files, runs, observed events, context snapshots, delegations) are one row each:
+their filter and sort columns and the whole unit as a serialized proto. They are written, replaced
+and deleted with their session, and indexed by session ordinal only: a public ref names its session,
+so a lookup by id goes through the session's ordinal and reads that session's rows alone.
+
+Delegation child excerpts: a child session is stored on its parent's shard (same lineage root), so
+each write links both ways in its own transaction: a delegation written, or one whose child was just
+written, gets the child's final answer (`final_text`) as `child_excerpt_preview` / `_sha256` and
+mapping_state `resolved` when its child is stored here. Whichever arrives first, the second write
+completes the link.
 
 Durability: WAL with `synchronous=FULL`, so every commit fsyncs the WAL before returning and an
 acknowledged upsert survives a power loss, not only a process kill. Checkpoints stay automatic
@@ -31,6 +43,7 @@ memory map (a search reads a few rows scattered over the whole file: no read() c
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 import uuid
@@ -48,7 +61,7 @@ if TYPE_CHECKING:
     from quarry.index.lexical.records import SessionRecords
 
 COUNT_FIELDS = tuple(f.name for f in units_pb2.SessionCounts.DESCRIPTOR.fields)
-FORMAT_VERSION = 3  # PRAGMA user_version of the layout below
+FORMAT_VERSION = 4  # PRAGMA user_version of the layout below
 _PAGE_BYTES = 16384
 _WAL_LIMIT_BYTES = 64 << 20
 _READER_MMAP_BYTES = 1 << 40
@@ -140,6 +153,68 @@ CREATE INDEX IF NOT EXISTS actions_category ON actions (category, session_ord);
 CREATE INDEX IF NOT EXISTS actions_tool_time ON actions (tool, time_ms);
 CREATE INDEX IF NOT EXISTS actions_category_time ON actions (category, time_ms);
 CREATE INDEX IF NOT EXISTS actions_time ON actions (time_ms);
+
+CREATE TABLE IF NOT EXISTS files (
+  ord INTEGER PRIMARY KEY,
+  id TEXT NOT NULL,
+  session_ord INTEGER NOT NULL,
+  path_norm TEXT NOT NULL,
+  categories TEXT NOT NULL,  -- the action categories on the path, space-separated, sorted
+  first_time_ms INTEGER NOT NULL,
+  last_time_ms INTEGER NOT NULL,
+  proto BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_session ON files (session_ord);
+
+CREATE TABLE IF NOT EXISTS runs (
+  ord INTEGER PRIMARY KEY,
+  id TEXT NOT NULL,
+  session_ord INTEGER NOT NULL,
+  role TEXT NOT NULL COLLATE NOCASE,
+  status TEXT NOT NULL COLLATE NOCASE,
+  agent TEXT NOT NULL COLLATE NOCASE,
+  child_session_id TEXT NOT NULL,
+  started_ms INTEGER NOT NULL,
+  proto BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_session ON runs (session_ord);
+
+CREATE TABLE IF NOT EXISTS observed_events (
+  ord INTEGER PRIMARY KEY,
+  id TEXT NOT NULL,
+  session_ord INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL COLLATE NOCASE,
+  delivery_state TEXT NOT NULL COLLATE NOCASE,
+  time_ms INTEGER NOT NULL,
+  proto BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS observed_events_session ON observed_events (session_ord);
+
+CREATE TABLE IF NOT EXISTS context_snapshots (
+  ord INTEGER PRIMARY KEY,
+  id TEXT NOT NULL,
+  session_ord INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  boundary TEXT NOT NULL COLLATE NOCASE,
+  time_ms INTEGER NOT NULL,
+  proto BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS context_snapshots_session ON context_snapshots (session_ord);
+
+CREATE TABLE IF NOT EXISTS delegations (
+  ord INTEGER PRIMARY KEY,
+  id TEXT NOT NULL,
+  session_ord INTEGER NOT NULL,
+  child_session_id TEXT NOT NULL,
+  mapping_state TEXT NOT NULL COLLATE NOCASE,
+  result_state TEXT NOT NULL COLLATE NOCASE,
+  agent TEXT NOT NULL COLLATE NOCASE,
+  time_ms INTEGER NOT NULL,
+  proto BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS delegations_session ON delegations (session_ord);
+CREATE INDEX IF NOT EXISTS delegations_child ON delegations (child_session_id) WHERE child_session_id != '';
 """
 
 ACTION_COLUMNS = (
@@ -166,6 +241,17 @@ MESSAGE_COLUMNS = (
     "cache_write_tokens, proto"
 )
 BLOCK_COLUMNS = "id, session_ord, message_ord, type, tool, path_norm, time_ms"
+# The derived-unit tables (SessionRecords.units holds their rows by table): the columns a row tuple fills.
+UNIT_TABLES = {
+    "files": "id, session_ord, path_norm, categories, first_time_ms, last_time_ms, proto",
+    "runs": "id, session_ord, role, status, agent, child_session_id, started_ms, proto",
+    "observed_events": "id, session_ord, seq, kind, delivery_state, time_ms, proto",
+    "context_snapshots": "id, session_ord, seq, boundary, time_ms, proto",
+    "delegations": "id, session_ord, child_session_id, mapping_state, result_state, agent, time_ms, proto",
+}
+EXCERPT_PREVIEW_CHARS = 280
+_TEXT_BLOCK_TYPES = frozenset(("text", "code"))
+_CURRENT_SURFACES = frozenset(("", "current"))
 
 
 def _insert(table: str, columns: str) -> str:
@@ -177,6 +263,7 @@ _UPDATE_SESSION = f"UPDATE sessions SET {', '.join(f'{c} = ?' for c in SESSION_C
 _INSERT_MESSAGE = _insert("messages", MESSAGE_COLUMNS)
 _INSERT_BLOCK = _insert("blocks", BLOCK_COLUMNS)
 _INSERT_ACTION = _insert("actions", ACTION_COLUMNS + ", path_norm")
+_INSERT_UNITS = {table: _insert(table, columns) for table, columns in UNIT_TABLES.items()}
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
 _CHANGE_SEQ = SESSION_COLUMNS.index("change_seq")
 
@@ -211,6 +298,48 @@ def action_from_row(row: Sequence[object], session_id: str) -> units_pb2.Action:
         input_json=input_json,
         time_ms=time_ms,
     )
+
+
+def dialogue_text(blocks: Iterable[units_pb2.Block]) -> str:
+    """The prose and code of these blocks, one after the other; "" when they have none."""
+    return "\n".join(b.text for b in blocks if b.type in _TEXT_BLOCK_TYPES and b.text and not b.text.isspace())
+
+
+def final_text(conn: sqlite3.Connection, session_ord: int) -> str:
+    """A session's final answer: the text of its last assistant message on the current surface that
+    has some (a message with no surface recorded counts as current); "" when there is none."""
+    rows = conn.execute(
+        "SELECT proto FROM messages WHERE session_ord = ? AND role = 'assistant' ORDER BY ord DESC", (session_ord,)
+    )
+    for (proto,) in rows:
+        message = units_pb2.Message.FromString(proto)
+        if message.surface in _CURRENT_SURFACES and (text := dialogue_text(message.blocks)):
+            return text
+    return ""
+
+
+def _link_children(conn: sqlite3.Connection, session_ords: str) -> None:
+    """Fill the child excerpt of every delegation of these sessions whose child is stored, and of every
+    delegation whose child is one of these sessions (`session_ords`: a json_list)."""
+    rows = conn.execute(
+        "SELECT d.ord, d.proto, c.ord FROM delegations d JOIN sessions c ON c.id = d.child_session_id "
+        f"WHERE d.session_ord {_IN_JSON} AND d.child_session_id != '' "
+        "UNION SELECT d.ord, d.proto, c.ord FROM sessions c JOIN delegations d ON d.child_session_id = c.id "
+        f"WHERE c.ord {_IN_JSON} AND d.child_session_id != ''",
+        (session_ords, session_ords),
+    ).fetchall()
+    answers: dict[int, str] = {}
+    updates = []
+    for delegation_ord, proto, child_ord in rows:
+        if child_ord not in answers:
+            answers[child_ord] = final_text(conn, child_ord)
+        text = answers[child_ord]
+        delegation = units_pb2.Delegation.FromString(proto)
+        delegation.mapping_state = "resolved"
+        delegation.child_excerpt_preview = text[:EXCERPT_PREVIEW_CHARS]
+        delegation.child_excerpt_sha256 = hashlib.sha256(text.encode()).hexdigest() if text else ""
+        updates.append((delegation.mapping_state, delegation.SerializeToString(), delegation_ord))
+    conn.executemany("UPDATE delegations SET mapping_state = ?, proto = ? WHERE ord = ?", updates)
 
 
 class Store:
@@ -308,9 +437,10 @@ class Store:
         """Write the sessions' rows in one durable transaction, marked as pending for Tantivy.
 
         `replaced` holds the ordinals of the sessions already stored: their rows are updated in place
-        (the ordinal is stable) and their old messages, blocks, actions and tags deleted first. The
-        rows carry their change_seq (numbered by the shard after `head_seq()`); the highest becomes
-        the new head in the same transaction.
+        (the ordinal is stable) and their old messages, blocks, actions, tags and derived units deleted
+        first. The rows carry their change_seq (numbered by the shard after `head_seq()`); the highest
+        becomes the new head in the same transaction, as do the child excerpts of the delegations the
+        batch links (`_link_children`).
         """
         conn = self._writer
         conn.execute("BEGIN IMMEDIATE")
@@ -321,7 +451,7 @@ class Store:
                     f"DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord {_IN_JSON})",
                     old,
                 )
-                for table in ("session_tags", "messages", "actions"):
+                for table in ("session_tags", "messages", "actions", *UNIT_TABLES):
                     conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", old)
             conn.executemany(_INSERT_SESSION, [r.session_row for r in batch if r.session_ord not in replaced])
             conn.executemany(
@@ -335,6 +465,9 @@ class Store:
             conn.executemany(_INSERT_MESSAGE, [row for r in batch for row in r.messages])
             conn.executemany(_INSERT_BLOCK, [row for r in batch for row in r.blocks])
             conn.executemany(_INSERT_ACTION, [row for r in batch for row in r.actions])
+            for table, insert in _INSERT_UNITS.items():
+                conn.executemany(insert, [row for r in batch for row in r.units[table]])
+            _link_children(conn, json_list(r.session_ord for r in batch))
             head = max((r.session_row[_CHANGE_SEQ] for r in batch if r.session_row is not None), default=None)
             if head is not None:
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'head_seq'", (str(head),))
@@ -364,7 +497,8 @@ class Store:
         return self._writer.execute("SELECT COALESCE(SUM(doc_count), 0) FROM sessions").fetchone()[0]
 
     def load_sessions(self, session_ords: Sequence[int]) -> Iterator[tuple[units_pb2.Session, int, list[int]]]:
-        """Full canonical sessions rebuilt from the rows, with the session and message ordinals."""
+        """Sessions rebuilt from the rows with their messages and actions (what Tantivy indexes; not the
+        derived units), with the session and message ordinals."""
         conn = self._writer
         for session_ord in session_ords:
             (blob,) = conn.execute("SELECT summary FROM sessions WHERE ord = ?", (session_ord,)).fetchone()

@@ -3,8 +3,12 @@
 A parser reads one file's records and builds `DraftSession`s: plain mutable objects that are cheap to
 grow while records arrive (Claude Code spreads one API response over several lines, Codex reports
 exit codes after the output). `quarry.ingest.normalize.build_session` then turns each draft into the
-canonical `units_pb2.Session`, assigning every id and computing words, counts, actions and the
-content hash in one place, the same way for every origin.
+canonical `units_pb2.Session`, assigning every id and computing words, counts, actions, the derived
+units and the content hash in one place, the same way for every origin.
+
+Besides messages, a parser records the runtime facts the derived units need and the canonical
+messages do not carry: events (turns, API errors, commands, compactions), compaction boundaries and
+what the source says about each subagent dispatch (`DraftDispatch`, keyed by its tool_use id).
 """
 
 from __future__ import annotations
@@ -13,7 +17,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from quarry.ingest.fences import has_fence, split_fenced
 from quarry.v1 import ingest_pb2
+
+# Model names of replies the runtime wrote itself (Claude Code's `<synthetic>` error and notice rows).
+SYNTHETIC_MODELS = frozenset({"", "<synthetic>"})
 
 
 @dataclass(slots=True)
@@ -48,6 +56,46 @@ class DraftMessage:
 
 
 @dataclass(slots=True)
+class DraftEvent:
+    """Something the runtime recorded (a kind of `vocab.EVENT_KINDS`), placed in the message stream
+    after message `after_seq` (-1: before any); `message_seq` is the message it was read from, if any."""
+
+    kind: str
+    time_ms: int = 0
+    text: str = ""
+    object_ref: str = ""
+    failed: bool = False
+    after_seq: int = -1
+    message_seq: int = -1
+
+
+@dataclass(slots=True)
+class DraftCompaction:
+    """A context compaction: the message that holds its summary (or its boundary), how it was
+    triggered (auto | manual, "" unknown) and the context size it replaced (0 unknown)."""
+
+    time_ms: int = 0
+    message_seq: int = -1
+    trigger: str = ""
+    tokens_before: int = 0
+
+
+@dataclass(slots=True)
+class DraftDispatch:
+    """What the source recorded about one subagent dispatch besides its tool_use and tool_result."""
+
+    child_native_id: str = ""  # the child session's native id, when the source links it
+    agent: str = ""  # the subagent type the runtime reports (the dispatch input may name it too)
+    status: str = ""  # the source's own status word (completed, failed, async_launched, ...)
+    duration_ms: int = 0
+    total_tokens: int = 0
+    tool_uses: int = 0
+    # The child's final assistant text, when the child session is in the same file; else "".
+    child_excerpt: str = ""
+    model: str = ""
+
+
+@dataclass(slots=True)
 class TimeSpan:
     """Earliest and latest timestamps seen (epoch ms, 0 = none yet)."""
 
@@ -78,6 +126,10 @@ class DraftSession:
     # Every tool_use in arrival order, as (message seq, block index): a Claude Code message can
     # grow after later messages exist, so message order alone would renumber actions on append.
     tool_uses: list[tuple[int, int]] = field(default_factory=list)
+    agent: str = ""  # a child session: the subagent type that ran it
+    events: list[DraftEvent] = field(default_factory=list)
+    compactions: list[DraftCompaction] = field(default_factory=list)
+    dispatches: dict[str, DraftDispatch] = field(default_factory=dict)
 
     def add_message(self, message: DraftMessage) -> DraftMessage:
         message.seq = len(self.messages)
@@ -85,9 +137,30 @@ class DraftSession:
         return message
 
     def add_block(self, message: DraftMessage, block: DraftBlock) -> None:
+        """Append a block; a text block with fenced code becomes its text and code pieces."""
         if block.type == "tool_use":
             self.tool_uses.append((message.seq, len(message.blocks)))
+        elif block.type == "text" and has_fence(block.text):
+            pieces = split_fenced(block.text)
+            if pieces:
+                message.blocks.extend(DraftBlock(kind, text=text, language=lang) for kind, text, lang in pieces)
+                return
         message.blocks.append(block)
+
+    def record(
+        self,
+        kind: str,
+        time_ms: int = 0,
+        text: str = "",
+        *,
+        object_ref: str = "",
+        failed: bool = False,
+        message_seq: int = -1,
+    ) -> DraftEvent:
+        """Record a runtime event after the messages added so far (read from `message_seq`, if any)."""
+        event = DraftEvent(kind, time_ms, text, object_ref, failed, len(self.messages) - 1, message_seq)
+        self.events.append(event)
+        return event
 
     def observe_time(self, ms: int) -> None:
         self.span.observe(ms)

@@ -21,7 +21,14 @@ growing rollout consistent with the whole file.
   reasoned but the text is encrypted).
 - `token_count` events carry per-request usage; each turn's usage is summed onto the turn's last
   model message. input_tokens counts uncached input, cache_read_tokens the cached part.
-- `compacted` becomes a non-authored user message that shadows everything before it.
+- `compacted` becomes a non-authored user message that shadows everything before it, and a
+  compaction (event and context snapshot); a `context_compacted` event right after it is the same
+  compaction, one with no `compacted` record is a compaction without a summary message.
+- runtime events: task_started / task_complete / turn_aborted -> turn_started / turn_completed /
+  turn_aborted; `error` and `stream_error` -> api_error.
+- a rollout can hold several `session_meta` records (a resumed session): the first id names the
+  session; later ones only fill what the first left empty. `turn_context` sets the model of the
+  turn's replies (and the cwd when session_meta had none).
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from quarry.ingest.normalize import describe_tool_input, json_text, patch_path, 
 from quarry.ingest.reader import Record, feed_all
 from quarry.ingest.sources import (
     DraftBlock,
+    DraftCompaction,
+    DraftEvent,
     DraftMessage,
     DraftSession,
     SourceResult,
@@ -52,6 +61,8 @@ ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_
 CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
 OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 EVENT_DIALOGUE = frozenset({"user_message", "agent_message", "agent_reasoning"})
+TURN_EVENTS = {"task_started": "turn_started", "task_complete": "turn_completed", "turn_aborted": "turn_aborted"}
+ERROR_EVENTS = frozenset({"error", "stream_error"})
 ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 TEXT_PARTS = frozenset({"input_text", "output_text", "text", "refusal", "summary_text", "reasoning_text"})
 _INJECTED = re.compile(
@@ -91,6 +102,8 @@ class _Parser:
         self.last_total: Any = None
         self.turn_anchor: DraftMessage | None = None
         self.shadow_before = -1
+        self.compacted_at = -2  # message count when the last compaction was recorded
+        self.compaction_event = DraftEvent("compaction")
 
     def feed(self, record: Record) -> None:
         data = record.data
@@ -114,7 +127,8 @@ class _Parser:
             self.result.skipped[f"{FORMAT}:{kind}"] += 1
 
     def _session_meta(self, payload: dict[str, Any]) -> None:
-        if not self.draft.native_id:
+        first = not self.draft.native_id
+        if first:
             self.draft.native_id = as_str(payload.get("id"))
         self.draft.observe_time(to_ms(payload.get("timestamp")))
         if not self.draft.cwd:
@@ -123,7 +137,7 @@ class _Parser:
         if isinstance(git, dict):
             self.draft.branch = self.draft.branch or as_str(git.get("branch"))
             url = as_str(git.get("repository_url")).rstrip("/")
-            if url:
+            if url and (first or not self.draft.repo):  # the repository names the repo better than the cwd
                 self.draft.repo = _basename(url.rsplit(":", 1)[-1]).removesuffix(".git")
 
     def _set_cwd(self, cwd: str) -> None:
@@ -230,6 +244,14 @@ class _Parser:
             exit_code = event.get("exit_code")
             if call_id and isinstance(exit_code, int):
                 self.exit_codes[call_id] = exit_code
+        elif kind in TURN_EVENTS:
+            self._turn_event(TURN_EVENTS[kind], event, time_ms)
+        elif kind in ERROR_EVENTS:
+            text = as_str(event.get("message")) or kind
+            self.draft.record("api_error", time_ms, f"API error: {text}", failed=True)
+        elif kind == "context_compacted":
+            if self.compacted_at != len(self.draft.messages):
+                self._compaction(DraftCompaction(time_ms), time_ms)
         elif kind in EVENT_DIALOGUE and not self.seen_response_item:
             text = as_str(event.get("message")) or as_str(event.get("text"))
             if kind == "user_message":
@@ -240,6 +262,24 @@ class _Parser:
                 self._message("assistant", [DraftBlock("thinking", text=text)], time_ms)
         else:
             self.result.skipped[f"{FORMAT}:event_msg/{kind or '(untyped)'}"] += 1
+
+    def _turn_event(self, kind: str, event: dict[str, Any], time_ms: int) -> None:
+        if kind == "turn_completed":
+            answer = as_str(event.get("last_agent_message"))
+            text = f"turn completed: {answer}" if answer else "turn completed"
+        elif kind == "turn_aborted":
+            reason = as_str(event.get("reason"))
+            text = f"turn aborted ({reason})" if reason else "turn aborted"
+        else:
+            text = "turn started"
+        self.draft.record(kind, time_ms, text, object_ref=as_str(event.get("turn_id")))
+
+    def _compaction(self, compaction: DraftCompaction, time_ms: int) -> None:
+        self.draft.compactions.append(compaction)
+        self.compaction_event = self.draft.record(
+            "compaction", time_ms, "context compacted", message_seq=compaction.message_seq
+        )
+        self.compacted_at = len(self.draft.messages)
 
     def _token_count(self, info: Any) -> None:
         if not isinstance(info, dict):
@@ -266,6 +306,12 @@ class _Parser:
         message = self._message("user", [DraftBlock("text", text=text)] if text else [], time_ms)
         message.authored = False
         self.shadow_before = message.seq
+        if self.compacted_at == message.seq:  # its context_compacted event came first
+            self.draft.compactions[-1].message_seq = message.seq
+            self.compaction_event.message_seq = message.seq
+            self.compacted_at = len(self.draft.messages)
+            return
+        self._compaction(DraftCompaction(time_ms, message.seq), time_ms)
 
     def finish(self) -> SourceResult:
         self._flush_usage()

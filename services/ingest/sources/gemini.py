@@ -4,7 +4,11 @@ One JSON object per file (whatever its name says): {sessionId, projectHash, star
 lastUpdated, messages[]}; the session is `gemini-cli-session:<sessionId>`.
 
 - message types: `user` -> user, `gemini` -> assistant, `info` / `error` / `warning` -> system
-  (not authored); other types are counted in `skipped`.
+  (not authored); other types are counted in `skipped`. An `error` message (the CLI reports a
+  failed model request this way) is also an api_error event.
+- content is a string or a list of parts: text parts are the text, `inlineData` / `fileData` parts
+  with an image MIME type are image blocks (referenced by MIME type, the data is not kept); other
+  parts are counted in `skipped` as `gemini:part/<kind>`.
 - a gemini message's blocks, in order: its `thoughts` (thinking: subject and description), its
   text, then for each `toolCalls[]` entry a tool_use and its tool_result (from
   `result[].functionResponse.response`, else `resultDisplay`). A call whose status is error or
@@ -93,9 +97,12 @@ def _add_message(draft: DraftSession, message: Any, result: SourceResult) -> Non
         thought = as_dict(thought)
         text = "\n".join(part for part in (as_str(thought.get("subject")), as_str(thought.get("description"))) if part)
         draft.add_block(draft_message, DraftBlock("thinking", text=text))
-    text = _content_text(message.get("content"))
-    if text:
-        draft.add_block(draft_message, DraftBlock("text", text=text))
+    blocks = _content(message.get("content"), result)
+    for block in blocks:
+        draft.add_block(draft_message, block)
+    if kind == "error":
+        text = "\n".join(block.text for block in blocks if block.text)
+        draft.record("api_error", draft_message.time_ms, text or "error", failed=True, message_seq=draft_message.seq)
     for call in as_list(message.get("toolCalls")):
         for block in _tool_call(as_dict(call)):
             draft.add_block(draft_message, block)
@@ -135,8 +142,28 @@ def _response_text(results: Any) -> tuple[str, str]:
     return "\n".join(outputs), "\n".join(errors)
 
 
-def _content_text(content: Any) -> str:
+def _content(content: Any, result: SourceResult) -> list[DraftBlock]:
+    """The blocks of a message's content (a string or a list of parts), in order; consecutive text
+    parts are one text block."""
     if isinstance(content, str):
-        return content
-    texts = [as_str(as_dict(part).get("text")) for part in as_list(content)]
-    return "\n".join(text for text in texts if text)
+        return [DraftBlock("text", text=content)] if content else []
+    blocks: list[DraftBlock] = []
+    texts: list[str] = []
+    for part in as_list(content):
+        part = as_dict(part)
+        text = as_str(part.get("text"))
+        if text:
+            texts.append(text)
+            continue
+        data = as_dict(part.get("inlineData") or part.get("fileData"))
+        mime_type = as_str(data.get("mimeType"))
+        if mime_type.startswith("image/"):
+            if texts:
+                blocks.append(DraftBlock("text", text="\n".join(texts)))
+                texts = []
+            blocks.append(DraftBlock("image", media_type=mime_type))
+        elif "text" not in part:
+            result.skipped[f"{FORMAT}:part/{next(iter(part), '(empty)')}"] += 1
+    if texts:
+        blocks.append(DraftBlock("text", text="\n".join(texts)))
+    return blocks
