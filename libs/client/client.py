@@ -64,6 +64,10 @@ class QuarryClient:
     def query_units(self, query: str, limit: int = 50, offset: int = 0) -> query_pb2.QueryUnitEnvelope:
         return _typed(self.query.QueryUnits, query_pb2.QueryUnitsRequest(query=query, limit=limit, offset=offset))
 
+    def explain(self, query: str) -> query_pb2.ExplainResponse:
+        """The typed AST and the plan the query compiles to, without running it."""
+        return _typed(self.query.Explain, query_pb2.ExplainRequest(query=query))
+
     def status(self) -> query_pb2.ClusterStatusResponse:
         return _typed(self.query.ClusterStatus, query_pb2.ClusterStatusRequest())
 

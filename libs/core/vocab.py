@@ -37,3 +37,21 @@ DELIVERY_STATES = ("recorded", "acted_on", "failed")
 SNAPSHOT_BOUNDARIES = ("session_start", "subagent_start", "compaction")
 MAPPING_STATES = ("resolved", "unresolved")
 RESULT_STATES = ("completed", "failed", "missing")
+
+# Assertions (seed 000 "Assertion Candidate Judgment").
+ASSERTION_KINDS = ("decision", "caveat", "summary", "tag", "note", "todo")
+ASSERTION_STATUSES = ("active", "candidate", "accepted", "rejected", "deferred", "superseded", "deleted", "inactive")
+ASSERTION_AUTHORS = ("user", "agent", "transform", "detector")
+
+# The nine unit sources of seed 000, keyed by the singular name `exists <unit>(…)` uses.
+UNIT_SOURCES = {
+    "message": "messages",
+    "action": "actions",
+    "block": "blocks",
+    "file": "files",
+    "assertion": "assertions",
+    "run": "runs",
+    "observed-event": "observed-events",
+    "context-snapshot": "context-snapshots",
+    "delegation": "delegations",
+}

@@ -1,12 +1,14 @@
 """The Quarry query language: Lark grammar -> typed AST -> QueryPlan.
 
 parse(text) -> ast.Query             syntax only; raises QuarryError(INVALID_QUERY, …)
-compile_query(text) -> CompiledQuery parse, validate fields and values, lower to a plan
+compile_query(text, now_ms=None) -> CompiledQuery   parse, validate fields and values, lower to a plan
+explain(text, now_ms=None) -> ExplainResponse     the typed AST (JSON) and the plan with ordered stages
 render(query) -> str                 canonical text; parse(render(q)) == q
 """
 
 from quarry.dsl import ast
 from quarry.dsl.compile import UNIT_SOURCES, CompiledQuery, compile_query
+from quarry.dsl.explain import ast_json, explain
 from quarry.dsl.fields import FIELDS_BY_UNIT, FieldKind, FieldSpec
 from quarry.dsl.parser import MAX_DEPTH, MAX_QUERY_CHARS, parse
 from quarry.dsl.render import render
@@ -20,7 +22,9 @@ __all__ = [
     "FieldKind",
     "FieldSpec",
     "ast",
+    "ast_json",
     "compile_query",
+    "explain",
     "parse",
     "render",
 ]

@@ -148,6 +148,22 @@ class Seq:
     span: Span | None = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True, slots=True)
+class NearSession:
+    """`near:id:<session id>`: sessions semantically near that session (a vector-lane leaf)."""
+
+    session_id: str
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """`lineage:id:<session id>`: that session's family (its lineage root and every session below)."""
+
+    session_id: str
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
 # ---------------------------------------------------------------- boolean structure
 
 
@@ -169,7 +185,7 @@ class Not:
     span: Span | None = field(default=None, compare=False, repr=False)
 
 
-Predicate = Field | FreeText | FtsLeaf | Semantic | Comparison | Exists | Seq | And | Or | Not
+Predicate = Field | FreeText | FtsLeaf | Semantic | Comparison | Exists | Seq | NearSession | Lineage | And | Or | Not
 
 
 # ---------------------------------------------------------------- pipeline stages

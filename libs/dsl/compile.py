@@ -8,23 +8,29 @@ Lowering rules (quarry.v1.plan):
   NOT / `-` a `negate`.
 - an FtsExpr `negate` only ever sits inside an `all` with a positive sibling; text negation that
   cannot be written that way (`-foo` alone, `a OR -b`) is lifted to Predicate `negate`/`any`.
+- counts, numbers and dates (`messages:>=5`, `words between 1 and 9`, `since:7d`) become a
+  FieldClause with `op` (quarry.dsl.comparisons: dates resolved to epoch ms at compile time).
+- session predicates (`exists <unit>(…)`, `seq(…)`, `lineage:id:`, `near:id:`) are allowed where
+  the predicate is over sessions: a sessions query or a `sessions where … |` scope. Inside a unit's
+  `where`, an `exists` body or a `seq` step they are UNSUPPORTED_FORM.
 - unit queries: `plan.unit` is the unit; `session.<field>` sets `FieldClause.session_scoped`;
   `sessions where P | <unit> where Q` puts Q in `where` and P in `session_scope`; pipeline
   stages are recorded in order (the query node combines `limit`/`offset` with the caller's).
 - `plan.ranking_text` is the positive full-text of `where`: its non-negated `fts` leaves, OR-ed
-  (`any`) when there are several. `plan.semantic_text` is the semantic leaf's text, else the
-  words of `ranking_text`.
+  (`any`) when there are several (text inside `exists` / `seq` is a filter, not ranked text).
+  `plan.semantic_text` is the semantic leaf's text, else the words of `ranking_text`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Literal
 
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import ORIGINS
-from quarry.dsl import ast
+from quarry.dsl import ast, comparisons
 from quarry.dsl.errors import (
     BAD_VALUE,
     UNKNOWN_FIELD,
@@ -34,6 +40,9 @@ from quarry.dsl.errors import (
     query_error,
 )
 from quarry.dsl.fields import (
+    EXISTS_UNITS,
+    FIELDS_BY_UNIT,
+    GROUP_FIELDS,
     PLANNED_FIELDS,
     SESSION_FIELDS,
     SESSION_SCOPE_NAMES,
@@ -45,56 +54,60 @@ from quarry.dsl.fields import (
 from quarry.dsl.parser import parse
 from quarry.v1 import plan_pb2
 
-UNIT_SOURCES = ("messages", "actions", "blocks")
+UNIT_SOURCES = tuple(unit for unit in FIELDS_BY_UNIT if unit != "sessions")
 _INT32_MAX = 2**31 - 1
 _FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
-# Predicate forms the grammar reads but the compiler does not lower yet.
-_NOT_YET: dict[type, str] = {
-    ast.Comparison: "count, numeric and date comparisons are",
-    ast.Exists: "exists <unit>(…) is",
-    ast.Seq: "seq(… -> …) is",
+# `near:x` / `lineage:x` without `id:` / `text:`: what the user meant to write.
+_PREFIX_FIELDS = {
+    "near": "near: takes near:id:<session id> or near:text:…",
+    "lineage": "lineage: takes lineage:id:<session id>",
 }
 
 
 @dataclass(frozen=True)
 class CompiledQuery:
     kind: Literal["sessions", "units"]
-    unit: str  # sessions | messages | actions | blocks
+    unit: str  # sessions | one of UNIT_SOURCES
     plan: plan_pb2.QueryPlan
     matched_terms: tuple[str, ...]  # positive text terms, for highlighting (seed 000's rule)
     has_text: bool  # whether a ranked lane has text to score
     semantic_text: str  # what the semantic lane embeds
 
 
-def compile_query(text: str) -> CompiledQuery:
-    """Parse, validate and lower a query. Raises QuarryError pointing into `text`."""
+def compile_query(text: str, now_ms: int | None = None) -> CompiledQuery:
+    """Parse, validate and lower a query. Raises QuarryError pointing into `text`.
+
+    `now_ms` (epoch ms, default: the current time) anchors relative dates (`since:7d`, `today`).
+    """
     query = parse(text)
     try:
-        return _compile(query)
+        return lower(query, now_ms)
     except QuarryError as error:
         raise locate(error, text) from None
 
 
-def _compile(query: ast.Query) -> CompiledQuery:
+def lower(query: ast.Query, now_ms: int | None = None) -> CompiledQuery:
+    """Validate and lower a parsed query (errors carry offsets but no line / column yet)."""
+    context = _Context(now_ms if now_ms is not None else int(time.time() * 1000))
     plan = plan_pb2.QueryPlan()
-    semantic: list[ast.Semantic] = []
     match query:
         case ast.CompactQuery(predicate):
             kind, plan.unit = "sessions", "sessions"
             if predicate is not None:
-                lowered = _Lowering("sessions", semantic).predicate(predicate)
+                lowered = _Lowering("sessions", context).predicate(predicate)
                 items = lowered.all.items if lowered.WhichOneof("node") == "all" else [lowered]
                 plan.where.all.items.extend(items)
         case ast.SessionsQuery(predicate):
             kind, plan.unit = "sessions", "sessions"
-            plan.where.CopyFrom(_Lowering("sessions", semantic).predicate(predicate))
+            plan.where.CopyFrom(_Lowering("sessions", context).predicate(predicate))
         case ast.UnitQuery():
-            kind, plan.unit = "units", _unit_source(query)
+            kind, plan.unit = "units", query.unit
             if query.session_scope is not None:
-                scope = _Lowering("sessions", semantic, in_session_scope=True)
+                scope = _Lowering("sessions", context, in_session_scope=True)
                 plan.session_scope.CopyFrom(scope.predicate(query.session_scope))
-            plan.where.CopyFrom(_Lowering(query.unit, semantic).predicate(query.predicate))
-            plan.stages.extend(_stage(stage) for stage in query.stages)
+            plan.where.CopyFrom(_Lowering(query.unit, context).predicate(query.predicate))
+            plan.stages.extend(_stages(query.unit, query.stages))
+    semantic = context.semantic
     if len(semantic) > 1:
         raise query_error(
             UNSUPPORTED_FORM, "a query may hold one semantic leaf", semantic[1].span, _written(semantic[1])
@@ -116,46 +129,134 @@ def _compile(query: ast.Query) -> CompiledQuery:
     )
 
 
-def _unit_source(query: ast.UnitQuery) -> str:
-    if query.unit not in UNIT_SOURCES:
+# ---------------------------------------------------------------- pipeline stages
+
+
+def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineStage]:
+    """Validate the stage sequence and lower it, in order.
+
+    Rows: `sort by time`, `limit`, `offset`. Aggregates: `group by FIELD | count` first, then
+    `sort by count|key`, `limit`, `offset`. Several limits narrow (the smallest wins) and several
+    offsets add up: the query node combines them with the caller's.
+    """
+    out: list[plan_pb2.PipelineStage] = []
+    grouped = False
+    for index, stage in enumerate(stages):
+        match stage:
+            case ast.Sort(key="time", descending=descending):
+                if grouped:
+                    raise query_error(
+                        UNSUPPORTED_FORM,
+                        "sort by time orders rows; aggregate rows sort by count or key",
+                        stage.span,
+                        "time",
+                        ("sort by count", "sort by key"),
+                    )
+                out.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="time", descending=descending)))
+            case ast.Sort(key=key, descending=descending):
+                _check_aggregate_unit(unit, stage)
+                if not grouped:
+                    raise query_error(
+                        UNSUPPORTED_FORM,
+                        f"sort by {key} orders aggregate rows: it follows `group by FIELD | count`",
+                        stage.span,
+                        key,
+                        ("sort by time",),
+                    )
+                out.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key=key, descending=descending)))
+            case ast.GroupBy(name):
+                _check_aggregate_unit(unit, stage)
+                if grouped or out:
+                    raise query_error(
+                        UNSUPPORTED_FORM,
+                        "`group by FIELD | count` comes first in a pipeline, once",
+                        stage.span,
+                        "group",
+                    )
+                if index + 1 >= len(stages) or not isinstance(stages[index + 1], ast.Count):
+                    raise query_error(
+                        UNSUPPORTED_FORM, f"group by {name} is followed by `| count`", stage.span, "group", ("count",)
+                    )
+                _check_group_field(unit, stage)
+                out.append(plan_pb2.PipelineStage(group_by=name))
+            case ast.Count():
+                _check_aggregate_unit(unit, stage)
+                if index == 0 or not isinstance(stages[index - 1], ast.GroupBy):
+                    raise query_error(
+                        UNSUPPORTED_FORM,
+                        "count alone is a session verb: unit rows are counted per group, `group by FIELD | count`",
+                        stage.span,
+                        "count",
+                        ("group by",),
+                    )
+                grouped = True
+                out.append(plan_pb2.PipelineStage(count=True))
+            case ast.Limit(n):
+                if not 1 <= n <= _INT32_MAX:
+                    raise query_error(BAD_VALUE, f"limit must be between 1 and {_INT32_MAX}", stage.span, str(n))
+                out.append(plan_pb2.PipelineStage(limit=n))
+            case ast.Offset(n):
+                if n > _INT32_MAX:
+                    raise query_error(BAD_VALUE, f"offset must be at most {_INT32_MAX}", stage.span, str(n))
+                out.append(plan_pb2.PipelineStage(offset=n))
+    return out
+
+
+def _check_aggregate_unit(unit: str, stage: ast.Stage) -> None:
+    if unit not in GROUP_FIELDS:
         raise query_error(
             UNSUPPORTED_FORM,
-            f"`{query.unit} where …` is not supported yet (units: {', '.join(UNIT_SOURCES)})",
-            query.unit_span,
-            query.unit,
-            UNIT_SOURCES,
+            f"{unit} have no aggregate stages (group by, count, sort by count|key); they support sort by "
+            f"time, limit and offset. Aggregates: {', '.join(GROUP_FIELDS)}",
+            stage.span,
+            expected=("sort by time", "limit", "offset"),
         )
-    return query.unit
 
 
-def _stage(stage: ast.Stage) -> plan_pb2.PipelineStage:
-    match stage:
-        case ast.Sort(key="time", descending=descending):
-            return plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="time", descending=descending))
-        case ast.Limit(n):
-            if not 1 <= n <= _INT32_MAX:
-                raise query_error(BAD_VALUE, f"limit must be between 1 and {_INT32_MAX}", stage.span, str(n))
-            return plan_pb2.PipelineStage(limit=n)
-        case ast.Offset(n):
-            if n > _INT32_MAX:
-                raise query_error(BAD_VALUE, f"offset must be at most {_INT32_MAX}", stage.span, str(n))
-            return plan_pb2.PipelineStage(offset=n)
+def _check_group_field(unit: str, stage: ast.GroupBy) -> None:
+    allowed = GROUP_FIELDS[unit]
+    if stage.field in allowed:
+        return
+    name = stage.field.removeprefix("session.")
+    known = name in (SESSION_FIELDS if stage.field.startswith("session.") else unit_fields(unit))
     raise query_error(
-        UNSUPPORTED_FORM,
-        "aggregate stages (group by, count, sort by count|key) are not supported yet",
+        UNSUPPORTED_FORM if known else UNKNOWN_FIELD,
+        f"{unit} group by a closed field: {', '.join(allowed)} (not {stage.field})",
         stage.span,
-        expected=("sort by time", "limit", "offset"),
+        stage.field,
+        allowed,
     )
 
 
-class _Lowering:
-    """Lowers one predicate over one unit, validating fields as it goes."""
+# ---------------------------------------------------------------- predicates
 
-    def __init__(self, unit: str, semantic: list[ast.Semantic], in_session_scope: bool = False) -> None:
+
+@dataclass
+class _Context:
+    now_ms: int
+    semantic: list[ast.Semantic] = field(default_factory=list)
+
+
+class _Lowering:
+    """Lowers one predicate over one unit, validating fields as it goes.
+
+    `unit` is `sessions` for session predicates (where exists / seq / lineage / near are allowed);
+    `inner` names where the predicate sits for error messages ("a seq step", "an exists body"; "" at the top).
+    """
+
+    def __init__(
+        self,
+        unit: str,
+        context: _Context,
+        *,
+        in_session_scope: bool = False,
+        inner: str = "",
+    ) -> None:
         self.unit = unit
         self.fields = unit_fields(unit)
-        self.semantic = semantic
+        self.context = context
         self.in_session_scope = in_session_scope
+        self.inner = inner  # "" at the top of a query, else "an exists body" / "a seq step"
 
     def predicate(self, node: ast.Predicate, negated: bool = False) -> plan_pb2.Predicate:
         match node:
@@ -169,27 +270,90 @@ class _Lowering:
                 return _fts_predicate(expr)
             case ast.Field():
                 return self.field(node, negated)
+            case ast.Comparison():
+                return self.comparison(node)
             case ast.Semantic():
                 return self.semantic_leaf(node, negated)
-        raise query_error(UNSUPPORTED_FORM, f"{_NOT_YET[type(node)]} not supported yet", node.span)
+            case ast.Exists():
+                return self.exists(node)
+            case ast.Seq():
+                return self.seq(node)
+            case ast.Lineage(session_id):
+                self.session_level(node, "lineage:id:")
+                return plan_pb2.Predicate(lineage=_session_id(session_id, node.span))
+            case ast.NearSession(session_id):
+                self.session_level(node, "near:id:")
+                if negated:
+                    raise query_error(UNSUPPORTED_NEGATION, "near:id: cannot be negated", node.span, "near:id")
+                if self.in_session_scope:
+                    raise query_error(
+                        UNSUPPORTED_FORM,
+                        "near:id: is a vector leaf: not supported in a `sessions where … |` scope stage",
+                        node.span,
+                        "near:id",
+                    )
+                return plan_pb2.Predicate(near_session=_session_id(session_id, node.span))
+        raise TypeError(f"not a predicate: {node!r}")
+
+    # ------------------------------------------------------------ session predicates
+
+    def session_level(self, node: ast.Predicate, written: str) -> None:
+        """Refuse a session predicate where the predicate is over unit rows."""
+        if self.unit == "sessions":
+            return
+        where = self.inner or f"`{self.unit} where …`"
+        raise query_error(
+            UNSUPPORTED_FORM,
+            f"{written} is a session predicate, not allowed in {where}: scope the unit query with "
+            f"`sessions where {written}… | {self.unit} where …`",
+            node.span,
+            written.rstrip(":("),
+        )
+
+    def exists(self, node: ast.Exists) -> plan_pb2.Predicate:
+        self.session_level(node, "exists")
+        unit = EXISTS_UNITS.get(node.unit)
+        if unit is None:
+            hint = ""
+            singular = next((name for name, plural in EXISTS_UNITS.items() if plural == node.unit), None)
+            if singular is not None:
+                hint = f" (exists names the unit in the singular: exists {singular}(…))"
+            raise query_error(
+                UNSUPPORTED_FORM,
+                f"exists {node.unit}(…): not a unit{hint}; units: {', '.join(EXISTS_UNITS)}",
+                node.span,
+                node.unit,
+                tuple(EXISTS_UNITS),
+            )
+        body = _Lowering(unit, self.context, inner="an exists body").predicate(node.predicate)
+        return plan_pb2.Predicate(exists=plan_pb2.ExistsPredicate(unit=unit, where=body))
+
+    def seq(self, node: ast.Seq) -> plan_pb2.Predicate:
+        self.session_level(node, "seq(")
+        lowering = _Lowering("actions", self.context, inner="a seq step")
+        steps = [lowering.predicate(step) for step in node.steps]
+        return plan_pb2.Predicate(seq=plan_pb2.SeqPredicate(steps=steps))
 
     def semantic_leaf(self, node: ast.Semantic, negated: bool) -> plan_pb2.Predicate:
         if negated:
             raise query_error(UNSUPPORTED_NEGATION, "a semantic leaf cannot be negated", node.span, _written(node))
-        if self.in_session_scope:
+        if self.in_session_scope or self.inner:
+            where = self.inner or "a `sessions where … |` scope stage"
             raise query_error(
                 UNSUPPORTED_FORM,
-                "semantic leaves are not supported in a `sessions where … |` scope stage",
+                f"semantic leaves are not supported in {where}",
                 node.span,
                 _written(node),
             )
         if not node.text.strip():
             raise query_error(BAD_VALUE, "a semantic leaf needs text", node.span, _written(node))
-        self.semantic.append(node)
+        self.context.semantic.append(node)
         return plan_pb2.Predicate(semantic=node.text)
 
+    # ------------------------------------------------------------ fields
+
     def field(self, node: ast.Field, negated: bool) -> plan_pb2.Predicate:
-        spec = self.spec(node)
+        spec = self.spec(node.name, node.session_scoped, node.span)
         if negated and not spec.negatable:
             raise query_error(
                 UNSUPPORTED_NEGATION,
@@ -204,54 +368,129 @@ class _Lowering:
         if spec.kind is FieldKind.FTS:
             expr = [_text_value(value) for value in node.values]
             return _fts_predicate(expr[0] if len(expr) == 1 else ast.FtsOr(tuple(expr)))
+        if spec.compared:
+            if len(node.values) != 1:
+                raise query_error(
+                    UNSUPPORTED_FORM,
+                    f"{_name(node)} compares one value: write {_name(node)}:>=a AND {_name(node)}:<=b for a range",
+                    node.values[1].span,
+                    _name(node),
+                )
+            value = node.values[0]
+            op, raw = comparisons.split_compact(value.text)
+            if spec.name in ("since", "until") and op != "=":
+                raise query_error(
+                    BAD_VALUE,
+                    f"{spec.name}: takes a date without an operator (write date:{op}…)",
+                    value.span,
+                    value.text,
+                )
+            return self.compared(spec, op, [raw], node.session_scoped, value.span)
         values = [_checked_value(spec, node, value) for value in node.values]
         clause = plan_pb2.FieldClause(field=spec.name, values=values, session_scoped=node.session_scoped)
         return plan_pb2.Predicate(field=clause)
 
-    def spec(self, node: ast.Field) -> FieldSpec:
-        if not node.session_scoped:
-            spec = self.fields.get(node.name)
+    def comparison(self, node: ast.Comparison) -> plan_pb2.Predicate:
+        spec = self.spec(node.field, node.session_scoped, node.span)
+        if not spec.compared:
+            raise query_error(BAD_VALUE, f"{node.field} is not compared with {node.op}", node.span, node.field)
+        return self.compared(spec, node.op, list(node.values), node.session_scoped, node.span)
+
+    def compared(
+        self, spec: FieldSpec, op: str, raw: list[str], scoped: bool, span: ast.Span | None
+    ) -> plan_pb2.Predicate:
+        """A number or date comparison -> FieldClause with op (see quarry.dsl.comparisons)."""
+        try:
+            if spec.kind is FieldKind.NUMBER:
+                numbers = [comparisons.number(value) for value in raw]
+                bounds, clause_op, name = numbers, comparisons.OPS[op], spec.name
+            else:
+                intervals = [comparisons.date_interval(value, self.context.now_ms) for value in raw]
+                if spec.name != "date":
+                    op = ">=" if spec.name == "since" else "<="
+                clause_op, bounds = comparisons.date_clause(op, intervals)
+                name = "date"
+        except comparisons.BadComparisonValue as error:
+            raise query_error(BAD_VALUE, f"{spec.name}: {error}", span, " ".join(raw)) from None
+        if clause_op == plan_pb2.BETWEEN and bounds[0] > bounds[1]:
+            raise query_error(BAD_VALUE, f"{spec.name} between: the low bound is above the high one", span)
+        clause = plan_pb2.FieldClause(
+            field=name, op=clause_op, values=[str(bound) for bound in bounds], session_scoped=scoped
+        )
+        return plan_pb2.Predicate(field=clause)
+
+    def spec(self, name: str, session_scoped: bool, span: ast.Span | None) -> FieldSpec:
+        written = f"session.{name}" if session_scoped else name
+        if not session_scoped:
+            spec = self.fields.get(name)
             if spec is not None:
                 return spec
-            if node.name in PLANNED_FIELDS:
-                raise _planned(node)
-            scoped = "id" if node.name == "session" else node.name
-            hint = f"; for the owning session write session.{scoped}:" if node.name in SESSION_FIELDS else ""
+            if name in PLANNED_FIELDS:
+                raise _planned(name, written, span)
+            if name in _PREFIX_FIELDS:
+                raise query_error(BAD_VALUE, _PREFIX_FIELDS[name], span, name, ("near:id:", "near:text:"))
+            scoped = "id" if name == "session" else name
+            hint = ""
+            if name in SESSION_FIELDS and self.unit != "sessions" and scoped in SESSION_SCOPE_NAMES:
+                hint = f"; for the owning session write session.{scoped}:"
             names = sorted(self.fields)
             raise query_error(
                 UNKNOWN_FIELD,
-                f"{self.unit} have no field {node.name!r} (fields: {', '.join(names)}){hint}",
-                node.span,
-                node.name,
+                f"{self.unit} have no field {name!r}{self._in()} (fields: {', '.join(names)}){hint}",
+                span,
+                name,
                 names,
             )
         if self.unit == "sessions":
             raise query_error(
                 UNSUPPORTED_FORM,
-                f"session.<field> qualifies fields of a unit query; in a sessions query write {node.name}:",
-                node.span,
-                _name(node),
+                f"session.<field> qualifies fields of a unit query; in a sessions query write {name}:",
+                span,
+                written,
             )
-        target = SESSION_SCOPE_NAMES.get(node.name)
+        if self.inner == "a seq step":
+            raise query_error(
+                UNSUPPORTED_FORM,
+                "a seq step is an action predicate: session.<field> goes beside the seq, outside it",
+                span,
+                written,
+            )
+        target = SESSION_SCOPE_NAMES.get(name)
         if target is not None:
             return SESSION_FIELDS[target]
-        if node.name in PLANNED_FIELDS:
-            raise _planned(node)
-        if node.name == "text":
+        if name in PLANNED_FIELDS:
+            raise _planned(name, written, span)
+        if name == "text":
             raise query_error(
                 UNSUPPORTED_FORM,
                 'session.text is not supported: scope by session text with `sessions where ~"…" | <unit> where …`',
-                node.span,
-                _name(node),
+                span,
+                written,
             )
-        names = sorted(f"session.{name}" for name in SESSION_SCOPE_NAMES)
+        names = sorted(f"session.{scoped}" for scoped in SESSION_SCOPE_NAMES)
         raise query_error(
             UNKNOWN_FIELD,
-            f"sessions have no field session.{node.name} here (fields: {', '.join(names)})",
-            node.span,
-            _name(node),
+            f"sessions have no field session.{name} here (fields: {', '.join(names)})",
+            span,
+            written,
             names,
         )
+
+    def _in(self) -> str:
+        return f" in {self.inner}" if self.inner else ""
+
+
+def _session_id(text: str, span: ast.Span | None) -> str:
+    origin, _, native = text.partition(":")
+    if origin not in ORIGINS or not native:
+        raise query_error(
+            BAD_VALUE,
+            f"a session id is <origin>:<native id>, with origin one of: {', '.join(ORIGINS)}",
+            span,
+            text,
+            ORIGINS,
+        )
+    return text
 
 
 def _checked_value(spec: FieldSpec, node: ast.Field, value: ast.Value) -> str:
@@ -265,15 +504,7 @@ def _checked_value(spec: FieldSpec, node: ast.Field, value: ast.Value) -> str:
             spec.allowed,
         )
     if spec.kind is FieldKind.SESSION_ID:
-        origin, _, native = canonical.partition(":")
-        if origin not in ORIGINS or not native:
-            raise query_error(
-                BAD_VALUE,
-                f"a session id is <origin>:<native id>, with origin one of: {', '.join(ORIGINS)}",
-                value.span,
-                value.text,
-                ORIGINS,
-            )
+        return _session_id(canonical, value.span)
     return canonical
 
 
@@ -288,8 +519,8 @@ def _text_value(value: ast.Value) -> ast.Fts:
     return ast.Term(value.text)
 
 
-def _planned(node: ast.Field) -> QuarryError:
-    return query_error(UNSUPPORTED_FORM, f"{PLANNED_FIELDS[node.name]} are not supported yet", node.span, _name(node))
+def _planned(name: str, written: str, span: ast.Span | None) -> QuarryError:
+    return query_error(UNSUPPORTED_FORM, f"{PLANNED_FIELDS[name]} are not supported yet", span, written)
 
 
 def _name(node: ast.Field) -> str:

@@ -9,18 +9,24 @@ the field's kind:
   `tool` is also case-insensitive: the compiler lowercases it and shards compare lowercased tool
   names (`tool:bash` matches Claude Code's `Bash`).
 - CONTAINS: the row's value contains the clause's value, case-insensitively (title, command,
-  output).
+  output, instruction, object_ref).
 - PATH: the row's path contains the clause's value (`path:polylogue/archive` matches
   `polylogue/archive/query/plan.py`), case-sensitively, as paths are.
 - SESSION_ID: the session id equals the value, `<origin>:<native id>`.
 - FTS: not a FieldClause at all: `text:v` becomes a full-text leaf over the unit's text (a term,
   a "phrase" when quoted, a prefix when it ends in `*`).
+- NUMBER: an integer column compared with FieldClause.op (`messages:>=5`, `words between 1 and 9`);
+  values are decimal strings.
+- DATE: a time column compared with FieldClause.op; the compiler resolves every date to Unix epoch
+  milliseconds, so the clause field is always `date` (`since` / `until` are spellings of >= / <=).
 
-Several values (`field:(a|b)`) match when any one does.
+Several values (`field:(a|b)`) match when any one does (KEYWORD, CONTAINS, PATH, SESSION_ID, FTS).
 
 Negation is allowed only where it is unambiguous over a session's many rows (`-tag:stale`,
 `NOT tool:bash`: no row has it) and refused elsewhere with UNSUPPORTED_NEGATION. `text` may be
-negated because it is full-text negation, the same as `-word`.
+negated because it is full-text negation, the same as `-word`. A unit row holds one value of each
+of its closed fields, so those negate safely on unit queries; counts, numbers and dates hold one
+value per row (or session) and negate safely everywhere.
 """
 
 from __future__ import annotations
@@ -28,7 +34,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from quarry.core.vocab import ACTION_CATEGORIES, BLOCK_TYPES, ORIGINS, ROLES
+from quarry.core.vocab import (
+    ACTION_CATEGORIES,
+    ASSERTION_AUTHORS,
+    ASSERTION_KINDS,
+    ASSERTION_STATUSES,
+    BLOCK_TYPES,
+    DELIVERY_STATES,
+    EVENT_KINDS,
+    MAPPING_STATES,
+    ORIGINS,
+    RESULT_STATES,
+    ROLES,
+    RUN_ROLES,
+    RUN_STATUSES,
+    SNAPSHOT_BOUNDARIES,
+    UNIT_SOURCES,
+)
+
+SNAPSHOT_TRIGGERS = ("auto", "manual")
 
 
 class FieldKind(StrEnum):
@@ -37,6 +61,8 @@ class FieldKind(StrEnum):
     PATH = "path"
     SESSION_ID = "session_id"
     FTS = "fts"
+    NUMBER = "number"
+    DATE = "date"
 
 
 @dataclass(frozen=True)
@@ -49,82 +75,195 @@ class FieldSpec:
     # For session fields: usable as `session.<name>` inside a unit query.
     session_scopable: bool = True
 
+    @property
+    def compared(self) -> bool:
+        """Whether the field takes comparisons (`>=5`, `between`) rather than matching values."""
+        return self.kind in (FieldKind.NUMBER, FieldKind.DATE)
+
 
 _TEXT_DOC = 'full-text over the unit\'s text: `text:word`, `text:"a phrase"`, `text:pref*`'
 
-SESSION_FIELDS: dict[str, FieldSpec] = {
-    spec.name: spec
-    for spec in (
-        FieldSpec("repo", FieldKind.KEYWORD, True, "the repository the session worked in"),
-        FieldSpec("origin", FieldKind.KEYWORD, True, "the agent that wrote the session log", ORIGINS),
-        FieldSpec("title", FieldKind.CONTAINS, False, "the session title contains the value"),
-        FieldSpec("tag", FieldKind.KEYWORD, True, "the session carries the tag"),
-        FieldSpec("tool", FieldKind.KEYWORD, True, "the session has an action using this tool"),
-        FieldSpec(
-            "action",
-            FieldKind.KEYWORD,
-            True,
-            "the session has an action of this category",
-            ACTION_CATEGORIES,
-        ),
-        FieldSpec("path", FieldKind.PATH, False, "the session has an action on a path containing the value"),
-        FieldSpec(
-            "role",
-            FieldKind.KEYWORD,
-            True,
-            "the session has a message with this role. The text leaves of the same AND-group must "
-            'match inside a message of that role (`role:user AND ~"retry"`: a user message '
-            "mentions retry); the shard applies it at message level",
-            ROLES,
-            session_scopable=False,
-        ),
-        FieldSpec("text", FieldKind.FTS, True, _TEXT_DOC, session_scopable=False),
-        FieldSpec(
-            "session",
-            FieldKind.SESSION_ID,
-            False,
-            "the session id, `<origin>:<native id>` (`session.id:` inside a unit query)",
-        ),
-    )
+# SessionCounts, in units.proto order.
+COUNT_FIELDS = (
+    "messages",
+    "words",
+    "user_messages",
+    "authored_user_messages",
+    "assistant_messages",
+    "system_messages",
+    "tool_messages",
+    "user_words",
+    "authored_user_words",
+    "assistant_words",
+    "tool_use_messages",
+    "thinking_messages",
+    "paste_messages",
+)
+_COUNT_DOCS = {
+    "user_messages": "messages with the provider role user (may include runtime protocol/context rows)",
+    "user_words": "words in messages with the provider role user (may include runtime rows)",
+    "authored_user_messages": "human-authored user messages",
+    "authored_user_words": "words in human-authored user messages",
+    "tool_use_messages": "messages carrying a tool use (not raw block rows)",
+    "thinking_messages": "messages carrying thinking (not raw block rows)",
+    "paste_messages": "messages carrying a paste (not raw block rows)",
 }
 
-MESSAGE_FIELDS: dict[str, FieldSpec] = {
-    spec.name: spec
-    for spec in (
-        FieldSpec("role", FieldKind.KEYWORD, True, "the message role", ROLES),
-        FieldSpec("text", FieldKind.FTS, True, _TEXT_DOC),
-        FieldSpec("tool", FieldKind.KEYWORD, True, "the message calls this tool"),
-        FieldSpec("path", FieldKind.PATH, False, "the message has an action on a path containing the value"),
-    )
-}
 
-ACTION_FIELDS: dict[str, FieldSpec] = {
-    spec.name: spec
-    for spec in (
-        FieldSpec("tool", FieldKind.KEYWORD, True, "the tool the action called"),
-        FieldSpec("action", FieldKind.KEYWORD, True, "the action category", ACTION_CATEGORIES),
-        FieldSpec("path", FieldKind.PATH, False, "the action's path contains the value"),
-        FieldSpec("command", FieldKind.CONTAINS, False, "the shell command contains the value"),
-        FieldSpec("output", FieldKind.CONTAINS, False, "the tool output contains the value"),
-        FieldSpec("text", FieldKind.FTS, True, "full-text over the action's input, command and output"),
-    )
-}
+def _number(name: str, doc: str) -> FieldSpec:
+    return FieldSpec(name, FieldKind.NUMBER, True, doc)
 
-BLOCK_FIELDS: dict[str, FieldSpec] = {
-    spec.name: spec
-    for spec in (
-        FieldSpec("type", FieldKind.KEYWORD, True, "the block type", BLOCK_TYPES),
-        FieldSpec("text", FieldKind.FTS, True, _TEXT_DOC),
-        FieldSpec("tool", FieldKind.KEYWORD, True, "the tool a tool_use / tool_result block belongs to"),
-        FieldSpec("path", FieldKind.PATH, False, "the block's tool path contains the value"),
+
+def _dates(what: str) -> tuple[FieldSpec, ...]:
+    return (
+        FieldSpec("date", FieldKind.DATE, True, f"{what}: `date:>=2026-01-02`, `date between A and B`"),
+        FieldSpec("since", FieldKind.DATE, True, f"{what} is at or after the value: `since:7d`, `since:2026-01-02`"),
+        FieldSpec("until", FieldKind.DATE, True, f"{what} is at or before the value (a day: its end)"),
     )
-}
+
+
+def _table(*specs: FieldSpec) -> dict[str, FieldSpec]:
+    return {spec.name: spec for spec in specs}
+
+
+SESSION_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("repo", FieldKind.KEYWORD, True, "the repository the session worked in"),
+    FieldSpec("origin", FieldKind.KEYWORD, True, "the agent that wrote the session log", ORIGINS),
+    FieldSpec("title", FieldKind.CONTAINS, False, "the session title contains the value"),
+    FieldSpec("tag", FieldKind.KEYWORD, True, "the session carries the tag"),
+    FieldSpec("tool", FieldKind.KEYWORD, True, "the session has an action using this tool"),
+    FieldSpec("action", FieldKind.KEYWORD, True, "the session has an action of this category", ACTION_CATEGORIES),
+    FieldSpec("path", FieldKind.PATH, False, "the session has an action on a path containing the value"),
+    FieldSpec(
+        "role",
+        FieldKind.KEYWORD,
+        True,
+        "the session has a message with this role. The text leaves of the same AND-group must "
+        'match inside a message of that role (`role:user AND ~"retry"`: a user message '
+        "mentions retry); the shard applies it at message level",
+        ROLES,
+        session_scopable=False,
+    ),
+    FieldSpec("text", FieldKind.FTS, True, _TEXT_DOC, session_scopable=False),
+    FieldSpec(
+        "session",
+        FieldKind.SESSION_ID,
+        False,
+        "the session id, `<origin>:<native id>` (`session.id:` inside a unit query)",
+    ),
+    *(_number(name, _COUNT_DOCS.get(name, f"the session's {name.replace('_', ' ')} count")) for name in COUNT_FIELDS),
+    _number("duration_ms", "the session duration the archive reports, in milliseconds"),
+    *_dates("the session's time (its last activity)"),
+)
+
+MESSAGE_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("role", FieldKind.KEYWORD, True, "the message role", ROLES),
+    FieldSpec("text", FieldKind.FTS, True, _TEXT_DOC),
+    FieldSpec("tool", FieldKind.KEYWORD, True, "the message calls this tool"),
+    FieldSpec("path", FieldKind.PATH, False, "the message has an action on a path containing the value"),
+    _number("duration_ms", "the stored per-message duration, in milliseconds"),
+    _number("input_tokens", "the message's input tokens"),
+    _number("output_tokens", "the message's output tokens"),
+    _number("cache_read_tokens", "the message's cache-read tokens"),
+    _number("cache_write_tokens", "the message's cache-write tokens"),
+    *_dates("the message time"),
+)
+
+ACTION_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("tool", FieldKind.KEYWORD, True, "the tool the action called"),
+    FieldSpec("action", FieldKind.KEYWORD, True, "the action category", ACTION_CATEGORIES),
+    FieldSpec("path", FieldKind.PATH, False, "the action's path contains the value"),
+    FieldSpec("command", FieldKind.CONTAINS, False, "the shell command contains the value"),
+    FieldSpec("output", FieldKind.CONTAINS, False, "the tool output contains the value"),
+    FieldSpec("text", FieldKind.FTS, True, "full-text over the action's input, command and output"),
+    *_dates("the action time"),
+)
+
+BLOCK_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("type", FieldKind.KEYWORD, True, "the block type", BLOCK_TYPES),
+    FieldSpec("text", FieldKind.FTS, True, _TEXT_DOC),
+    FieldSpec("tool", FieldKind.KEYWORD, True, "the tool a tool_use / tool_result block belongs to"),
+    FieldSpec("path", FieldKind.PATH, False, "the block's tool path contains the value"),
+    *_dates("the time of the block's message"),
+)
+
+FILE_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("path", FieldKind.PATH, False, "the normalized path contains the value"),
+    FieldSpec(
+        "action",
+        FieldKind.KEYWORD,
+        True,
+        "the path has an action of this category (FileTouch.categories)",
+        ACTION_CATEGORIES,
+    ),
+)
+
+ASSERTION_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("kind", FieldKind.KEYWORD, True, "the assertion kind", ASSERTION_KINDS),
+    FieldSpec("status", FieldKind.KEYWORD, True, "the assertion status", ASSERTION_STATUSES),
+    FieldSpec("target", FieldKind.KEYWORD, False, "the public ref of the target, e.g. session:<id>"),
+    FieldSpec("author", FieldKind.KEYWORD, True, "who wrote the assertion", ASSERTION_AUTHORS),
+    FieldSpec("text", FieldKind.FTS, True, "full-text over the assertion body"),
+    *_dates("the assertion's creation time"),
+)
+
+RUN_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("role", FieldKind.KEYWORD, True, "main or subagent run", RUN_ROLES),
+    FieldSpec("status", FieldKind.KEYWORD, True, "the run status", RUN_STATUSES),
+    FieldSpec("agent", FieldKind.KEYWORD, True, "the subagent type (Explore, general-purpose, …)"),
+    _number("duration_ms", "the run duration, in milliseconds"),
+    *_dates("the run's start time"),
+)
+
+EVENT_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("kind", FieldKind.KEYWORD, True, "the event kind", EVENT_KINDS),
+    FieldSpec("delivery_state", FieldKind.KEYWORD, True, "recorded, acted_on or failed", DELIVERY_STATES),
+    FieldSpec("object_ref", FieldKind.CONTAINS, False, "what the event is about contains the value"),
+    FieldSpec("text", FieldKind.FTS, True, "full-text over the event description"),
+    *_dates("the event time"),
+)
+
+SNAPSHOT_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("boundary", FieldKind.KEYWORD, True, "where the context starts", SNAPSHOT_BOUNDARIES),
+    FieldSpec("trigger", FieldKind.KEYWORD, True, "what triggered a compaction", SNAPSHOT_TRIGGERS),
+    FieldSpec("text", FieldKind.FTS, True, "full-text over the context preview"),
+    *_dates("the snapshot time"),
+)
+
+DELEGATION_FIELDS: dict[str, FieldSpec] = _table(
+    FieldSpec("mapping_state", FieldKind.KEYWORD, True, "whether the child session is known", MAPPING_STATES),
+    FieldSpec("result_state", FieldKind.KEYWORD, True, "the recorded result", RESULT_STATES),
+    FieldSpec("agent", FieldKind.KEYWORD, True, "the subagent type"),
+    FieldSpec("tool", FieldKind.KEYWORD, True, "the dispatching tool (task, agent, …)"),
+    FieldSpec("instruction", FieldKind.CONTAINS, False, "the recorded instruction contains the value"),
+    *_dates("the dispatch time"),
+)
 
 FIELDS_BY_UNIT: dict[str, dict[str, FieldSpec]] = {
     "sessions": SESSION_FIELDS,
     "messages": MESSAGE_FIELDS,
     "actions": ACTION_FIELDS,
     "blocks": BLOCK_FIELDS,
+    "files": FILE_FIELDS,
+    "assertions": ASSERTION_FIELDS,
+    "runs": RUN_FIELDS,
+    "observed-events": EVENT_FIELDS,
+    "context-snapshots": SNAPSHOT_FIELDS,
+    "delegations": DELEGATION_FIELDS,
+}
+
+# `exists <unit>(…)` names the unit in the singular.
+EXISTS_UNITS: dict[str, str] = UNIT_SOURCES
+
+# `group by FIELD | count`: the closed fields each unit aggregates over (seed 000). Units missing
+# here have no aggregate lowerer: an aggregate stage on them is UNSUPPORTED_FORM.
+_SESSION_GROUPS = ("session.origin", "session.repo")
+GROUP_FIELDS: dict[str, tuple[str, ...]] = {
+    "messages": ("role", *_SESSION_GROUPS),
+    "actions": ("tool", "action", *_SESSION_GROUPS),
+    "blocks": ("type", *_SESSION_GROUPS),
+    "files": ("path", *_SESSION_GROUPS),
+    "assertions": ("kind", "status", *_SESSION_GROUPS),
 }
 
 # `session.<name>` inside a unit query names a session field; the session id is `session.id`.
@@ -134,39 +273,11 @@ SESSION_SCOPE_NAMES: dict[str, str] = {
 
 # Fields of seed 000 that the language will accept but does not yet: using one is
 # UNSUPPORTED_FORM (a typed "not yet"), not UNKNOWN_FIELD (a typo).
-PLANNED_FIELDS: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "messages",
-            "words",
-            "user_messages",
-            "authored_user_messages",
-            "assistant_messages",
-            "system_messages",
-            "tool_messages",
-            "user_words",
-            "authored_user_words",
-            "assistant_words",
-            "tool_use_messages",
-            "thinking_messages",
-            "paste_messages",
-            "duration_ms",
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
-        ),
-        "count and numeric comparisons",
-    ),
-    **dict.fromkeys(("date", "since", "until"), "date filters"),
-    "near": "near:id: (sessions similar to a session)",
-    "lineage": "lineage:id: (session lineage)",
-    "has": "has: feature filters",
-}
+PLANNED_FIELDS: dict[str, str] = {"has": "has: feature filters"}
 
 
 def unit_fields(unit: str) -> dict[str, FieldSpec]:
-    """The field table of `unit` (sessions, messages, actions, blocks)."""
+    """The field table of `unit` (sessions or one of the nine unit sources)."""
     return FIELDS_BY_UNIT[unit]
 
 

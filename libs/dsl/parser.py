@@ -36,6 +36,8 @@ _HUMAN_NAMES = {
     "FIELD": "field:value",
     "TILDE_STRING": '~"full-text"',
     "NEAR_TEXT": "near:text:",
+    "NEAR_ID": "near:id:",
+    "LINEAGE_ID": "lineage:id:",
     "CMP_FIELD": "comparison (field >= n)",
     "EXISTS": "exists",
     "SEQ": "seq(",
@@ -55,7 +57,8 @@ _HUMAN_NAMES = {
     "BETWEEN": "between",
     "BETWEEN_AND": "and",
     "SESSIONS": "sessions",
-    "UNIT": "unit (messages, actions, blocks)",
+    "UNIT": "unit (messages, actions, blocks, files, assertions, runs, observed-events, context-snapshots, "
+    "delegations)",
     "WHERE": "where",
     "PIPE": "|",
     "SORT": "sort",
@@ -73,6 +76,9 @@ _HUMAN_NAMES = {
     "$END": "end of query",
 }
 _ORDER = {name: index for index, name in enumerate(_HUMAN_NAMES)}
+# Verbs that act on a selected session set (seed 000): on unit rows they are refused, typed.
+SESSION_VERBS = frozenset({"delete", "open", "stats", "read", "export", "tag", "untag", "mark"})
+_STAGE_WORDS = ("sort by", "group by", "count", "limit", "offset")
 
 
 def parse(text: str) -> ast.Query:
@@ -330,6 +336,17 @@ class _Builder(Transformer):
             span=_span(unit, stages[-1] if stages else predicate),
         )
 
+    def sessions_pipeline(self, children: list[Any]) -> ast.SessionsQuery:
+        stage = children[3]
+        raise query_error(
+            UNSUPPORTED_FORM,
+            "a sessions query has no pipeline stages: stages shape unit rows, so pipe the sessions into a "
+            "unit first (`sessions where … | messages where … | group by role | count`)",
+            stage.span,
+            _stage_word(stage),
+            ("sessions where … | <unit> where …",),
+        )
+
     def scoped_unit_query(self, children: list[Any]) -> ast.UnitQuery:
         scope = children[2]
         (unit, predicate), stages = children[4], tuple(children[5:])
@@ -367,6 +384,20 @@ class _Builder(Transformer):
 
     def offset_stage(self, children: list[Token]) -> ast.Offset:
         return ast.Offset(_number(children[2], "offset"), _span(children[2]))
+
+    def verb_stage(self, children: list[Token]) -> ast.Stage:
+        word = children[1]
+        if word.value in SESSION_VERBS:
+            raise query_error(
+                UNSUPPORTED_FORM,
+                f"`{word.value}` is a session verb: unit rows have no {word.value}; select sessions instead",
+                _span(word),
+                str(word.value),
+                _STAGE_WORDS,
+            )
+        raise query_error(
+            INVALID_QUERY, f"unknown pipeline stage {word.value!r}", _span(word), str(word.value), _STAGE_WORDS
+        )
 
     # ------------------------------------------------------------ boolean structure
 
@@ -439,6 +470,16 @@ class _Builder(Transformer):
         _check_adjacent(token, value)
         return ast.Semantic(value.text, "near", _span(token, value))
 
+    def near_id(self, children: list[Any]) -> ast.NearSession:
+        token, value = children
+        _check_adjacent(token, value)
+        return ast.NearSession(value.text, _span(token, value))
+
+    def lineage_id(self, children: list[Any]) -> ast.Lineage:
+        token, value = children
+        _check_adjacent(token, value)
+        return ast.Lineage(value.text, _span(token, value))
+
     def fts_leaf(self, children: list[Token]) -> ast.FtsLeaf:
         token = children[0]
         body = str(token.value)[2:-1]
@@ -491,6 +532,19 @@ class _Builder(Transformer):
 
     def fts_not(self, children: list[Any]) -> ast.FtsNot:
         return ast.FtsNot(children[1], _span(children[0], children[1]))
+
+
+def _stage_word(stage: ast.Stage) -> str:
+    match stage:
+        case ast.Sort():
+            return "sort"
+        case ast.GroupBy():
+            return "group"
+        case ast.Count():
+            return "count"
+        case ast.Limit():
+            return "limit"
+    return "offset"
 
 
 def _check_adjacent(token: Token, value: object) -> None:

@@ -50,6 +50,10 @@ def _quoted(text: str, quote: str = '"') -> str:
     return quote + text.replace("\\", "\\\\").replace(quote, "\\" + quote) + quote
 
 
+def _scalar(text: str) -> str:
+    return text if _BARE_VALUE.fullmatch(text) else _quoted(text)
+
+
 def _value(value: ast.Value) -> str:
     if value.quoted or not _BARE_VALUE.fullmatch(value.text):
         return _quoted(value.text)
@@ -85,7 +89,11 @@ class _Printer:
             case ast.Semantic(text, via="semantic"):
                 return "semantic:" + _quoted(text)
             case ast.Semantic(text):
-                return "near:text:" + (text if _BARE_VALUE.fullmatch(text) else _quoted(text))
+                return "near:text:" + _scalar(text)
+            case ast.NearSession(session_id):
+                return "near:id:" + _scalar(session_id)
+            case ast.Lineage(session_id):
+                return "lineage:id:" + _scalar(session_id)
             case ast.Comparison(field, op, values, session_scoped):
                 name = f"session.{field}" if session_scoped else field
                 if op == "between":

@@ -41,21 +41,23 @@ def without_text(predicate: plan_pb2.Predicate) -> plan_pb2.Predicate | None:
     return predicate
 
 
-def resolve_semantic_leaves(
-    predicate: plan_pb2.Predicate, nearest_sessions: Callable[[str], list[str]]
-) -> plan_pb2.Predicate:
-    """Replace each `semantic:` leaf by the allow-list of sessions nearest to its text (shards
-    never embed); returns a rewritten copy."""
+Nearest = Callable[[plan_pb2.Predicate], list[str]]
+
+
+def resolve_semantic_leaves(predicate: plan_pb2.Predicate, nearest_sessions: Nearest) -> plan_pb2.Predicate:
+    """Replace each `semantic:` / `near:text:` leaf and each `near:id:` leaf by the allow-list of the
+    sessions nearest to it (shards never embed); returns a rewritten copy. `nearest_sessions` gets
+    the leaf itself."""
     rewritten = plan_pb2.Predicate()
     rewritten.CopyFrom(predicate)
     _resolve_in_place(rewritten, nearest_sessions)
     return rewritten
 
 
-def _resolve_in_place(predicate: plan_pb2.Predicate, nearest_sessions: Callable[[str], list[str]]) -> None:
+def _resolve_in_place(predicate: plan_pb2.Predicate, nearest_sessions: Nearest) -> None:
     kind = predicate.WhichOneof("node")
-    if kind == "semantic":
-        ids = nearest_sessions(predicate.semantic)
+    if kind in ("semantic", "near_session"):
+        ids = nearest_sessions(predicate)
         predicate.session_ids.CopyFrom(plan_pb2.SessionIdSet(ids=ids))
     elif kind in ("all", "any"):
         for item in getattr(predicate, kind).items:

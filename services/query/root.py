@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -16,10 +17,11 @@ from quarry.core import telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.shards import shard_for
 from quarry.dsl import CompiledQuery, compile_query
+from quarry.query import units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.envelope import lexical_match, vector_match
 from quarry.query.fusion import rrf
-from quarry.query.plans import resolve_semantic_leaves, window, without_text
+from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
 from quarry.query.scatter import Deadline, both, call, gather
 from quarry.v1 import (
@@ -68,7 +70,16 @@ class _Run:
 
 
 class Coordinator:
-    def __init__(self, index_addresses: list[str], vector_address: str | None, ingest_address: str | None) -> None:
+    def __init__(
+        self,
+        index_addresses: list[str],
+        vector_address: str | None,
+        ingest_address: str | None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        """`clock` gives the time (epoch ms) relative dates (`since:7d`, `yesterday`) count from; the
+        wall clock by default."""
+        self.clock = clock
         self.index_addresses = index_addresses
         self.vector_address = vector_address
         self.ingest_address = ingest_address
@@ -95,7 +106,7 @@ class Coordinator:
             )
         deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
         with _tracer.start_as_current_span("quarry.parse"):
-            compiled = compile_query(request.query)
+            compiled = self._compile(request.query)
         parse_ms = _ms(started)
         if compiled.kind != "sessions":
             raise QuarryError(
@@ -130,15 +141,22 @@ class Coordinator:
             timings_ms=run.timings,
         )
 
+    def _compile(self, query: str) -> CompiledQuery:
+        return compile_query(query, now_ms=self.clock() if self.clock else None)
+
     def _with_semantic_leaves_resolved(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> plan_pb2.QueryPlan:
         if not plan.HasField("where"):
             return plan
         resolved = plan_pb2.QueryPlan()
         resolved.CopyFrom(plan)
 
-        def nearest(text: str) -> list[str]:
-            response, _ = self._vector_search(text, SEMANTIC_LEAF_DEPTH, None, deadline)
-            return [hit.session_id for hit in response.hits]
+        def nearest(leaf: plan_pb2.Predicate) -> list[str]:
+            request = vector_pb2.VectorSearchRequest(limit=SEMANTIC_LEAF_DEPTH)
+            if leaf.WhichOneof("node") == "near_session":
+                request.near_session_id = leaf.near_session
+            else:
+                request.text = leaf.semantic
+            return [hit.session_id for hit in self._vector_call(request, deadline).hits]
 
         resolved.where.CopyFrom(resolve_semantic_leaves(plan.where, nearest))
         return resolved
@@ -211,16 +229,26 @@ class Coordinator:
         self, text: str, limit: int, allowed: list[str] | None, deadline: Deadline
     ) -> tuple[vector_pb2.VectorSearchResponse, vector_pb2.VectorStats]:
         """The nearest sessions, and the vector node's backlog at the same moment."""
-        if self.vector is None:
-            raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, "this cluster has no vector node")
+        vector = self._vector_node()
         request = vector_pb2.VectorSearchRequest(
             text=text, limit=limit, allow_session_ids=allowed or [], restrict_to_allowed=allowed is not None
         )
-        stats_call = call(self.vector.Stats, vector_pb2.VectorStatsRequest())
-        response, stats = gather(["vector-0", "vector-0"], [stats_call, call(self.vector.Search, request)], deadline)[
-            ::-1
-        ]
+        stats_call = call(vector.Stats, vector_pb2.VectorStatsRequest())
+        response, stats = gather(["vector-0", "vector-0"], [stats_call, call(vector.Search, request)], deadline)[::-1]
         return response, stats
+
+    def _vector_call(
+        self, request: vector_pb2.VectorSearchRequest, deadline: Deadline
+    ) -> vector_pb2.VectorSearchResponse:
+        response: vector_pb2.VectorSearchResponse = gather(
+            ["vector-0"], [call(self._vector_node().Search, request)], deadline
+        )[0]
+        return response
+
+    def _vector_node(self) -> vector_pb2_grpc.VectorServiceStub:
+        if self.vector is None:
+            raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, "this cluster has no vector node")
+        return self.vector
 
     def _hydrate(self, hits: list[query_pb2.SearchHit], deadline: Deadline) -> None:
         """Fill session summaries of hits that only the vector lane found, from their shards."""
@@ -243,33 +271,19 @@ class Coordinator:
     # ----- unit rows ----------------------------------------------------------------------------
 
     def query_units(self, request: query_pb2.QueryUnitsRequest) -> query_pb2.QueryUnitEnvelope:
-        caller_limit, caller_offset = _page(request.limit, request.offset, DEFAULT_UNIT_LIMIT)
+        limit, offset = _page(request.limit, request.offset, DEFAULT_UNIT_LIMIT)
         deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
-        compiled = compile_query(request.query)
+        compiled = self._compile(request.query)
         if compiled.kind != "units":
             raise QuarryError(
                 errors_pb2.UNSUPPORTED_FORM,
-                "this query selects sessions, not rows: start it with `messages where`, `actions where` "
-                "or `blocks where`, or use Search",
+                "this query selects sessions, not rows: start it with a unit source (`messages where`, "
+                "`actions where`, `files where`, `runs where`, …), or use Search",
             )
-        limit, offset, descending = window(compiled.plan, caller_limit, caller_offset)
         plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
-        shard_request = index_pb2.ShardUnitsRequest(plan=plan, limit=offset + limit)
+        shard_request = index_pb2.ShardUnitsRequest(plan=plan, limit=units.shard_limit(plan, limit, offset))
         responses = gather(self._shard_names(), [call(s.QueryUnits, shard_request) for s in self.shards], deadline)
-        merged = heapq.merge(
-            *[r.rows for r in responses],
-            key=(lambda r: (-r.sort_time_ms, _Desc(r.sort_id)))
-            if descending
-            else (lambda r: (r.sort_time_ms, r.sort_id)),
-        )
-        rows = [row for _, row in zip(range(offset + limit), merged, strict=False)][offset:]
-        return query_pb2.QueryUnitEnvelope(
-            query=request.query,
-            unit=compiled.unit,
-            rows=[_unit_row(r) for r in rows],
-            limit=limit,
-            offset=offset,
-        )
+        return units.envelope(request.query, plan, responses, limit, offset)
 
     # ----- status -------------------------------------------------------------------------------
 
@@ -308,18 +322,6 @@ class Coordinator:
         return [f"index-{i}" for i in range(len(self.shards))]
 
 
-class _Desc:
-    """Inverts string order inside a sort key (time descending, then id descending)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __lt__(self, other: _Desc) -> bool:
-        return self.value > other.value
-
-
 def _shard_order(hit: index_pb2.ShardHit) -> tuple[float, int, str]:
     if hit.ranked:
         return (-hit.score, 0, hit.session.id)
@@ -346,13 +348,6 @@ def _hit(lane_hit: LaneHit, match: query_pb2.SessionSearchMatch) -> query_pb2.Se
     if lane_hit.shard_hit is not None:
         return query_pb2.SearchHit(session=lane_hit.shard_hit.session, match=match)
     return query_pb2.SearchHit(session=units_pb2.Session(id=lane_hit.session_id), match=match)
-
-
-def _unit_row(row: index_pb2.UnitRow) -> query_pb2.QueryUnitRow:
-    kind = row.WhichOneof("row")
-    out = query_pb2.QueryUnitRow(session_id=row.session_id, ref=f"{kind}:{row.sort_id}")
-    getattr(out, kind).CopyFrom(getattr(row, kind))
-    return out
 
 
 def _health(name: str, role: str, address: str, timeout: float) -> query_pb2.NodeStatus:

@@ -13,7 +13,7 @@ from opentelemetry import trace
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import errors_pb2, query_pb2
-from tests.cluster.corpus import session_id, write_session
+from tests.cluster.corpus import SESSIONS, session_id, write_session
 
 pytestmark = pytest.mark.cluster
 
@@ -61,6 +61,15 @@ def test_semantic_search_finds_a_paraphrase(client, corpus):
     assert envelope.retrieval_lane == "semantic"
     assert first(envelope) == session_id("sqlite")
     assert envelope.hits[0].match.score_kind == "vector_distance"
+
+
+def test_near_id_selects_the_sessions_nearest_to_one_session(client, corpus):
+    envelope = client.search(f"near:id:{session_id('retry')}")
+    found = {hit.session.id for hit in envelope.hits}
+    assert session_id("retry") not in found  # the session itself is not near itself
+    assert found and found <= {session_id(key) for key in corpus}
+    narrowed = client.search(f"near:id:{session_id('retry')} AND repo:{SESSIONS['sqlite'][0]}")
+    assert {hit.session.id for hit in narrowed.hits} <= found
 
 
 def test_hybrid_hit_in_both_lanes_carries_both_rrf_terms(client, corpus):

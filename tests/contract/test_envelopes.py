@@ -38,7 +38,19 @@ def test_search_envelope_has_the_seed_envelope_fields():
 
 def test_query_unit_envelope_rows_are_typed_units():
     row_kinds = {f.name for f in query_pb2.QueryUnitRow.DESCRIPTOR.oneofs_by_name["row"].fields}
-    assert row_kinds == {"message", "action", "block"}
+    assert row_kinds == {
+        "message",
+        "action",
+        "block",
+        "file",
+        "assertion",
+        "run",
+        "observed_event",
+        "context_snapshot",
+        "delegation",
+    }  # the nine unit sources of seed 000
+    aggregate = field_names(query_pb2.QueryUnitEnvelope)
+    assert {"aggregate", "group_by", "groups"} <= aggregate  # the aggregate envelope's fields
 
 
 def test_error_detail_carries_code_position_and_token():

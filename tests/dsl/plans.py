@@ -12,6 +12,38 @@ def field(name: str, *values: str, scoped: bool = False) -> P:
     return P(field=plan_pb2.FieldClause(field=name, values=values, session_scoped=scoped))
 
 
+_OPS = {
+    ">=": plan_pb2.GE,
+    ">": plan_pb2.GT,
+    "<=": plan_pb2.LE,
+    "<": plan_pb2.LT,
+    "=": plan_pb2.COMPARISON_UNSPECIFIED,
+    "between": plan_pb2.BETWEEN,
+}
+
+
+def cmp(name: str, op: str, *values: int, scoped: bool = False) -> P:
+    """A count / number / date comparison clause; values are integers (dates: epoch ms)."""
+    clause = plan_pb2.FieldClause(field=name, op=_OPS[op], values=[str(v) for v in values], session_scoped=scoped)
+    return P(field=clause)
+
+
+def exists(unit: str, where: P) -> P:
+    return P(exists=plan_pb2.ExistsPredicate(unit=unit, where=where))
+
+
+def seq(*steps: P) -> P:
+    return P(seq=plan_pb2.SeqPredicate(steps=steps))
+
+
+def lineage(session_id: str) -> P:
+    return P(lineage=session_id)
+
+
+def near(session_id: str) -> P:
+    return P(near_session=session_id)
+
+
 def all_(*items: P) -> P:
     return P(all=plan_pb2.PredicateList(items=items))
 
@@ -58,6 +90,18 @@ def fneg(item: F) -> F:
 
 def sort_time(descending: bool = False) -> plan_pb2.PipelineStage:
     return plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="time", descending=descending))
+
+
+def sort_by(key: str, descending: bool = False) -> plan_pb2.PipelineStage:
+    return plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key=key, descending=descending))
+
+
+def group_by(name: str) -> plan_pb2.PipelineStage:
+    return plan_pb2.PipelineStage(group_by=name)
+
+
+def count() -> plan_pb2.PipelineStage:
+    return plan_pb2.PipelineStage(count=True)
 
 
 def limit(n: int) -> plan_pb2.PipelineStage:

@@ -92,7 +92,7 @@ def test_unfinished_fts_leaf_points_at_its_closing_quote() -> None:
 
 @pytest.mark.parametrize(
     ("query", "offset"),
-    [("a - b", 2), ("sessions where repo:x | limit 5", 24), ("foo | bar", 4), ("repo: x", 0), ("*", 0)],
+    [("a - b", 2), ("foo | bar", 4), ("repo: x", 0), ("*", 0), ("messages where role:user | frob", 27)],
 )
 def test_other_syntax_errors_are_typed_and_positioned(query: str, offset: int) -> None:
     error = _fail(query)
@@ -163,7 +163,10 @@ def test_unknown_session_scoped_field() -> None:
         "sessions where session.repo:x",
         'messages where session.text:"x"',
         "messages where session.role:user",
-        "sessions where exists message(role:user)",
+        "messages where exists action(tool:bash)",
+        "sessions where exists message(exists block(type:code))",
+        "sessions where seq(session.repo:x -> tool:bash)",
+        "actions where lineage:id:codex-session:a",
     ],
 )
 def test_forms_not_available_here_are_unsupported(query: str) -> None:
@@ -247,9 +250,11 @@ def test_two_semantic_leaves_are_unsupported() -> None:
     assert (_code(error), error.offset) == ("UNSUPPORTED_FORM", 32)
 
 
-def test_unsupported_unit_points_at_the_unit() -> None:
-    error = _fail("sessions where repo:x | files where path:a")
-    assert (_code(error), error.offset, error.token) == ("UNSUPPORTED_FORM", 24, "files")
+def test_aggregate_stage_on_a_unit_without_aggregates_points_at_the_stage() -> None:
+    query = "sessions where repo:x | runs where role:main | group by status | count"
+    error = _fail(query)
+    assert (_code(error), error.offset) == ("UNSUPPORTED_FORM", query.index("group by"))
+    assert error.expected == ["sort by time", "limit", "offset"]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quarry.core.errors import QuarryError
-from quarry.dsl import ast, compile_query, parse, render
+from quarry.core.vocab import ORIGINS
+from quarry.dsl import UNIT_SOURCES, ast, compile_query, parse, render
+from quarry.dsl.fields import EXISTS_UNITS, GROUP_FIELDS
 
 _SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -25,6 +27,8 @@ _SOUP = st.sampled_from(
         "|", '"', "'", "~", '~"', "*", ":", "repo:", "role:", "text:", "session.", "session.repo:",
         "semantic:", "near:text:", "near:id:", "origin:(", "exists", "message(", "seq(", "->", ">=", "=",
         "between", "and", "sort", "by", "time", "desc", "limit", "offset", "group", "count", "10",
+        "lineage:id:", "codex-session:a", "observed-events", "runs", "run(", "date", "since:", "7d",
+        "2026-01-02", "messages:>=", "words", "key", "delete", "session.date:",
         "x", "pool", "\\", "\n", " ", "{", "}", "\u00a0", "é",
     ]
 )  # fmt: skip
@@ -94,6 +98,10 @@ _fields = st.builds(
     st.lists(_values, min_size=1, max_size=3).map(tuple),
     st.booleans(),
 )
+_dates = st.one_of(
+    st.dates().map(lambda d: d.isoformat()).filter(lambda text: len(text) == 10),
+    st.sampled_from(["today", "yesterday", "7d", "24h", "2w", "2026-01-02T10:30Z"]),
+)
 _comparisons = st.one_of(
     st.builds(
         ast.Comparison,
@@ -103,14 +111,26 @@ _comparisons = st.one_of(
         st.booleans(),
     ),
     st.builds(
+        lambda op, value, scoped: ast.Comparison("date", op, (value,), scoped),
+        st.sampled_from([">=", "<=", ">", "<", "="]),
+        _dates,
+        st.booleans(),
+    ),
+    st.builds(
         lambda field, low, high: ast.Comparison(field, "between", (low, high)),
         st.sampled_from(["words", "user_messages"]),
         st.integers(0, 999).map(str),
         st.integers(0, 999).map(str),
     ),
 )
+_session_ids = st.one_of(
+    st.tuples(st.sampled_from(ORIGINS), st.from_regex(r"[A-Za-z0-9_-]{1,8}", fullmatch=True)).map(":".join),
+    _phrase_text,
+)
 _where_leaves = st.one_of(
     _fields,
+    _session_ids.map(ast.NearSession),
+    _session_ids.map(ast.Lineage),
     _fts.map(ast.FtsLeaf),
     _phrase_text.map(ast.Semantic),
     _phrase_text.map(lambda text: ast.Semantic(text, via="near")),
@@ -118,12 +138,15 @@ _where_leaves = st.one_of(
 )
 
 
+_unit_names = st.from_regex(r"[a-z][a-z-]{0,8}", fullmatch=True)
+
+
 def _where_extend(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(
         st.lists(inner, min_size=2, max_size=3).map(lambda xs: _group(ast.And, xs)),
         st.lists(inner, min_size=2, max_size=3).map(lambda xs: _group(ast.Or, xs)),
         inner.map(ast.Not),
-        st.builds(ast.Exists, st.from_regex(r"[a-z]{1,8}", fullmatch=True), inner),
+        st.builds(ast.Exists, st.one_of(st.sampled_from(sorted(EXISTS_UNITS)), _unit_names), inner),
         st.lists(inner, min_size=2, max_size=3).map(lambda steps: ast.Seq(tuple(steps))),
     )
 
@@ -164,6 +187,7 @@ _compact = st.recursive(
 _stages = st.one_of(
     st.builds(ast.Sort, st.sampled_from(["time", "count", "key"]), st.booleans()),
     st.builds(ast.GroupBy, st.from_regex(r"[a-z][a-z_.]{0,8}", fullmatch=True)),
+    st.builds(ast.GroupBy, st.sampled_from(sorted({f for fields in GROUP_FIELDS.values() for f in fields}))),
     st.just(ast.Count()),
     st.builds(ast.Limit, st.integers(0, 2**31 - 1)),
     st.builds(ast.Offset, st.integers(0, 2**31 - 1)),
@@ -174,7 +198,7 @@ _queries = st.one_of(
     st.builds(ast.SessionsQuery, _where),
     st.builds(
         ast.UnitQuery,
-        st.sampled_from(["messages", "actions", "blocks", "files", "observed-events"]),
+        st.sampled_from(UNIT_SOURCES),
         _where,
         st.lists(_stages, max_size=3).map(tuple),
         st.one_of(st.none(), _where),
@@ -193,3 +217,59 @@ def test_rendered_trees_parse_back_to_the_same_tree(query: ast.Query) -> None:
 @given(_queries)
 def test_rendered_trees_compile_or_fail_typed(query: ast.Query) -> None:
     _compile_or_typed_error(render(query))
+
+
+# ---------------------------------------------------------------- valid queries compile
+
+_NOW = 1_767_312_000_000
+_sid = st.tuples(st.sampled_from(ORIGINS), st.from_regex(r"[a-z0-9]{1,6}", fullmatch=True)).map(":".join)
+_negatable_session_leaves = st.one_of(
+    _words.map(lambda w: ast.Field("repo", (ast.Value(w),))),
+    _words.map(lambda w: ast.Field("tag", (ast.Value(w),))),
+    st.sampled_from(ORIGINS).map(lambda o: ast.Field("origin", (ast.Value(o),))),
+    st.builds(
+        lambda name, op, n: ast.Comparison(name, op, (str(n),)),
+        st.sampled_from(["messages", "words", "user_messages", "paste_messages", "duration_ms"]),
+        st.sampled_from([">=", "<=", ">", "<", "="]),
+        st.integers(0, 10**6),
+    ),
+    st.builds(lambda op, d: ast.Comparison("date", op, (d,)), st.sampled_from([">=", "<", "="]), _dates),
+    _sid.map(ast.Lineage),
+    st.builds(
+        lambda unit, value: ast.Exists(unit, ast.Field("id", (ast.Value(value),), session_scoped=True)),
+        st.sampled_from(sorted(EXISTS_UNITS)),
+        _sid,
+    ),
+    st.lists(st.sampled_from(["file_edit", "shell", "search"]), min_size=2, max_size=4).map(
+        lambda cats: ast.Seq(tuple(ast.Field("action", (ast.Value(c),)) for c in cats))
+    ),
+)
+_valid_session_predicates = st.recursive(
+    st.one_of(_negatable_session_leaves, _fts.map(ast.FtsLeaf)),
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: _group(ast.And, xs)),
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: _group(ast.Or, xs)),
+        inner.map(ast.Not),
+    ),
+    max_leaves=6,
+)
+_valid_unit_queries = st.builds(
+    lambda unit, scope, stages: ast.UnitQuery(
+        unit, ast.Field("origin", (ast.Value("codex-session"),), True), stages, scope
+    ),
+    st.sampled_from(UNIT_SOURCES),
+    st.one_of(st.none(), _valid_session_predicates),
+    st.lists(
+        st.one_of(st.builds(ast.Sort, st.just("time"), st.booleans()), st.builds(ast.Limit, st.integers(1, 99))),
+        max_size=3,
+    ).map(tuple),
+)
+
+
+@_SETTINGS
+@given(st.one_of(st.builds(ast.SessionsQuery, _valid_session_predicates), _valid_unit_queries))
+def test_valid_trees_render_parse_back_and_compile(query: ast.Query) -> None:
+    text = render(query)
+    assert parse(text) == query, text
+    compiled = compile_query(text, now_ms=_NOW)
+    assert compiled.unit == ("sessions" if isinstance(query, ast.SessionsQuery) else query.unit)

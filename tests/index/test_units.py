@@ -86,7 +86,7 @@ def test_messages_by_tool_and_time_range(loaded: LexicalShard) -> None:
 
 def test_unit_errors(loaded: LexicalShard) -> None:
     with pytest.raises(QuarryError) as unit:
-        loaded.query_units(p.units("files"))
+        loaded.query_units(p.units("sessions"))
     assert unit.value.code == errors_pb2.INVALID_REQUEST
     with pytest.raises(QuarryError) as field:
         loaded.query_units(p.units("blocks", p.field("command", "x")))

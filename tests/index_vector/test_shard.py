@@ -232,3 +232,24 @@ def test_invalid_requests_are_typed(corpus_shard: VectorShard) -> None:
     with pytest.raises(QuarryError) as missing:
         corpus_shard.enqueue([index_pb2.EmbedItem(message_id="x:m0", text="hello")])
     assert missing.value.code == errors_pb2.INVALID_REQUEST
+
+
+def test_near_a_session_finds_the_others_by_its_mean_vector(open_shard: Opener, minilm: Embedder) -> None:
+    shard = open_shard("minilm")
+    shard.enqueue(corpus_items())
+    assert shard.wait_idle(120)
+    near = shard.search(vector_pb2.VectorSearchRequest(near_session_id="codex:git", limit=10))
+    sessions = hit_sessions(near)
+    assert sorted(sessions) == sorted(set(CORPUS) - {"codex:git"})  # every other session, not itself
+    # The order is the order from the mean of the session's own texts, as a text search would rank it.
+    centroid = minilm.embed(CORPUS["codex:git"]).mean(axis=0)
+    exact = shard._state.store.exact_search(centroid / np.linalg.norm(centroid), 20)
+    by_distance = list(dict.fromkeys(ref.session_id for ref, _ in exact if ref.session_id != "codex:git"))
+    assert sessions == by_distance
+
+
+def test_near_a_session_without_vectors_is_semantic_unavailable(corpus_shard: VectorShard) -> None:
+    with pytest.raises(QuarryError) as error:
+        corpus_shard.search(vector_pb2.VectorSearchRequest(near_session_id="codex:unknown"))
+    assert error.value.code == errors_pb2.SEMANTIC_UNAVAILABLE
+    assert "codex:unknown" in error.value.message

@@ -102,28 +102,50 @@ class ShardUnitsRequest(_message.Message):
     def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class UnitRow(_message.Message):
-    __slots__ = ("message", "action", "block", "session_id", "sort_time_ms", "sort_id")
+    __slots__ = ("message", "action", "block", "file", "assertion", "run", "observed_event", "context_snapshot", "delegation", "session_id", "sort_time_ms", "sort_id")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     BLOCK_FIELD_NUMBER: _ClassVar[int]
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    ASSERTION_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_EVENT_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    DELEGATION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SORT_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     SORT_ID_FIELD_NUMBER: _ClassVar[int]
     message: _units_pb2.Message
     action: _units_pb2.Action
     block: _units_pb2.Block
+    file: _units_pb2.FileTouch
+    assertion: _units_pb2.Assertion
+    run: _units_pb2.Run
+    observed_event: _units_pb2.ObservedEvent
+    context_snapshot: _units_pb2.ContextSnapshot
+    delegation: _units_pb2.Delegation
     session_id: str
     sort_time_ms: int
     sort_id: str
-    def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., session_id: _Optional[str] = ..., sort_time_ms: _Optional[int] = ..., sort_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., file: _Optional[_Union[_units_pb2.FileTouch, _Mapping]] = ..., assertion: _Optional[_Union[_units_pb2.Assertion, _Mapping]] = ..., run: _Optional[_Union[_units_pb2.Run, _Mapping]] = ..., observed_event: _Optional[_Union[_units_pb2.ObservedEvent, _Mapping]] = ..., context_snapshot: _Optional[_Union[_units_pb2.ContextSnapshot, _Mapping]] = ..., delegation: _Optional[_Union[_units_pb2.Delegation, _Mapping]] = ..., session_id: _Optional[str] = ..., sort_time_ms: _Optional[int] = ..., sort_id: _Optional[str] = ...) -> None: ...
+
+class AggregateRow(_message.Message):
+    __slots__ = ("key", "count")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    count: int
+    def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
 
 class ShardUnitsResponse(_message.Message):
-    __slots__ = ("rows", "shard")
+    __slots__ = ("rows", "shard", "groups")
     ROWS_FIELD_NUMBER: _ClassVar[int]
     SHARD_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
     rows: _containers.RepeatedCompositeFieldContainer[UnitRow]
     shard: int
-    def __init__(self, rows: _Optional[_Iterable[_Union[UnitRow, _Mapping]]] = ..., shard: _Optional[int] = ...) -> None: ...
+    groups: _containers.RepeatedCompositeFieldContainer[AggregateRow]
+    def __init__(self, rows: _Optional[_Iterable[_Union[UnitRow, _Mapping]]] = ..., shard: _Optional[int] = ..., groups: _Optional[_Iterable[_Union[AggregateRow, _Mapping]]] = ...) -> None: ...
 
 class ShardStatsRequest(_message.Message):
     __slots__ = ()

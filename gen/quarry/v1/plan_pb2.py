@@ -24,15 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14quarry/v1/plan.proto\x12\tquarry.v1\"\xb1\x01\n\x07\x46tsExpr\x12\x0e\n\x04term\x18\x01 \x01(\tH\x00\x12\x10\n\x06phrase\x18\x02 \x01(\tH\x00\x12\x10\n\x06prefix\x18\x03 \x01(\tH\x00\x12!\n\x03\x61ll\x18\x04 \x01(\x0b\x32\x12.quarry.v1.FtsListH\x00\x12!\n\x03\x61ny\x18\x05 \x01(\x0b\x32\x12.quarry.v1.FtsListH\x00\x12$\n\x06negate\x18\x06 \x01(\x0b\x32\x12.quarry.v1.FtsExprH\x00\x42\x06\n\x04node\",\n\x07\x46tsList\x12!\n\x05items\x18\x01 \x03(\x0b\x32\x12.quarry.v1.FtsExpr\"g\n\x0b\x46ieldClause\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x0e\n\x06values\x18\x02 \x03(\t\x12!\n\x02op\x18\x03 \x01(\x0e\x32\x15.quarry.v1.Comparison\x12\x16\n\x0esession_scoped\x18\x04 \x01(\x08\"\x9d\x02\n\tPredicate\x12\'\n\x03\x61ll\x18\x01 \x01(\x0b\x32\x18.quarry.v1.PredicateListH\x00\x12\'\n\x03\x61ny\x18\x02 \x01(\x0b\x32\x18.quarry.v1.PredicateListH\x00\x12&\n\x06negate\x18\x03 \x01(\x0b\x32\x14.quarry.v1.PredicateH\x00\x12\'\n\x05\x66ield\x18\x04 \x01(\x0b\x32\x16.quarry.v1.FieldClauseH\x00\x12!\n\x03\x66ts\x18\x05 \x01(\x0b\x32\x12.quarry.v1.FtsExprH\x00\x12\x12\n\x08semantic\x18\x06 \x01(\tH\x00\x12.\n\x0bsession_ids\x18\x07 \x01(\x0b\x32\x17.quarry.v1.SessionIdSetH\x00\x42\x06\n\x04node\"4\n\rPredicateList\x12#\n\x05items\x18\x01 \x03(\x0b\x32\x14.quarry.v1.Predicate\"\x1b\n\x0cSessionIdSet\x12\x0b\n\x03ids\x18\x01 \x03(\t\"a\n\rPipelineStage\x12$\n\x04sort\x18\x01 \x01(\x0b\x32\x14.quarry.v1.SortStageH\x00\x12\x0f\n\x05limit\x18\x02 \x01(\x05H\x00\x12\x10\n\x06offset\x18\x03 \x01(\x05H\x00\x42\x07\n\x05stage\",\n\tSortStage\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x12\n\ndescending\x18\x02 \x01(\x08\"\xd6\x01\n\tQueryPlan\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12#\n\x05where\x18\x02 \x01(\x0b\x32\x14.quarry.v1.Predicate\x12+\n\rsession_scope\x18\x03 \x01(\x0b\x32\x14.quarry.v1.Predicate\x12(\n\x06stages\x18\x04 \x03(\x0b\x32\x18.quarry.v1.PipelineStage\x12(\n\x0cranking_text\x18\x05 \x01(\x0b\x32\x12.quarry.v1.FtsExpr\x12\x15\n\rsemantic_text\x18\x06 \x01(\t*U\n\nComparison\x12\x1a\n\x16\x43OMPARISON_UNSPECIFIED\x10\x00\x12\x06\n\x02GT\x10\x01\x12\x06\n\x02GE\x10\x02\x12\x06\n\x02LT\x10\x03\x12\x06\n\x02LE\x10\x04\x12\x0b\n\x07\x42\x45TWEEN\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14quarry/v1/plan.proto\x12\tquarry.v1\"\xb1\x01\n\x07\x46tsExpr\x12\x0e\n\x04term\x18\x01 \x01(\tH\x00\x12\x10\n\x06phrase\x18\x02 \x01(\tH\x00\x12\x10\n\x06prefix\x18\x03 \x01(\tH\x00\x12!\n\x03\x61ll\x18\x04 \x01(\x0b\x32\x12.quarry.v1.FtsListH\x00\x12!\n\x03\x61ny\x18\x05 \x01(\x0b\x32\x12.quarry.v1.FtsListH\x00\x12$\n\x06negate\x18\x06 \x01(\x0b\x32\x12.quarry.v1.FtsExprH\x00\x42\x06\n\x04node\",\n\x07\x46tsList\x12!\n\x05items\x18\x01 \x03(\x0b\x32\x12.quarry.v1.FtsExpr\"g\n\x0b\x46ieldClause\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x0e\n\x06values\x18\x02 \x03(\t\x12!\n\x02op\x18\x03 \x01(\x0e\x32\x15.quarry.v1.Comparison\x12\x16\n\x0esession_scoped\x18\x04 \x01(\x08\"\x9e\x03\n\tPredicate\x12\'\n\x03\x61ll\x18\x01 \x01(\x0b\x32\x18.quarry.v1.PredicateListH\x00\x12\'\n\x03\x61ny\x18\x02 \x01(\x0b\x32\x18.quarry.v1.PredicateListH\x00\x12&\n\x06negate\x18\x03 \x01(\x0b\x32\x14.quarry.v1.PredicateH\x00\x12\'\n\x05\x66ield\x18\x04 \x01(\x0b\x32\x16.quarry.v1.FieldClauseH\x00\x12!\n\x03\x66ts\x18\x05 \x01(\x0b\x32\x12.quarry.v1.FtsExprH\x00\x12\x12\n\x08semantic\x18\x06 \x01(\tH\x00\x12.\n\x0bsession_ids\x18\x07 \x01(\x0b\x32\x17.quarry.v1.SessionIdSetH\x00\x12,\n\x06\x65xists\x18\x08 \x01(\x0b\x32\x1a.quarry.v1.ExistsPredicateH\x00\x12&\n\x03seq\x18\t \x01(\x0b\x32\x17.quarry.v1.SeqPredicateH\x00\x12\x11\n\x07lineage\x18\n \x01(\tH\x00\x12\x16\n\x0cnear_session\x18\x0b \x01(\tH\x00\x42\x06\n\x04node\"D\n\x0f\x45xistsPredicate\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12#\n\x05where\x18\x02 \x01(\x0b\x32\x14.quarry.v1.Predicate\"3\n\x0cSeqPredicate\x12#\n\x05steps\x18\x01 \x03(\x0b\x32\x14.quarry.v1.Predicate\"4\n\rPredicateList\x12#\n\x05items\x18\x01 \x03(\x0b\x32\x14.quarry.v1.Predicate\"\x1b\n\x0cSessionIdSet\x12\x0b\n\x03ids\x18\x01 \x03(\t\"\xbd\x01\n\rPipelineStage\x12$\n\x04sort\x18\x01 \x01(\x0b\x32\x14.quarry.v1.SortStageH\x00\x12\x0f\n\x05limit\x18\x02 \x01(\x05H\x00\x12\x10\n\x06offset\x18\x03 \x01(\x05H\x00\x12\x12\n\x08group_by\x18\x04 \x01(\tH\x00\x12\x0f\n\x05\x63ount\x18\x05 \x01(\x08H\x00\x12\x35\n\rsession_scope\x18\x06 \x01(\x0b\x32\x1c.quarry.v1.SessionScopeStageH\x00\x42\x07\n\x05stage\",\n\tSortStage\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x12\n\ndescending\x18\x02 \x01(\x08\"8\n\x11SessionScopeStage\x12#\n\x05where\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Predicate\"\xd6\x01\n\tQueryPlan\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12#\n\x05where\x18\x02 \x01(\x0b\x32\x14.quarry.v1.Predicate\x12+\n\rsession_scope\x18\x03 \x01(\x0b\x32\x14.quarry.v1.Predicate\x12(\n\x06stages\x18\x04 \x03(\x0b\x32\x18.quarry.v1.PipelineStage\x12(\n\x0cranking_text\x18\x05 \x01(\x0b\x32\x12.quarry.v1.FtsExpr\x12\x15\n\rsemantic_text\x18\x06 \x01(\t*U\n\nComparison\x12\x1a\n\x16\x43OMPARISON_UNSPECIFIED\x10\x00\x12\x06\n\x02GT\x10\x01\x12\x06\n\x02GE\x10\x02\x12\x06\n\x02LT\x10\x03\x12\x06\n\x02LE\x10\x04\x12\x0b\n\x07\x42\x45TWEEN\x10\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'quarry.v1.plan_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_COMPARISON']._serialized_start=1099
-  _globals['_COMPARISON']._serialized_end=1184
+  _globals['_COMPARISON']._serialized_start=1502
+  _globals['_COMPARISON']._serialized_end=1587
   _globals['_FTSEXPR']._serialized_start=36
   _globals['_FTSEXPR']._serialized_end=213
   _globals['_FTSLIST']._serialized_start=215
@@ -40,15 +40,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_FIELDCLAUSE']._serialized_start=261
   _globals['_FIELDCLAUSE']._serialized_end=364
   _globals['_PREDICATE']._serialized_start=367
-  _globals['_PREDICATE']._serialized_end=652
-  _globals['_PREDICATELIST']._serialized_start=654
-  _globals['_PREDICATELIST']._serialized_end=706
-  _globals['_SESSIONIDSET']._serialized_start=708
-  _globals['_SESSIONIDSET']._serialized_end=735
-  _globals['_PIPELINESTAGE']._serialized_start=737
-  _globals['_PIPELINESTAGE']._serialized_end=834
-  _globals['_SORTSTAGE']._serialized_start=836
-  _globals['_SORTSTAGE']._serialized_end=880
-  _globals['_QUERYPLAN']._serialized_start=883
-  _globals['_QUERYPLAN']._serialized_end=1097
+  _globals['_PREDICATE']._serialized_end=781
+  _globals['_EXISTSPREDICATE']._serialized_start=783
+  _globals['_EXISTSPREDICATE']._serialized_end=851
+  _globals['_SEQPREDICATE']._serialized_start=853
+  _globals['_SEQPREDICATE']._serialized_end=904
+  _globals['_PREDICATELIST']._serialized_start=906
+  _globals['_PREDICATELIST']._serialized_end=958
+  _globals['_SESSIONIDSET']._serialized_start=960
+  _globals['_SESSIONIDSET']._serialized_end=987
+  _globals['_PIPELINESTAGE']._serialized_start=990
+  _globals['_PIPELINESTAGE']._serialized_end=1179
+  _globals['_SORTSTAGE']._serialized_start=1181
+  _globals['_SORTSTAGE']._serialized_end=1225
+  _globals['_SESSIONSCOPESTAGE']._serialized_start=1227
+  _globals['_SESSIONSCOPESTAGE']._serialized_end=1283
+  _globals['_QUERYPLAN']._serialized_start=1286
+  _globals['_QUERYPLAN']._serialized_end=1500
 # @@protoc_insertion_point(module_scope)

@@ -57,7 +57,7 @@ class FieldClause(_message.Message):
     def __init__(self, field: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ..., op: _Optional[_Union[Comparison, str]] = ..., session_scoped: _Optional[bool] = ...) -> None: ...
 
 class Predicate(_message.Message):
-    __slots__ = ("all", "any", "negate", "field", "fts", "semantic", "session_ids")
+    __slots__ = ("all", "any", "negate", "field", "fts", "semantic", "session_ids", "exists", "seq", "lineage", "near_session")
     ALL_FIELD_NUMBER: _ClassVar[int]
     ANY_FIELD_NUMBER: _ClassVar[int]
     NEGATE_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +65,10 @@ class Predicate(_message.Message):
     FTS_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_FIELD_NUMBER: _ClassVar[int]
     SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    LINEAGE_FIELD_NUMBER: _ClassVar[int]
+    NEAR_SESSION_FIELD_NUMBER: _ClassVar[int]
     all: PredicateList
     any: PredicateList
     negate: Predicate
@@ -72,7 +76,25 @@ class Predicate(_message.Message):
     fts: FtsExpr
     semantic: str
     session_ids: SessionIdSet
-    def __init__(self, all: _Optional[_Union[PredicateList, _Mapping]] = ..., any: _Optional[_Union[PredicateList, _Mapping]] = ..., negate: _Optional[_Union[Predicate, _Mapping]] = ..., field: _Optional[_Union[FieldClause, _Mapping]] = ..., fts: _Optional[_Union[FtsExpr, _Mapping]] = ..., semantic: _Optional[str] = ..., session_ids: _Optional[_Union[SessionIdSet, _Mapping]] = ...) -> None: ...
+    exists: ExistsPredicate
+    seq: SeqPredicate
+    lineage: str
+    near_session: str
+    def __init__(self, all: _Optional[_Union[PredicateList, _Mapping]] = ..., any: _Optional[_Union[PredicateList, _Mapping]] = ..., negate: _Optional[_Union[Predicate, _Mapping]] = ..., field: _Optional[_Union[FieldClause, _Mapping]] = ..., fts: _Optional[_Union[FtsExpr, _Mapping]] = ..., semantic: _Optional[str] = ..., session_ids: _Optional[_Union[SessionIdSet, _Mapping]] = ..., exists: _Optional[_Union[ExistsPredicate, _Mapping]] = ..., seq: _Optional[_Union[SeqPredicate, _Mapping]] = ..., lineage: _Optional[str] = ..., near_session: _Optional[str] = ...) -> None: ...
+
+class ExistsPredicate(_message.Message):
+    __slots__ = ("unit", "where")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    WHERE_FIELD_NUMBER: _ClassVar[int]
+    unit: str
+    where: Predicate
+    def __init__(self, unit: _Optional[str] = ..., where: _Optional[_Union[Predicate, _Mapping]] = ...) -> None: ...
+
+class SeqPredicate(_message.Message):
+    __slots__ = ("steps",)
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    steps: _containers.RepeatedCompositeFieldContainer[Predicate]
+    def __init__(self, steps: _Optional[_Iterable[_Union[Predicate, _Mapping]]] = ...) -> None: ...
 
 class PredicateList(_message.Message):
     __slots__ = ("items",)
@@ -87,14 +109,20 @@ class SessionIdSet(_message.Message):
     def __init__(self, ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PipelineStage(_message.Message):
-    __slots__ = ("sort", "limit", "offset")
+    __slots__ = ("sort", "limit", "offset", "group_by", "count", "session_scope")
     SORT_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
+    GROUP_BY_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_SCOPE_FIELD_NUMBER: _ClassVar[int]
     sort: SortStage
     limit: int
     offset: int
-    def __init__(self, sort: _Optional[_Union[SortStage, _Mapping]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ...) -> None: ...
+    group_by: str
+    count: bool
+    session_scope: SessionScopeStage
+    def __init__(self, sort: _Optional[_Union[SortStage, _Mapping]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., group_by: _Optional[str] = ..., count: _Optional[bool] = ..., session_scope: _Optional[_Union[SessionScopeStage, _Mapping]] = ...) -> None: ...
 
 class SortStage(_message.Message):
     __slots__ = ("key", "descending")
@@ -103,6 +131,12 @@ class SortStage(_message.Message):
     key: str
     descending: bool
     def __init__(self, key: _Optional[str] = ..., descending: _Optional[bool] = ...) -> None: ...
+
+class SessionScopeStage(_message.Message):
+    __slots__ = ("where",)
+    WHERE_FIELD_NUMBER: _ClassVar[int]
+    where: Predicate
+    def __init__(self, where: _Optional[_Union[Predicate, _Mapping]] = ...) -> None: ...
 
 class QueryPlan(_message.Message):
     __slots__ = ("unit", "where", "session_scope", "stages", "ranking_text", "semantic_text")

@@ -1,4 +1,5 @@
 from quarry.v1 import assertions_pb2 as _assertions_pb2
+from quarry.v1 import plan_pb2 as _plan_pb2
 from quarry.v1 import refs_pb2 as _refs_pb2
 from quarry.v1 import units_pb2 as _units_pb2
 from google.protobuf.internal import containers as _containers
@@ -106,34 +107,80 @@ class QueryUnitsRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ...) -> None: ...
 
 class QueryUnitEnvelope(_message.Message):
-    __slots__ = ("query", "unit", "rows", "limit", "offset", "caveats")
+    __slots__ = ("query", "unit", "rows", "limit", "offset", "caveats", "aggregate", "group_by", "groups")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     UNIT_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     CAVEATS_FIELD_NUMBER: _ClassVar[int]
+    AGGREGATE_FIELD_NUMBER: _ClassVar[int]
+    GROUP_BY_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
     query: str
     unit: str
     rows: _containers.RepeatedCompositeFieldContainer[QueryUnitRow]
     limit: int
     offset: int
     caveats: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, query: _Optional[str] = ..., unit: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[QueryUnitRow, _Mapping]]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., caveats: _Optional[_Iterable[str]] = ...) -> None: ...
+    aggregate: bool
+    group_by: str
+    groups: _containers.RepeatedCompositeFieldContainer[AggregateCount]
+    def __init__(self, query: _Optional[str] = ..., unit: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[QueryUnitRow, _Mapping]]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., caveats: _Optional[_Iterable[str]] = ..., aggregate: _Optional[bool] = ..., group_by: _Optional[str] = ..., groups: _Optional[_Iterable[_Union[AggregateCount, _Mapping]]] = ...) -> None: ...
+
+class AggregateCount(_message.Message):
+    __slots__ = ("key", "count")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    count: int
+    def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
 
 class QueryUnitRow(_message.Message):
-    __slots__ = ("message", "action", "block", "session_id", "ref")
+    __slots__ = ("message", "action", "block", "file", "assertion", "run", "observed_event", "context_snapshot", "delegation", "session_id", "ref")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     BLOCK_FIELD_NUMBER: _ClassVar[int]
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    ASSERTION_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_EVENT_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    DELEGATION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     REF_FIELD_NUMBER: _ClassVar[int]
     message: _units_pb2.Message
     action: _units_pb2.Action
     block: _units_pb2.Block
+    file: _units_pb2.FileTouch
+    assertion: _units_pb2.Assertion
+    run: _units_pb2.Run
+    observed_event: _units_pb2.ObservedEvent
+    context_snapshot: _units_pb2.ContextSnapshot
+    delegation: _units_pb2.Delegation
     session_id: str
     ref: str
-    def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., session_id: _Optional[str] = ..., ref: _Optional[str] = ...) -> None: ...
+    def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., file: _Optional[_Union[_units_pb2.FileTouch, _Mapping]] = ..., assertion: _Optional[_Union[_units_pb2.Assertion, _Mapping]] = ..., run: _Optional[_Union[_units_pb2.Run, _Mapping]] = ..., observed_event: _Optional[_Union[_units_pb2.ObservedEvent, _Mapping]] = ..., context_snapshot: _Optional[_Union[_units_pb2.ContextSnapshot, _Mapping]] = ..., delegation: _Optional[_Union[_units_pb2.Delegation, _Mapping]] = ..., session_id: _Optional[str] = ..., ref: _Optional[str] = ...) -> None: ...
+
+class ExplainRequest(_message.Message):
+    __slots__ = ("query",)
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    def __init__(self, query: _Optional[str] = ...) -> None: ...
+
+class ExplainResponse(_message.Message):
+    __slots__ = ("query", "kind", "unit_source", "ast_json", "plan")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    UNIT_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    AST_JSON_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    kind: str
+    unit_source: str
+    ast_json: str
+    plan: _plan_pb2.QueryPlan
+    def __init__(self, query: _Optional[str] = ..., kind: _Optional[str] = ..., unit_source: _Optional[str] = ..., ast_json: _Optional[str] = ..., plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ...) -> None: ...
 
 class ClusterStatusRequest(_message.Message):
     __slots__ = ()

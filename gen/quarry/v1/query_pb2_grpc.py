@@ -53,6 +53,11 @@ class QueryServiceStub:
                 request_serializer=quarry_dot_v1_dot_query__pb2.ClusterStatusRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_query__pb2.ClusterStatusResponse.FromString,
                 _registered_method=True)
+        self.Explain = channel.unary_unary(
+                '/quarry.v1.QueryService/Explain',
+                request_serializer=quarry_dot_v1_dot_query__pb2.ExplainRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_query__pb2.ExplainResponse.FromString,
+                _registered_method=True)
         self.ResolveRef = channel.unary_unary(
                 '/quarry.v1.QueryService/ResolveRef',
                 request_serializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
@@ -93,6 +98,13 @@ class QueryServiceServicer:
 
     def ClusterStatus(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Explain(self, request, context):
+        """The typed AST and the plan a query compiles to, without running it.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -141,6 +153,11 @@ def add_QueryServiceServicer_to_server(servicer, server):
                     servicer.ClusterStatus,
                     request_deserializer=quarry_dot_v1_dot_query__pb2.ClusterStatusRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_query__pb2.ClusterStatusResponse.SerializeToString,
+            ),
+            'Explain': grpc.unary_unary_rpc_method_handler(
+                    servicer.Explain,
+                    request_deserializer=quarry_dot_v1_dot_query__pb2.ExplainRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_query__pb2.ExplainResponse.SerializeToString,
             ),
             'ResolveRef': grpc.unary_unary_rpc_method_handler(
                     servicer.ResolveRef,
@@ -245,6 +262,33 @@ class QueryService:
             '/quarry.v1.QueryService/ClusterStatus',
             quarry_dot_v1_dot_query__pb2.ClusterStatusRequest.SerializeToString,
             quarry_dot_v1_dot_query__pb2.ClusterStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Explain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.QueryService/Explain',
+            quarry_dot_v1_dot_query__pb2.ExplainRequest.SerializeToString,
+            quarry_dot_v1_dot_query__pb2.ExplainResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -24,23 +24,23 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/vector.proto\x12\tquarry.v1\"j\n\x13VectorSearchRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x19\n\x11\x61llow_session_ids\x18\x03 \x03(\t\x12\x1b\n\x13restrict_to_allowed\x18\x04 \x01(\x08\"E\n\tVectorHit\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\nmessage_id\x18\x02 \x01(\t\x12\x10\n\x08\x64istance\x18\x03 \x01(\x01\"_\n\x14VectorSearchResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.quarry.v1.VectorHit\x12\x10\n\x08\x65mbed_ms\x18\x02 \x01(\x01\x12\x11\n\tsearch_ms\x18\x03 \x01(\x01\"\x14\n\x12VectorStatsRequest\"\x86\x01\n\x0bVectorStats\x12\x0f\n\x07vectors\x18\x01 \x01(\x03\x12\x0f\n\x07pending\x18\x02 \x01(\x03\x12\x10\n\x08\x65mbedder\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12\x11\n\tdimension\x18\x05 \x01(\x05\x12\r\n\x05ready\x18\x06 \x01(\x08\x12\x12\n\nlast_error\x18\x07 \x01(\t2\x9a\x01\n\rVectorService\x12I\n\x06Search\x12\x1e.quarry.v1.VectorSearchRequest\x1a\x1f.quarry.v1.VectorSearchResponse\x12>\n\x05Stats\x12\x1d.quarry.v1.VectorStatsRequest\x1a\x16.quarry.v1.VectorStatsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/vector.proto\x12\tquarry.v1\"\x83\x01\n\x13VectorSearchRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x19\n\x11\x61llow_session_ids\x18\x03 \x03(\t\x12\x1b\n\x13restrict_to_allowed\x18\x04 \x01(\x08\x12\x17\n\x0fnear_session_id\x18\x05 \x01(\t\"E\n\tVectorHit\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\nmessage_id\x18\x02 \x01(\t\x12\x10\n\x08\x64istance\x18\x03 \x01(\x01\"_\n\x14VectorSearchResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.quarry.v1.VectorHit\x12\x10\n\x08\x65mbed_ms\x18\x02 \x01(\x01\x12\x11\n\tsearch_ms\x18\x03 \x01(\x01\"\x14\n\x12VectorStatsRequest\"\x86\x01\n\x0bVectorStats\x12\x0f\n\x07vectors\x18\x01 \x01(\x03\x12\x0f\n\x07pending\x18\x02 \x01(\x03\x12\x10\n\x08\x65mbedder\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12\x11\n\tdimension\x18\x05 \x01(\x05\x12\r\n\x05ready\x18\x06 \x01(\x08\x12\x12\n\nlast_error\x18\x07 \x01(\t2\x9a\x01\n\rVectorService\x12I\n\x06Search\x12\x1e.quarry.v1.VectorSearchRequest\x1a\x1f.quarry.v1.VectorSearchResponse\x12>\n\x05Stats\x12\x1d.quarry.v1.VectorStatsRequest\x1a\x16.quarry.v1.VectorStatsb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'quarry.v1.vector_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VECTORSEARCHREQUEST']._serialized_start=37
-  _globals['_VECTORSEARCHREQUEST']._serialized_end=143
-  _globals['_VECTORHIT']._serialized_start=145
-  _globals['_VECTORHIT']._serialized_end=214
-  _globals['_VECTORSEARCHRESPONSE']._serialized_start=216
-  _globals['_VECTORSEARCHRESPONSE']._serialized_end=311
-  _globals['_VECTORSTATSREQUEST']._serialized_start=313
-  _globals['_VECTORSTATSREQUEST']._serialized_end=333
-  _globals['_VECTORSTATS']._serialized_start=336
-  _globals['_VECTORSTATS']._serialized_end=470
-  _globals['_VECTORSERVICE']._serialized_start=473
-  _globals['_VECTORSERVICE']._serialized_end=627
+  _globals['_VECTORSEARCHREQUEST']._serialized_start=38
+  _globals['_VECTORSEARCHREQUEST']._serialized_end=169
+  _globals['_VECTORHIT']._serialized_start=171
+  _globals['_VECTORHIT']._serialized_end=240
+  _globals['_VECTORSEARCHRESPONSE']._serialized_start=242
+  _globals['_VECTORSEARCHRESPONSE']._serialized_end=337
+  _globals['_VECTORSTATSREQUEST']._serialized_start=339
+  _globals['_VECTORSTATSREQUEST']._serialized_end=359
+  _globals['_VECTORSTATS']._serialized_start=362
+  _globals['_VECTORSTATS']._serialized_end=496
+  _globals['_VECTORSERVICE']._serialized_start=499
+  _globals['_VECTORSERVICE']._serialized_end=653
 # @@protoc_insertion_point(module_scope)

@@ -7,16 +7,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class VectorSearchRequest(_message.Message):
-    __slots__ = ("text", "limit", "allow_session_ids", "restrict_to_allowed")
+    __slots__ = ("text", "limit", "allow_session_ids", "restrict_to_allowed", "near_session_id")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     ALLOW_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
     RESTRICT_TO_ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    NEAR_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     text: str
     limit: int
     allow_session_ids: _containers.RepeatedScalarFieldContainer[str]
     restrict_to_allowed: bool
-    def __init__(self, text: _Optional[str] = ..., limit: _Optional[int] = ..., allow_session_ids: _Optional[_Iterable[str]] = ..., restrict_to_allowed: _Optional[bool] = ...) -> None: ...
+    near_session_id: str
+    def __init__(self, text: _Optional[str] = ..., limit: _Optional[int] = ..., allow_session_ids: _Optional[_Iterable[str]] = ..., restrict_to_allowed: _Optional[bool] = ..., near_session_id: _Optional[str] = ...) -> None: ...
 
 class VectorHit(_message.Message):
     __slots__ = ("session_id", "message_id", "distance")

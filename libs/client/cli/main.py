@@ -1,6 +1,7 @@
 """The `quarry` command line. Options common to every command go before it, as in git:
-`quarry [--home DIR] [--format plain|json|ndjson] COMMAND …`; a query given without a command is a
-search (`quarry 'sqlite locking'`)."""
+`quarry [--home DIR] [--format plain|json|ndjson|yaml|csv] [--explain] COMMAND …`; a query given
+without a command is a search (`quarry 'sqlite locking'`), or rows for a unit query (`quarry 'files
+where …'`); with --explain, the query's AST and plan instead of its results."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from quarry.client.client import QuarryClient
 from quarry.core.config import resolve_home
 from quarry.core.errors import QuarryError
 from quarry.dsl import compile_query
+from quarry.dsl.shell import join_words
 from quarry.v1.ingest_pb2 import IngestProgress
 
 app = typer.Typer(
@@ -42,6 +44,7 @@ class Settings:
     home: Path
     format: str = "plain"
     query: str = ""  # the query being run, to point at an error's position
+    explain: bool = False
 
 
 settings = Settings()
@@ -52,12 +55,16 @@ def main(
     home: Annotated[
         Path | None, typer.Option("--home", help="Data directory (default: $QUARRY_HOME, else per-user).")
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="plain | json | ndjson")] = "plain",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="plain | json | ndjson | yaml | csv")] = "plain",
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show the query's typed AST and plan instead of running it.")
+    ] = False,
 ) -> None:
     if fmt not in render.FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(render.FORMATS)}", param_hint="--format")
     settings.home = resolve_home(home)
     settings.format = fmt
+    settings.explain = explain
 
 
 def _client() -> QuarryClient:
@@ -166,10 +173,13 @@ def search(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     offset: Annotated[int, typer.Option(min=0)] = 0,
 ) -> None:
-    """Ranked sessions; a `messages|actions|blocks where …` query returns rows instead."""
-    text = settings.query = " ".join(query)
+    """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
+    context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
+    text = settings.query = join_words(query)
     with _client() as client:
-        if compile_query(text).kind == "units":
+        if settings.explain:
+            render.explain(client.explain(text), settings.format, console)
+        elif compile_query(text).kind == "units":
             render.unit_envelope(client.query_units(text, limit=limit, offset=offset), settings.format, console)
         else:
             envelope = client.search(text, lane=lane, limit=limit, offset=offset)
@@ -275,8 +285,8 @@ def run() -> None:
     try:
         app(args=argv, prog_name="quarry")
     except QuarryError as error:
-        if settings.format in ("json", "ndjson"):
-            render.emit_json({"error": error.as_dict()})
+        if settings.format in ("json", "ndjson", "yaml"):
+            render.emit_document({"error": error.as_dict()}, settings.format)
         else:
             err_console.print(f"[red]error[/red] {escape(str(error))}")
             if error.offset is not None and settings.query:

@@ -1,21 +1,35 @@
-"""Rendering of envelopes for the terminal: plain (tables), json (the envelope), ndjson (one row
-per line). JSON keeps the proto field names; unset optional fields are null; int64 stay numbers."""
+"""Rendering of envelopes for the terminal, one function per envelope, every `--format`:
+
+- plain: a readable listing;
+- json: the whole envelope, proto field names, every field (unset optional fields null, int64
+  numbers); yaml: the same document as YAML;
+- ndjson: one JSON object per hit / row / aggregate group;
+- csv: a header, then one line per hit / row / group, with a fixed column set per unit (CSV_COLUMNS:
+  `ref` and `session_id` first, then the unit's scalar fields in proto names and json values; lists
+  space-joined, maps as `key=value` pairs; booleans true/false; times in epoch ms as in json).
+"""
 
 from __future__ import annotations
 
+import csv
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+import yaml
+from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from rich.console import Console
 from rich.markup import escape
 
-from quarry.v1 import ingest_pb2, query_pb2
+from quarry.core.errors import QuarryError
+from quarry.v1 import errors_pb2, ingest_pb2, query_pb2
 
-FORMATS = ("plain", "json", "ndjson")
+FORMATS = ("plain", "json", "ndjson", "yaml", "csv")
+DOCUMENT_FORMATS = ("json", "yaml")  # the whole envelope as one document
 
 
 def to_dict(message: Message) -> dict[str, Any]:
@@ -47,17 +61,69 @@ def emit_json(data: Any) -> None:
     sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
 
 
-def emit_ndjson(rows: list[Any]) -> None:
+def emit_ndjson(rows: Iterable[Any]) -> None:
     for row in rows:
         sys.stdout.buffer.write(orjson.dumps(row) + b"\n")
 
 
+def emit_yaml(data: Any, start: bool = False) -> None:
+    """One YAML document (with `---` first when `start`, for a stream of documents)."""
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, explicit_start=start)
+    sys.stdout.buffer.write(text.encode())
+
+
+def emit_document(data: Any, fmt: str) -> None:
+    """The whole of a response as one document: YAML for yaml, JSON otherwise."""
+    emit_yaml(data) if fmt == "yaml" else emit_json(data)
+
+
+def emit_csv(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(columns)
+    out.writerows([_cell(value) for value in row] for row in rows)
+    sys.stdout.flush()
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return " ".join(f"{k}={v}" for k, v in sorted(value.items()))
+    if isinstance(value, list | tuple):
+        return " ".join(str(v) for v in value)
+    if value is None:
+        return ""
+    return value
+
+
+# ----- sessions ---------------------------------------------------------------------------------
+
+SESSION_COLUMNS: dict[str, Callable[[query_pb2.SearchHit], Any]] = {
+    "rank": lambda h: h.match.rank,
+    "session_id": lambda h: h.session.id,
+    "score": lambda h: h.match.score if h.match.HasField("score") else None,
+    "score_kind": lambda h: h.match.score_kind,
+    "match_surface": lambda h: h.match.match_surface,
+    "target_ref": lambda h: h.match.target_ref,
+    "origin": lambda h: h.session.origin,
+    "repo": lambda h: h.session.repo,
+    "title": lambda h: h.session.title,
+    "created_ms": lambda h: h.session.created_ms,
+    "updated_ms": lambda h: h.session.updated_ms,
+    "messages": lambda h: h.session.counts.messages,
+    "snippet": lambda h: h.match.snippet,
+}
+
+
 def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Console) -> None:
-    if fmt == "json":
-        emit_json(to_dict(envelope))
+    if fmt in DOCUMENT_FORMATS:
+        emit_document(to_dict(envelope), fmt)
         return
     if fmt == "ndjson":
-        emit_ndjson([to_dict(hit) for hit in envelope.hits])
+        emit_ndjson(to_dict(hit) for hit in envelope.hits)
+        return
+    if fmt == "csv":
+        emit_csv(list(SESSION_COLUMNS), ([get(hit) for get in SESSION_COLUMNS.values()] for hit in envelope.hits))
         return
     console.print(
         f"[bold]{len(envelope.hits)} sessions[/bold] · lane {envelope.retrieval_lane} · {escape(envelope.query)!r}"
@@ -76,39 +142,162 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
         console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
 
 
+# ----- unit rows and aggregates -----------------------------------------------------------------
+
+# The csv columns of each unit: `ref` and `session_id` of the row, then fields of its payload
+# (`text` of a message: its text and code blocks joined). Long bodies go last.
+CSV_COLUMNS: dict[str, tuple[str, ...]] = {
+    "messages": ("seq", "role", "authored", "time_ms", "model", "surface", "words", "input_tokens",
+                 "output_tokens", "text"),
+    "actions": ("seq", "time_ms", "category", "tool", "failed", "path", "command", "message_id", "output"),
+    "blocks": ("index", "type", "language", "tool_name", "path", "is_error", "text"),
+    "files": ("path", "actions", "failed", "categories", "first_time_ms", "last_time_ms", "first_ref", "last_ref"),
+    "assertions": ("kind", "status", "author", "target_ref", "created_ms", "updated_ms", "supersedes", "reason",
+                   "evidence_refs", "body"),
+    "runs": ("role", "status", "agent", "model", "started_ms", "ended_ms", "duration_ms", "tool_uses",
+             "total_tokens", "child_session_id", "delegation_id"),
+    "observed-events": ("seq", "kind", "time_ms", "delivery_state", "object_ref", "source_ref", "text"),
+    "context-snapshots": ("seq", "boundary", "time_ms", "trigger", "tokens_before", "model", "cwd", "branch",
+                          "message_ref", "preview"),
+    "delegations": ("time_ms", "tool", "agent", "mapping_state", "child_session_id", "result_state", "tool_use_ref",
+                    "description", "result_preview", "result_sha256", "child_excerpt_preview",
+                    "child_excerpt_sha256"),
+}  # fmt: skip
+AGGREGATE_COLUMNS = ("key", "count")
+
+
+def unit_csv_columns(unit: str) -> tuple[str, ...]:
+    return ("ref", "session_id", *CSV_COLUMNS[unit])
+
+
+def _row_cells(row: query_pb2.QueryUnitRow, columns: Sequence[str]) -> list[Any]:
+    kind = row.WhichOneof("row")
+    payload = to_dict(getattr(row, kind))
+    cells: dict[str, Any] = {"ref": row.ref, "session_id": row.session_id}
+    if kind == "message":
+        cells["text"] = _message_text(getattr(row, kind))
+    return [cells[c] if c in cells else payload[c] for c in columns]
+
+
+def _message_text(message: Any) -> str:
+    return "\n".join(b.text for b in message.blocks if b.text and b.type in ("text", "code"))
+
+
 def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, console: Console) -> None:
-    if fmt == "json":
-        emit_json(to_dict(envelope))
-        return
-    if fmt == "ndjson":
-        emit_ndjson([to_dict(row) for row in envelope.rows])
-        return
+    if fmt in DOCUMENT_FORMATS:
+        emit_document(to_dict(envelope), fmt)
+    elif fmt == "ndjson":
+        emit_ndjson(to_dict(item) for item in (envelope.groups if envelope.aggregate else envelope.rows))
+    elif fmt == "csv":
+        if envelope.aggregate:
+            emit_csv(AGGREGATE_COLUMNS, ([g.key, g.count] for g in envelope.groups))
+        else:
+            columns = unit_csv_columns(envelope.unit)
+            emit_csv(columns, (_row_cells(row, columns) for row in envelope.rows))
+    elif envelope.aggregate:
+        _plain_groups(envelope, console)
+    else:
+        _plain_rows(envelope, console)
+    if fmt == "plain":
+        for caveat in envelope.caveats:
+            console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
+
+
+def _plain_groups(envelope: query_pb2.QueryUnitEnvelope, console: Console) -> None:
+    console.print(
+        f"[bold]{len(envelope.groups)} groups[/bold] of {envelope.unit} by {envelope.group_by} · "
+        f"{escape(envelope.query)!r}"
+    )
+    width = max((len(str(g.count)) for g in envelope.groups), default=1)
+    for group in envelope.groups:
+        console.print(f"{group.count:>{width}}  {escape(group.key) if group.key else '[dim](none)[/dim]'}")
+
+
+def _plain_rows(envelope: query_pb2.QueryUnitEnvelope, console: Console) -> None:
     console.print(f"[bold]{len(envelope.rows)} {envelope.unit}[/bold] · {escape(envelope.query)!r}")
     for row in envelope.rows:
-        kind = row.WhichOneof("row")
-        item = getattr(row, kind)
-        if kind == "message":
-            what = f"{item.role} · {_time(item.time_ms)}"
-            text = " ".join(b.text for b in item.blocks if b.text and b.type in ("text", "code"))
-        elif kind == "action":
-            what = f"{item.category} {item.tool}{' (failed)' if item.failed else ''} · {_time(item.time_ms)}"
-            text = item.command or item.path
-        else:
-            what = item.type
-            text = item.text
+        what, text = _plain_row(row)
         console.print(f"[cyan]{escape(row.ref)}[/cyan]  [dim]{escape(what)}[/dim]", soft_wrap=True)
         if text:
             console.print(f"     {escape(' '.join(text.split())[:300])}", soft_wrap=True)
+
+
+def _plain_row(row: query_pb2.QueryUnitRow) -> tuple[str, str]:
+    """(a one-line summary, the row's text) of one unit row."""
+    kind = row.WhichOneof("row")
+    item = getattr(row, kind)
+    if kind == "message":
+        return f"{item.role} · {_time(item.time_ms)}", _message_text(item)
+    if kind == "action":
+        failed = " (failed)" if item.failed else ""
+        return f"{item.category} {item.tool}{failed} · {_time(item.time_ms)}", item.command or item.path
+    if kind == "block":
+        return item.type, item.text
+    if kind == "file":
+        categories = ", ".join(f"{k} ×{v}" for k, v in sorted(item.categories.items()))
+        failed = f" · {item.failed} failed" if item.failed else ""
+        return f"{item.actions} actions ({categories}){failed} · {_time(item.last_time_ms)}", item.path
+    if kind == "assertion":
+        return f"{item.kind} · {item.status} · {item.author} · on {item.target_ref}", item.body
+    if kind == "run":
+        agent = f" {item.agent}" if item.agent else ""
+        return f"{item.role}{agent} · {item.status} · {_time(item.started_ms)}", item.child_session_id
+    if kind == "observed_event":
+        return f"{item.kind} · {item.delivery_state} · {_time(item.time_ms)}", item.text
+    if kind == "context_snapshot":
+        return f"{item.boundary} · {_time(item.time_ms)}", item.preview
+    child = item.child_session_id or "no child session"
+    return (
+        f"{item.agent or item.tool} · {item.mapping_state} → {child} · {item.result_state} · {_time(item.time_ms)}",
+        item.description or item.instruction,
+    )
+
+
+# ----- explain ----------------------------------------------------------------------------------
+
+
+def explain(response: query_pb2.ExplainResponse, fmt: str, console: Console) -> None:
+    """The ExplainResponse as a document (json, yaml; ndjson: one line), or plain: the AST and plan."""
+    if fmt == "csv":
+        raise not_tabular("an explanation")
+    if fmt in DOCUMENT_FORMATS:
+        emit_document(to_dict(response), fmt)
+        return
+    if fmt == "ndjson":
+        emit_ndjson([to_dict(response)])
+        return
+    console.print(f"[bold]{escape(response.query)!r}[/bold]")
+    console.print(f"kind {response.kind} · unit source {response.unit_source}")
+    console.print("[bold]ast[/bold]")
+    ast = orjson.loads(response.ast_json) if response.ast_json else None
+    console.print(escape(orjson.dumps(ast, option=orjson.OPT_INDENT_2).decode()), highlight=False, soft_wrap=True)
+    console.print("[bold]plan[/bold]")
+    console.print(escape(text_format.MessageToString(response.plan).rstrip()), highlight=False, soft_wrap=True)
 
 
 def _time(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M") if ms else "-"
 
 
+def not_tabular(what: str) -> QuarryError:
+    return QuarryError(
+        errors_pb2.INVALID_REQUEST,
+        f"{what} is not a table: use --format plain, json, ndjson or yaml",
+        parameter="format",
+    )
+
+
 def status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console) -> None:
-    if fmt in ("json", "ndjson"):
-        rows = [to_dict(n) for n in response.nodes]
-        emit_json({"nodes": rows}) if fmt == "json" else emit_ndjson(rows)
+    rows = [to_dict(n) for n in response.nodes]
+    if fmt in DOCUMENT_FORMATS:
+        emit_document({"nodes": rows}, fmt)
+        return
+    if fmt == "ndjson":
+        emit_ndjson(rows)
+        return
+    if fmt == "csv":
+        columns = [f.name for f in query_pb2.NodeStatus.DESCRIPTOR.fields]
+        emit_csv(columns, ([row[c] for c in columns] for row in rows))
         return
     for node in response.nodes:
         up = "[green]up[/green]  " if node.up else "[red]down[/red]"
@@ -123,8 +312,10 @@ def status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console
 
 
 def ingest_report(report: ingest_pb2.IngestReport, fmt: str, console: Console) -> None:
-    if fmt in ("json", "ndjson"):
-        emit_json(to_dict(report))
+    if fmt == "csv":
+        raise not_tabular("an ingest report")
+    if fmt in ("json", "ndjson", "yaml"):
+        emit_document(to_dict(report), fmt)
         return
     kinds = [
         f"{count} {what}"
@@ -146,10 +337,14 @@ def ingest_report(report: ingest_pb2.IngestReport, fmt: str, console: Console) -
 
 def ingest_event(event: ingest_pb2.IngestProgress, fmt: str, console: Console) -> None:
     """One event of a followed ingest as it happens: a file that changed, or a round's issues.
-    json and ndjson print one object per line (`{"file": …}` or `{"report": …}`): a stream has no end."""
-    if fmt in ("json", "ndjson"):
+    json and ndjson print one object per line (`{"file": …}` or `{"report": …}`): a stream has no end;
+    yaml one document per event."""
+    if fmt == "csv":
+        raise not_tabular("an ingest event")
+    if fmt != "plain":
         kind = event.WhichOneof("event")
-        emit_ndjson([{kind: to_dict(getattr(event, kind))}])
+        data = {kind: to_dict(getattr(event, kind))}
+        emit_yaml(data, start=True) if fmt == "yaml" else emit_ndjson([data])
         return
     if event.HasField("report"):
         _ingest_notes(event.report, console)

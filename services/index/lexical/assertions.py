@@ -27,11 +27,9 @@ import orjson
 
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import ASSERTION_PREFIX, bare_assertion_id, parse_ref
+from quarry.core.vocab import ASSERTION_AUTHORS, ASSERTION_KINDS, ASSERTION_STATUSES
 from quarry.v1 import assertions_pb2, errors_pb2, units_pb2
 
-ASSERTION_KINDS = ("decision", "caveat", "summary", "tag", "note", "todo")
-ASSERTION_STATUSES = ("active", "candidate", "accepted", "rejected", "deferred", "superseded", "deleted", "inactive")
-ASSERTION_AUTHORS = ("user", "agent", "transform", "detector")
 # Outcomes of a judgment: an assertion holding one is never turned back into a candidate by a write.
 TERMINAL_STATUSES = ("accepted", "rejected", "deferred", "superseded", "deleted")
 JUDGMENTS = ("accept", "reject", "defer", "supersede")
@@ -68,7 +66,7 @@ CREATE TABLE IF NOT EXISTS assertions (
 CREATE INDEX IF NOT EXISTS assertions_status_target ON assertions (status, target_ref, created_ms, id);
 """
 
-_COLUMNS = (
+COLUMNS = (
     "id",
     "kind",
     "status",
@@ -84,11 +82,11 @@ _COLUMNS = (
     "promotion_required",
     "context_inject",
 )
-_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM assertions"
+_SELECT = f"SELECT {', '.join(COLUMNS)} FROM assertions"
 _UPSERT = (
-    f"INSERT INTO assertions ({', '.join(_COLUMNS)}, was_candidate) VALUES ({', '.join('?' * (len(_COLUMNS) + 1))}) "
+    f"INSERT INTO assertions ({', '.join(COLUMNS)}, was_candidate) VALUES ({', '.join('?' * (len(COLUMNS) + 1))}) "
     "ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
+    + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[1:])
     + ", was_candidate = MAX(was_candidate, excluded.was_candidate)"
 )
 
@@ -111,8 +109,8 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _from_row(row: Sequence[object]) -> units_pb2.Assertion:
-    values = dict(zip(_COLUMNS, row, strict=True))
+def from_row(row: Sequence[object]) -> units_pb2.Assertion:
+    values = dict(zip(COLUMNS, row, strict=True))
     values["evidence_refs"] = orjson.loads(values["evidence_refs"])  # type: ignore[arg-type]
     values["promotion_required"] = bool(values["promotion_required"])
     values["context_inject"] = bool(values["context_inject"])
@@ -204,7 +202,7 @@ class AssertionStore:
     @staticmethod
     def _get(conn: sqlite3.Connection, assertion_id: str) -> units_pb2.Assertion | None:
         row = conn.execute(f"{_SELECT} WHERE id = ?", (assertion_id,)).fetchone()
-        return _from_row(row) if row else None
+        return from_row(row) if row else None
 
     def list_candidates(
         self, target_ref: str = "", review: bool = False, limit: int = 0
@@ -231,7 +229,7 @@ class AssertionStore:
         )
         entries = []
         for row in rows:
-            assertion = _from_row(row)
+            assertion = from_row(row)
             if assertion.status == "candidate":
                 entries.append(assertions_pb2.CandidateEntry(assertion=assertion, actions=JUDGMENTS))
             else:

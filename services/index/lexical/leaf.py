@@ -37,8 +37,9 @@ from quarry.core.errors import QuarryError
 from quarry.index.lexical import analyzer, fts, schema
 from quarry.index.lexical.fulltext import FullText, const, role_filters, terms
 from quarry.index.lexical.predicates import Lowering, RoleClause, Sql, split_group
-from quarry.index.lexical.rows import UnitRows
+from quarry.index.lexical.rows import UnitRows, group_field
 from quarry.index.lexical.store import Store, json_list
+from quarry.index.lexical.unit_tables import TABLES, prepare
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
 
 DEFAULT_SESSIONS = 10
@@ -47,7 +48,7 @@ SNIPPET_CHARS = 160
 _FIRST_PAGE = 32
 _MAX_CANDIDATE_HITS = 5_000
 _PREFIX_EXPANSIONS = 16
-UNITS = ("messages", "actions", "blocks")
+UNITS = tuple(TABLES)
 # Session fields every message document carries: filters on them hold per message iff per session.
 _DOC_FILTER_FIELDS = {"repo": schema.REPO, "origin": schema.ORIGIN, "tag": schema.TAG}
 
@@ -85,7 +86,7 @@ class Leaf:
         limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
         searcher = self.index.searcher()
         full_text = FullText(searcher, self.schema, self.store, field)
-        lowering = Lowering(full_text)
+        lowering = self._lowering(full_text)
         where = plan.where if plan.HasField("where") else None
 
         exprs, roles, rest = self._top_group(where)
@@ -327,7 +328,7 @@ class Leaf:
         return response
 
     def match_session_ids(self, where: plan_pb2.Predicate | None) -> list[str]:
-        lowering = Lowering(FullText(self.index.searcher(), self.schema, self.store))
+        lowering = self._lowering(FullText(self.index.searcher(), self.schema, self.store))
         sql = lowering.session(where)
         rows = self.store.reader().execute(f"SELECT s.id FROM sessions s WHERE {sql.text} ORDER BY s.id", sql.params)
         return [r[0] for r in rows]
@@ -337,10 +338,16 @@ class Leaf:
     def query_units(self, request: index_pb2.ShardUnitsRequest, shard: int) -> index_pb2.ShardUnitsResponse:
         plan = request.plan
         if plan.unit not in UNITS:
-            raise _request_error(f"unit rows are messages, actions or blocks, not {plan.unit!r}", "plan.unit")
+            raise _request_error(f"unit rows are one of {', '.join(UNITS)}, not {plan.unit!r}", "plan.unit")
+        units = UnitRows(self.index.searcher(), self.schema, self.store)
+        if group_field(plan):
+            return index_pb2.ShardUnitsResponse(groups=units.groups(plan), shard=shard)
         limit = request.limit if request.limit > 0 else DEFAULT_ROWS
-        rows = UnitRows(self.index.searcher(), self.schema, self.store).run(plan, limit)
-        return index_pb2.ShardUnitsResponse(rows=rows, shard=shard)
+        return index_pb2.ShardUnitsResponse(rows=units.run(plan, limit), shard=shard)
+
+    def _lowering(self, full_text: FullText) -> Lowering:
+        """A lowering on this thread's reader, prepared for unit predicates (exists, assertions)."""
+        return Lowering(full_text, assertions=prepare(self.store.reader(), self.store.path.parent))
 
 
 def _positive_fts(preds: Sequence[plan_pb2.Predicate]) -> list[plan_pb2.FtsExpr]:

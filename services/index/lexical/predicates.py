@@ -28,6 +28,7 @@ from typing import Protocol
 from quarry.core.errors import QuarryError
 from quarry.index.lexical import analyzer, fts
 from quarry.index.lexical.store import COUNT_FIELDS, json_list
+from quarry.index.lexical.unit_tables import UnitTable, table
 from quarry.v1 import errors_pb2, plan_pb2
 
 Comparison = plan_pb2.Comparison
@@ -216,8 +217,13 @@ def _compare(column: str, clause: plan_pb2.FieldClause, *, is_time: bool = False
 
 
 class Lowering:
-    def __init__(self, full_text: FullText) -> None:
+    """`assertions`: whether the reader connection has the assertions database attached
+    (unit_tables.prepare); without it the assertions unit has no rows."""
+
+    def __init__(self, full_text: FullText, *, assertions: bool = False) -> None:
         self.full_text = full_text
+        self.assertions = assertions
+        self._correlated = 0  # inside a correlated EXISTS: see _unit_text
 
     # sessions
 
@@ -237,7 +243,50 @@ class Lowering:
             return self._session_field(pred.field)
         if kind == "session_ids":
             return _in_set("s.id", pred.session_ids.ids)
+        if kind == "exists":
+            return self._exists(pred.exists)
+        if kind == "seq":
+            return self._seq(pred.seq)
+        if kind == "lineage":
+            return _lineage(pred.lineage)
         raise _semantic()
+
+    def _exists(self, exists: plan_pb2.ExistsPredicate) -> Sql:
+        """A correlated EXISTS over the unit's rows of the session (one index seek per session); for
+        assertions, which have no index by session, the set of their sessions computed once."""
+        unit = _unit_table(exists.unit)
+        where = exists.where if exists.HasField("where") else None
+        if unit.unit == "assertions" and not self.assertions:
+            return Sql(FALSE)
+        self._correlated += 1
+        try:
+            condition = self.unit(unit.unit, where)
+        finally:
+            self._correlated -= 1
+        if unit.unit == "assertions":
+            return Sql(f"s.id IN (SELECT u.session_id FROM {unit.table} u WHERE {condition.text})", condition.params)
+        if unit.unit == "blocks":  # blocks are indexed by message: reach a session's blocks through them
+            return _exists("messages m JOIN blocks u ON u.message_ord = m.ord", "m.session_ord = s.ord", condition)
+        return _exists(f"{unit.table} u", unit.session_link(), condition)
+
+    def _seq(self, seq: plan_pb2.SeqPredicate) -> Sql:
+        """Steps on an ordered subsequence of the session's actions, matched greedily: the first
+        action passing step 1, then the first after it passing step 2, and so on (the earliest
+        match of each step leaves the most room for the rest, so greedy finds a match whenever one
+        exists). Each step is a MIN(seq) subquery nesting the previous one: one range seek on
+        actions_session (session_ord, seq) per step and session."""
+        if len(seq.steps) < 1:
+            raise QuarryError(errors_pb2.BAD_VALUE, "seq needs steps", token="seq")
+        earliest: Sql | None = None
+        for step in seq.steps:
+            condition = self.unit("actions", step)
+            after = Sql(f"u.seq > {earliest.text} AND ", earliest.params) if earliest is not None else Sql("")
+            earliest = Sql(
+                f"(SELECT MIN(u.seq) FROM actions u WHERE u.session_ord = s.ord AND {after.text}{condition.text})",
+                [*after.params, *condition.params],
+            )
+        assert earliest is not None
+        return Sql(f"{earliest.text} IS NOT NULL", earliest.params)
 
     def _group(self, items: Sequence[plan_pb2.Predicate]) -> Sql:
         exprs, roles, others = split_group(items)
@@ -280,36 +329,48 @@ class Lowering:
             return _not(self.unit(unit, pred.negate))
         if kind == "fts":
             return self._unit_text(unit, pred.fts)
-        if kind == "session_ids":
-            return self.owning_session(pred)
+        if kind in ("session_ids", "exists", "seq", "lineage"):
+            return self.owning_session(pred, unit)
         if kind == "field" and pred.field.session_scoped:
-            return self.owning_session(pred)
+            return self.owning_session(pred, unit)
         if kind == "field":
             return self._unit_field(unit, pred.field)
         raise _semantic()
 
-    def owning_session(self, pred: plan_pb2.Predicate) -> Sql:
+    def owning_session(self, pred: plan_pb2.Predicate, unit: str = "messages") -> Sql:
+        """The unit row `u`'s owning session passes the session predicate."""
         inner = self.session(pred)
-        return Sql(f"u.session_ord IN (SELECT s.ord FROM sessions s WHERE {inner.text})", inner.params)
+        return Sql(_unit_table(unit).owning(inner.text), inner.params)
 
     def _unit_text(self, unit: str, expr: plan_pb2.FtsExpr) -> Sql:
+        if unit in ("messages", "blocks"):
+            # In a correlated EXISTS the session's rows come first from their index and the text
+            # matches are a membership test (`+` keeps SQLite from walking the whole set per session).
+            return _in_set("+u.ord" if self._correlated else "u.ord", self.full_text.units(unit, expr))
+        node = fts.compile_fts(expr)
+        if node is None:
+            return Sql(FALSE)
         if unit == "actions":
-            node = fts.compile_fts(expr)
-            if node is None:
-                return Sql(FALSE)
-            text, params = fts.substring_sql(node, _ACTION_TEXT_COLUMNS)
-            return Sql(text, params)
-        return _in_set("u.ord", self.full_text.units(unit, expr))
+            columns = _ACTION_TEXT_COLUMNS
+        elif unit == "assertions":
+            columns = ("u.body",)
+        else:
+            columns = (f"quarry_text('{unit}', u.proto)",)
+        text, params = fts.substring_sql(node, columns)
+        return Sql(text, params)
 
     def _unit_field(self, unit: str, clause: plan_pb2.FieldClause) -> Sql:
         name = clause.field
+        spec = _unit_table(unit)
         if name in _TIME_FIELDS:
-            return _compare("u.time_ms", clause, is_time=True)
+            return _compare(f"u.{spec.time}", clause, is_time=True)
         if unit == "actions":
             return _action_field(clause, "u")
         if unit == "messages":
             return _message_field(clause)
-        return _block_field(clause)
+        if unit == "blocks":
+            return _block_field(clause)
+        return _derived_field(spec, clause)
 
 
 def _role(role: RoleClause) -> Sql:
@@ -350,6 +411,41 @@ def _block_field(clause: plan_pb2.FieldClause) -> Sql:
     if name == "path":
         return _path("u.path_norm", clause)
     raise _unknown("blocks", name)
+
+
+def _derived_field(spec: UnitTable, clause: plan_pb2.FieldClause) -> Sql:
+    """A field of files, assertions, runs, observed events, context snapshots or delegations."""
+    name = clause.field
+    if name in spec.columns:
+        return _in(f"u.{spec.columns[name]}", _values(clause))
+    if spec.unit == "files" and name == "path":
+        return _path("u.path_norm", clause)
+    if spec.unit == "files" and name == "action":  # `categories`: the path's categories, space-separated
+        return _any([Sql("instr(' ' || u.categories || ' ', ?) > 0", [f" {v.lower()} "]) for v in _values(clause)])
+    decoded = f"quarry_field('{spec.unit}', u.proto, '{name}')"
+    if name in spec.proto_numbers:
+        return _compare(decoded, clause)
+    if name in spec.proto_keywords:
+        return _in(f"lower({decoded})", [v.lower() for v in _values(clause)])
+    if name in spec.proto_contains:
+        return _contains(f"lower({decoded})", _values(clause), str.lower)
+    raise _unknown(spec.unit, name)
+
+
+def _lineage(session_id: str) -> Sql:
+    """The family of the session: its lineage root (the id before the first `/`: a child session's
+    id is `<parent id>/<…>`) and every session below the root, as a range on the unique id index."""
+    if not session_id:
+        raise QuarryError(errors_pb2.BAD_VALUE, "lineage needs a session id", token="lineage")
+    root = session_id.split("/", 1)[0]
+    return Sql("(s.id = ? OR (s.id >= ? AND s.id < ?))", [root, root + "/", root + "0"])
+
+
+def _unit_table(unit: str) -> UnitTable:
+    spec = table(unit)
+    if spec is None:
+        raise QuarryError(errors_pb2.BAD_VALUE, f"no unit {unit!r}", token=unit)
+    return spec
 
 
 def _unknown(unit: str, name: str) -> QuarryError:

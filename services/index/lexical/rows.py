@@ -1,4 +1,5 @@
-"""Unit rows (messages, actions, blocks) of a plan: filtered, in time order, the first `limit` of them.
+"""Unit rows of a plan (any of the nine units): filtered, in time order, the first `limit` of them;
+or, for a `group by FIELD | count` pipeline, every group's count on this shard.
 
 Order: time ascending, or descending when the plan's last `sort` stage says so; ties break on the
 row id, ascending, in both directions. `sort_time_ms` / `sort_id` carry that key for the global merge.
@@ -12,7 +13,13 @@ Two strategies:
   other clauses reject nearly every candidate, after a bounded number of hits every text match is
   collected at once and the SQL condition runs on them.
 - SQL, for every other shape: the whole predicate lowered to SQL with fts leaves evaluated to ordinal
-  sets first, then ORDER BY time, id LIMIT.
+  sets first, then ORDER BY time, id LIMIT. The derived units and assertions always take this path
+  (their text is a substring filter), reading the row's proto (or assertion columns) in the same
+  statement.
+
+Aggregates: `SELECT key, COUNT(*) ... GROUP BY key` over the same condition, joined with the owning
+session for session.origin / session.repo keys; no rows, every group (the query node sums, sorts and
+limits them across shards).
 """
 
 from __future__ import annotations
@@ -22,15 +29,31 @@ from collections.abc import Sequence
 import tantivy
 from tantivy import Order
 
+from quarry.core.errors import QuarryError
 from quarry.index.lexical import fts, schema
+from quarry.index.lexical.assertions import COLUMNS as ASSERTION_COLUMNS
+from quarry.index.lexical.assertions import from_row as assertion_from_row
 from quarry.index.lexical.fulltext import FullText, all_values, block_candidates, matching_blocks
 from quarry.index.lexical.predicates import Lowering, Sql
 from quarry.index.lexical.store import ACTION_COLUMNS, Store, action_from_row, json_list
-from quarry.v1 import index_pb2, plan_pb2, units_pb2
+from quarry.index.lexical.unit_tables import TABLES, UnitTable, prepare
+from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
 
 _FIRST_PAGE = 64
 _MAX_PAGED_HITS = 20_000
 _ACTION_SELECT = ", ".join(f"u.{c.strip()}" for c in ACTION_COLUMNS.split(","))
+_INDEXED_UNITS = ("messages", "actions", "blocks")
+# The UnitRow field of each derived unit (read from the row's proto).
+_ROW_FIELDS = {
+    "files": "file",
+    "runs": "run",
+    "observed-events": "observed_event",
+    "context-snapshots": "context_snapshot",
+    "delegations": "delegation",
+}
+# Aggregates over these wait for a lowering (seed 000: aggregate stages on them fail typed).
+_NO_AGGREGATES = ("runs", "observed-events", "context-snapshots", "delegations")
+_SESSION_GROUPS = ("session.origin", "session.repo")
 
 
 def descending(plan: plan_pb2.QueryPlan) -> bool:
@@ -42,13 +65,20 @@ def descending(plan: plan_pb2.QueryPlan) -> bool:
     return result
 
 
-def listing_sql(unit: str, condition: Sql, desc: bool, limit: int) -> Sql:
-    """The first `limit` row ordinals of `unit` (alias `u`) passing the condition, in (time, id) order.
+def group_field(plan: plan_pb2.QueryPlan) -> str:
+    """The field of the plan's `group by` stage ("" when it has none)."""
+    return next((s.group_by for s in plan.stages if s.WhichOneof("stage") == "group_by"), "")
+
+
+def listing_sql(unit: str, condition: Sql, desc: bool, limit: int, select: str = "u.ord") -> Sql:
+    """The first `limit` rows of `unit` (alias `u`) passing the condition, in (time, id) order.
     The time indexes hold the time alone: SQLite walks one in either direction and sorts each run of
     equal times by id."""
     direction = "DESC" if desc else "ASC"
+    spec = TABLES[unit]
     return Sql(
-        f"SELECT u.ord FROM {unit} u WHERE {condition.text} ORDER BY u.time_ms {direction}, u.id ASC LIMIT ?",
+        f"SELECT {select} FROM {spec.table} u WHERE {condition.text} "
+        f"ORDER BY u.{spec.time} {direction}, u.id ASC LIMIT ?",
         [*condition.params, limit],
     )
 
@@ -60,12 +90,36 @@ class UnitRows:
         self.searcher = searcher
         self.schema = sch
         self.store = store
-        self.lowering = Lowering(FullText(searcher, sch, store))
+        self.assertions = prepare(store.reader(), store.path.parent)
+        self.lowering = Lowering(FullText(searcher, sch, store), assertions=self.assertions)
+
+    def groups(self, plan: plan_pb2.QueryPlan) -> list[index_pb2.AggregateRow]:
+        """Every group of `group by FIELD | count` on this shard, with its row count."""
+        unit, name = plan.unit, group_field(plan)
+        spec = TABLES[unit]
+        if unit in _NO_AGGREGATES:
+            raise QuarryError(errors_pb2.UNSUPPORTED_FORM, f"group by is not supported on {unit}", token=unit)
+        if name in _SESSION_GROUPS:
+            key = f"lower(s.{name.split('.', 1)[1]})"
+            source = f"{spec.table} u JOIN sessions s ON {spec.session_link()}"
+        elif name in spec.group_fields:
+            key, source = spec.group_fields[name], f"{spec.table} u"
+        else:
+            raise QuarryError(errors_pb2.UNKNOWN_FIELD, f"{unit} cannot be grouped by {name!r}", token=name)
+        if unit == "assertions" and not self.assertions:
+            return []
+        condition = self._filter(unit, [plan.where] if plan.HasField("where") else [], plan)
+        rows = self.store.reader().execute(
+            f"SELECT {key}, COUNT(*) FROM {source} WHERE {condition.text} GROUP BY 1", condition.params
+        )
+        return [index_pb2.AggregateRow(key=k, count=n) for k, n in rows]
 
     def run(self, plan: plan_pb2.QueryPlan, limit: int) -> list[index_pb2.UnitRow]:
         unit = plan.unit
         where = plan.where if plan.HasField("where") else None
         desc = descending(plan)
+        if unit not in _INDEXED_UNITS:
+            return self._derived(plan, where, desc, limit)
         exprs, others = _top_text(where) if unit in ("messages", "blocks") else ([], [])
         node = fts.combine("all", (fts.compile_fts(e) for e in exprs))
         if exprs and node is None:
@@ -82,8 +136,25 @@ class UnitRows:
     def _filter(self, unit: str, preds: Sequence[plan_pb2.Predicate], plan: plan_pb2.QueryPlan) -> Sql:
         parts = [self.lowering.unit(unit, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=preds)))]
         if plan.HasField("session_scope"):
-            parts.append(self.lowering.owning_session(plan.session_scope))
+            parts.append(self.lowering.owning_session(plan.session_scope, unit))
         return Sql(" AND ".join(p.text for p in parts), [x for p in parts for x in p.params])
+
+    def _derived(
+        self, plan: plan_pb2.QueryPlan, where: plan_pb2.Predicate | None, desc: bool, limit: int
+    ) -> list[index_pb2.UnitRow]:
+        """Rows of files, assertions, runs, observed events, context snapshots or delegations."""
+        unit = plan.unit
+        if unit == "assertions" and not self.assertions:
+            return []
+        spec = TABLES[unit]
+        condition = self._filter(unit, [where] if where is not None else [], plan)
+        is_assertion = unit == "assertions"
+        select = ", ".join(f"u.{c}" for c in ASSERTION_COLUMNS) if is_assertion else f"u.{spec.time}, u.proto"
+        statement = listing_sql(unit, condition, desc, limit, select)
+        rows = self.store.reader().execute(statement.text, statement.params)
+        if unit == "assertions":
+            return [_assertion_row(assertion_from_row(row)) for row in rows]
+        return [_derived_row(spec, time_ms, blob) for time_ms, blob in rows]
 
     def _sql(self, unit: str, condition: Sql, desc: bool, limit: int) -> list[int]:
         statement = listing_sql(unit, condition, desc, limit)
@@ -177,6 +248,18 @@ class UnitRows:
                     block=block, session_id=m.session_id, sort_time_ms=time_ms, sort_id=block_id
                 )
         return [by_ord[o] for o in ords if o in by_ord]
+
+
+def _assertion_row(a: units_pb2.Assertion) -> index_pb2.UnitRow:
+    return index_pb2.UnitRow(assertion=a, session_id=a.session_id, sort_time_ms=a.created_ms, sort_id=a.id)
+
+
+def _derived_row(spec: UnitTable, time_ms: int, blob: bytes) -> index_pb2.UnitRow:
+    assert spec.proto is not None
+    unit = spec.proto.FromString(blob)
+    row = index_pb2.UnitRow(session_id=unit.session_id, sort_time_ms=time_ms, sort_id=unit.id)  # type: ignore[attr-defined]
+    getattr(row, _ROW_FIELDS[spec.unit]).CopyFrom(unit)
+    return row
 
 
 def _ordered(found: dict[int, tuple[int, str]], desc: bool) -> list[tuple[int, tuple[int, str]]]:

@@ -12,6 +12,7 @@ from quarry.core.node import Service, serve, typed_errors
 from quarry.index.lexical.assertion_service import AssertionServicer
 from quarry.index.lexical.assertions import AssertionStore
 from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.unit_tables import ASSERTIONS_FILE
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, index_pb2, index_pb2_grpc, refs_pb2
 
 
@@ -53,9 +54,6 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     @typed_errors
     def EmbedFeed(self, request: index_pb2.EmbedFeedRequest, context: grpc.ServicerContext):
         return self.shard.embed_feed(request.after_seq, request.max_sessions)
-
-
-ASSERTIONS_FILE = "assertions.sqlite3"
 
 
 def serve_index(data_dir: Path, shard: int, host: str, port: int, run_file: Path | None) -> None:

@@ -186,17 +186,19 @@ class VectorShard:
     # -- reads ----------------------------------------------------------------------------------
 
     def search(self, request: vector_pb2.VectorSearchRequest) -> vector_pb2.VectorSearchResponse:
-        """The `limit` sessions nearest to the text, each by its closest message."""
+        """The `limit` sessions nearest to the text (or to a session), each by its closest message."""
         state = self._state
-        if self._embedder is None:
-            raise QuarryError(
-                errors_pb2.SEMANTIC_UNAVAILABLE,
-                "no embedder configured for the vector node (start it with --embedder minilm "
-                "or --embedder openai:<base_url>#<model>)",
-            )
+        near = request.near_session_id
         text = request.text.strip()
-        if not text:
-            raise QuarryError(errors_pb2.BAD_VALUE, "vector search needs a non-empty text", parameter="text")
+        if not near:
+            if self._embedder is None:
+                raise QuarryError(
+                    errors_pb2.SEMANTIC_UNAVAILABLE,
+                    "no embedder configured for the vector node (start it with --embedder minilm "
+                    "or --embedder openai:<base_url>#<model>)",
+                )
+            if not text:
+                raise QuarryError(errors_pb2.BAD_VALUE, "vector search needs a non-empty text", parameter="text")
         if request.limit < 0:
             raise QuarryError(errors_pb2.BAD_VALUE, f"limit must be positive, got {request.limit}", parameter="limit")
         limit = request.limit or DEFAULT_LIMIT
@@ -211,9 +213,13 @@ class VectorShard:
             if not len(allowed):
                 return vector_pb2.VectorSearchResponse(search_ms=(time.perf_counter() - began) * 1000)
         looked_up = time.perf_counter()
-        vector = self._embed_query(text)
+        vector = self._session_centroid(near) if near else self._embed_query(text)
         embedded = time.perf_counter()
-        hits = self._nearest_sessions(ann, vector, limit, allowed)
+        if near:  # one more, since the session itself is usually its own nearest
+            hits = [h for h in self._nearest_sessions(ann, vector, limit + 1, allowed) if h.session_id != near]
+            hits = hits[:limit]
+        else:
+            hits = self._nearest_sessions(ann, vector, limit, allowed)
         done = time.perf_counter()
         return vector_pb2.VectorSearchResponse(
             hits=[
@@ -223,6 +229,19 @@ class VectorShard:
             embed_ms=(embedded - looked_up) * 1000,
             search_ms=(looked_up - began + done - embedded) * 1000,
         )
+
+    def _session_centroid(self, session_id: str) -> np.ndarray:
+        """The unit-length mean of a session's message vectors: what `near:id:` searches from."""
+        vectors = self._state.store.session_vectors(session_id)
+        if not len(vectors):
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                f"session {session_id!r} has no embedded messages (unknown, or not embedded yet)",
+                parameter="near_session_id",
+            )
+        mean = vectors.mean(axis=0)
+        norm = float(np.linalg.norm(mean))
+        return (mean / norm if norm else mean).astype(np.float32)
 
     def _embed_query(self, text: str) -> np.ndarray:
         assert self._embedder is not None

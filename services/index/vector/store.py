@@ -304,6 +304,21 @@ class VectorStore:
         )
         return np.array([row[0] for row in rows], dtype=np.int64)
 
+    def session_vectors(self, session_id: str) -> np.ndarray:
+        """The stored vectors of one session's messages (rows of `dimension` floats; none: 0 rows)."""
+        if not self.dimension:
+            return np.zeros((0, 0), dtype=np.float32)
+        rows = (
+            self._reader()
+            .execute(
+                "SELECT i.embedding FROM vectors v JOIN vec_items i ON i.rowid = v.rowid WHERE v.session_id = ?",
+                (session_id,),
+            )
+            .fetchall()
+        )
+        flat = np.frombuffer(b"".join(row[0] for row in rows), dtype=np.float32)
+        return flat.reshape(len(rows), self.dimension)
+
     def exact_search(self, vector: np.ndarray, k: int) -> list[tuple[MessageRef, float]]:
         """Brute-force k nearest messages by L2 distance (sqlite-vec): the reference for FAISS."""
         if not self.dimension:

@@ -1,0 +1,129 @@
+"""Unit queries through the query node (2 shards) next to the same question as SQL over ONE SQLite
+database holding the same rows (the shard's own schema, every session in one store).
+
+    python bench/units.py --messages 100000 [--repeat 20]
+
+Four representative queries (issue 4): filtered rows sorted by time, `exists`, `seq`, and
+`group by | count`. Each is timed through `QueryService` (QueryUnits for rows and groups, Search for
+session selectors) and as the hand-written SQL a single database would run, in the same run; both
+sides return the same answer (checked). Latency p50 / p95 over `--repeat` runs after a warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from quarry.client.client import QuarryClient  # noqa: E402
+from quarry.client.local import LocalCluster  # noqa: E402
+from quarry.index.lexical.shard import LexicalShard  # noqa: E402
+from quarry.ingest.synthetic import generate_sessions  # noqa: E402
+
+BATCH = 500
+REPO_NAME = "billing-api"
+
+# (name, Quarry query, kind, SQL over one store, how to compare the answers)
+QUERIES = [
+    (
+        "rows: assistant messages >= 1000 input tokens, newest 50",
+        "messages where role:assistant AND input_tokens >= 1000 | sort by time desc | limit 50",
+        "units",
+        "SELECT id FROM messages WHERE role = 'assistant' AND input_tokens >= 1000 ORDER BY time_ms DESC, id LIMIT 50",
+    ),
+    (
+        f"exists: sessions of {REPO_NAME} that ran pytest",
+        f"sessions where repo:{REPO_NAME} AND exists action(tool:bash AND text:pytest)",
+        "sessions",
+        f"SELECT s.id FROM sessions s WHERE s.repo = '{REPO_NAME}' AND EXISTS (SELECT 1 FROM actions a "
+        "WHERE a.session_ord = s.ord AND a.tool = 'bash' AND (instr(lower(a.command), 'pytest') > 0 "
+        "OR instr(lower(a.output), 'pytest') > 0 OR instr(lower(a.input_json), 'pytest') > 0))",
+    ),
+    (
+        f"seq: sessions of {REPO_NAME} that edited a file, then ran a shell command",
+        f"sessions where repo:{REPO_NAME} AND seq(action:file_edit -> action:shell)",
+        "sessions",
+        f"SELECT s.id FROM sessions s WHERE s.repo = '{REPO_NAME}' AND EXISTS (SELECT 1 FROM actions e "
+        "JOIN actions r ON r.session_ord = e.session_ord AND r.seq > e.seq "
+        "WHERE e.session_ord = s.ord AND e.category = 'file_edit' AND r.category = 'shell')",
+    ),
+    (
+        "group by: actions per tool",
+        "actions where action:shell OR action:file_edit OR action:file_read | group by tool | count",
+        "groups",
+        "SELECT tool, COUNT(*) FROM actions WHERE category IN ('shell', 'file_edit', 'file_read') "
+        "GROUP BY tool ORDER BY COUNT(*) DESC, tool",
+    ),
+]
+
+
+def timed(run: Callable[[], object], repeat: int) -> tuple[object, list[float]]:
+    answer = run()
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - started) * 1000)
+    return answer, samples
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args(argv)
+    sessions = list(generate_sessions(args.messages, seed=args.seed))
+    with tempfile.TemporaryDirectory(prefix="quarry-units-") as tmp:
+        single = LexicalShard(Path(tmp) / "single", 0)
+        for start in range(0, len(sessions), BATCH):
+            single.upsert(sessions[start : start + BATCH])
+        single.close()
+        db = sqlite3.connect(Path(tmp) / "single" / "shard-0" / "store.sqlite3")
+        cluster = LocalCluster(Path(tmp) / "home", shards=2, embedder="none")
+        cluster.start()
+        try:
+            with QuarryClient.for_home(Path(tmp) / "home") as client:
+                client.ingest_sessions(sessions)
+                print(f"{args.messages:,} messages in {len(sessions):,} sessions; {args.repeat} runs each, ms")
+                print(f"{'query':<70} {'Quarry p50 / p95':>18} {'SQL p50 / p95':>16} {'rows':>6}")
+                for name, query, kind, sql in QUERIES:
+                    if kind == "units":
+                        quarry, q_ms = timed(
+                            lambda q=query: [r.ref.split(":", 1)[1] for r in client.query_units(q, limit=1000).rows],
+                            args.repeat,
+                        )
+                    elif kind == "groups":
+                        quarry, q_ms = timed(
+                            lambda q=query: [(g.key, g.count) for g in client.query_units(q).groups], args.repeat
+                        )
+                    else:
+                        quarry, q_ms = timed(
+                            lambda q=query: sorted(h.session.id for h in client.search(q, limit=1000).hits), args.repeat
+                        )
+                    direct, s_ms = timed(lambda s=sql: db.execute(s).fetchall(), args.repeat)
+                    expected = [tuple(r) if kind == "groups" else r[0] for r in direct]
+                    if kind == "sessions":
+                        expected = sorted(expected)
+                    same = "same" if list(quarry) == expected else "DIFFERENT"  # type: ignore[call-overload]
+                    print(
+                        f"{name:<70} {np.percentile(q_ms, 50):7.2f} / {np.percentile(q_ms, 95):7.2f} "
+                        f"{np.percentile(s_ms, 50):7.2f} / {np.percentile(s_ms, 95):7.2f} {len(expected):>6} {same}"
+                    )
+        finally:
+            cluster.stop()
+            db.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

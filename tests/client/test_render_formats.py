@@ -1,0 +1,250 @@
+"""Every `--format` of the CLI for sessions, unit rows of each kind and aggregate groups: json and yaml
+are the envelope, ndjson one object per item, csv a header and one record per item."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import orjson
+import pytest
+import yaml
+from google.protobuf.message import Message
+from rich.console import Console
+from typer.testing import CliRunner
+
+from quarry.client.cli import render
+from quarry.client.cli.main import app, with_default_command
+from quarry.core.errors import QuarryError
+from quarry.v1 import ingest_pb2, plan_pb2, query_pb2, units_pb2
+
+SID = "claude-code-session:abc"
+
+
+def search_envelope() -> query_pb2.SearchEnvelope:
+    hits = [
+        query_pb2.SearchHit(
+            session=units_pb2.Session(id=f"{SID}{n}", origin="claude-code-session", title=f'Fix, "pool" {n}'),
+            match=query_pb2.SessionSearchMatch(rank=n, score=-1.5 * n, score_kind="bm25", snippet="line one\nline two"),
+        )
+        for n in (1, 2)
+    ]
+    hits.append(
+        query_pb2.SearchHit(session=units_pb2.Session(id=f"{SID}3"), match=query_pb2.SessionSearchMatch(rank=3))
+    )
+    return query_pb2.SearchEnvelope(query="pool", retrieval_lane="dialogue", hits=hits, limit=20)
+
+
+# one row per unit kind, with text that needs quoting in csv
+ROWS = {
+    "messages": query_pb2.QueryUnitRow(
+        message=units_pb2.Message(
+            id=f"{SID}:m1",
+            role="assistant",
+            time_ms=1_750_000_000_000,
+            blocks=[
+                units_pb2.Block(type="text", text='first, "quoted"'),
+                units_pb2.Block(type="code", text="x = 1\ny = 2"),
+            ],
+        ),
+    ),
+    "actions": query_pb2.QueryUnitRow(
+        action=units_pb2.Action(id=f"{SID}:action:1", category="shell", tool="Bash", command="pytest", failed=True)
+    ),
+    "blocks": query_pb2.QueryUnitRow(block=units_pb2.Block(id=f"{SID}:m1:0", type="code", text="a,b")),
+    "files": query_pb2.QueryUnitRow(
+        file=units_pb2.FileTouch(id=f"{SID}:file:db/pool.py", path="db/pool.py", actions=3, categories={"file_edit": 2})
+    ),
+    "assertions": query_pb2.QueryUnitRow(
+        assertion=units_pb2.Assertion(id="a1", kind="decision", status="active", body="use WAL", evidence_refs=["m:1"])
+    ),
+    "runs": query_pb2.QueryUnitRow(run=units_pb2.Run(id=f"{SID}:run:1", role="subagent", agent="Explore")),
+    "observed-events": query_pb2.QueryUnitRow(
+        observed_event=units_pb2.ObservedEvent(id=f"{SID}:event:0", kind="api_error", text="overloaded")
+    ),
+    "context-snapshots": query_pb2.QueryUnitRow(
+        context_snapshot=units_pb2.ContextSnapshot(id=f"{SID}:snapshot:0", boundary="compaction", preview="so far")
+    ),
+    "delegations": query_pb2.QueryUnitRow(
+        delegation=units_pb2.Delegation(id=f"{SID}:delegation:1", mapping_state="resolved", description="review")
+    ),
+}
+REF_KINDS = {
+    "messages": "message",
+    "actions": "action",
+    "blocks": "block",
+    "files": "file",
+    "assertions": "assertion",
+    "runs": "run",
+    "observed-events": "observed-event",
+    "context-snapshots": "context-snapshot",
+    "delegations": "delegation",
+}
+
+
+def unit_envelope(unit: str, copies: int = 2) -> query_pb2.QueryUnitEnvelope:
+    rows = []
+    for _ in range(copies):
+        row = query_pb2.QueryUnitRow()
+        row.CopyFrom(ROWS[unit])
+        payload = getattr(row, row.WhichOneof("row"))
+        row.session_id, row.ref = SID, f"{REF_KINDS[unit]}:{payload.id}"
+        rows.append(row)
+    return query_pb2.QueryUnitEnvelope(query=f"{unit} where x", unit=unit, rows=rows, limit=50)
+
+
+def aggregate_envelope() -> query_pb2.QueryUnitEnvelope:
+    groups = [query_pb2.AggregateCount(key=k, count=n) for k, n in (("assistant", 7), ("user", 3), ("", 1))]
+    return query_pb2.QueryUnitEnvelope(
+        query="messages where x | group by role | count",
+        unit="messages",
+        aggregate=True,
+        group_by="role",
+        groups=groups,
+        limit=50,
+    )
+
+
+def plain_console() -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=200, color_system=None), out
+
+
+def rendered(
+    envelope: query_pb2.SearchEnvelope | query_pb2.QueryUnitEnvelope, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> str:
+    console, plain = plain_console()
+    if isinstance(envelope, query_pb2.SearchEnvelope):
+        render.search_envelope(envelope, fmt, console)
+    else:
+        render.unit_envelope(envelope, fmt, console)
+    return plain.getvalue() if fmt == "plain" else capsys.readouterr().out
+
+
+ENVELOPES = {
+    "sessions": search_envelope,
+    "aggregate": aggregate_envelope,
+    **{unit: (lambda unit=unit: unit_envelope(unit)) for unit in ROWS},
+}
+
+
+def items(envelope: query_pb2.SearchEnvelope | query_pb2.QueryUnitEnvelope) -> list[Message]:
+    if isinstance(envelope, query_pb2.SearchEnvelope):
+        return list(envelope.hits)
+    return list(envelope.groups if envelope.aggregate else envelope.rows)
+
+
+@pytest.mark.parametrize("name", ENVELOPES)
+def test_json_and_yaml_are_the_whole_envelope(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    envelope = ENVELOPES[name]()
+    expected = render.to_dict(envelope)
+    assert orjson.loads(rendered(envelope, "json", capsys)) == expected
+    assert yaml.safe_load(rendered(envelope, "yaml", capsys)) == expected
+
+
+@pytest.mark.parametrize("name", ENVELOPES)
+def test_ndjson_is_one_object_per_hit_row_or_group(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    envelope = ENVELOPES[name]()
+    lines = rendered(envelope, "ndjson", capsys).splitlines()
+    assert [orjson.loads(line) for line in lines] == [render.to_dict(item) for item in items(envelope)]
+
+
+@pytest.mark.parametrize("name", ENVELOPES)
+def test_csv_has_the_header_and_one_record_per_item(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    envelope = ENVELOPES[name]()
+    records = list(csv.reader(io.StringIO(rendered(envelope, "csv", capsys))))
+    header, body = records[0], records[1:]
+    if name == "sessions":
+        assert header == list(render.SESSION_COLUMNS)
+    elif name == "aggregate":
+        assert header == ["key", "count"]
+        assert body == [["assistant", "7"], ["user", "3"], ["", "1"]]
+    else:
+        assert header[:2] == ["ref", "session_id"] and tuple(header) == render.unit_csv_columns(name)
+        assert [r[0] for r in body] == [row.ref for row in envelope.rows]
+    assert len(body) == len(items(envelope))
+    assert all(len(record) == len(header) for record in body)
+
+
+def test_csv_cells_keep_text_and_spell_out_values(capsys: pytest.CaptureFixture[str]) -> None:
+    def record(unit: str) -> dict[str, str]:
+        reader = csv.DictReader(io.StringIO(rendered(unit_envelope(unit, copies=1), "csv", capsys)))
+        return next(reader)
+
+    assert record("messages")["text"] == 'first, "quoted"\nx = 1\ny = 2'
+    assert record("actions")["failed"] == "true"
+    assert record("files")["categories"] == "file_edit=2"
+    sessions = list(csv.DictReader(io.StringIO(rendered(search_envelope(), "csv", capsys))))
+    assert sessions[0]["title"] == 'Fix, "pool" 1' and sessions[0]["score"] == "-1.5"
+    assert sessions[2]["score"] == ""  # unranked: no score, not 0
+
+
+def test_csv_of_an_empty_result_is_its_header(capsys: pytest.CaptureFixture[str]) -> None:
+    empty = query_pb2.QueryUnitEnvelope(query="runs where x", unit="runs")
+    assert rendered(empty, "csv", capsys).splitlines() == [",".join(render.unit_csv_columns("runs"))]
+
+
+@pytest.mark.parametrize("name", ENVELOPES)
+def test_plain_lists_every_item(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    envelope = ENVELOPES[name]()
+    text = rendered(envelope, "plain", capsys)
+    if name == "sessions":
+        assert all(hit.session.id in text for hit in envelope.hits)
+    elif name == "aggregate":
+        assert "3 groups" in text and "assistant" in text and "(none)" in text
+    else:
+        assert all(row.ref in text for row in envelope.rows)
+
+
+# ----- explain ----------------------------------------------------------------------------------
+
+
+def explanation() -> query_pb2.ExplainResponse:
+    plan = plan_pb2.QueryPlan(
+        unit="messages",
+        stages=[plan_pb2.PipelineStage(group_by="role"), plan_pb2.PipelineStage(count=True)],
+    )
+    return query_pb2.ExplainResponse(
+        query="messages where x | group by role | count",
+        kind="units",
+        unit_source="messages",
+        ast_json='{"type": "UnitQuery", "unit": "messages"}',
+        plan=plan,
+    )
+
+
+def test_explain_prints_the_response_as_json_yaml_or_plain(capsys: pytest.CaptureFixture[str]) -> None:
+    response = explanation()
+    console, plain = plain_console()
+    render.explain(response, "json", console)
+    as_json = orjson.loads(capsys.readouterr().out)
+    assert as_json == render.to_dict(response)
+    assert as_json["plan"]["stages"][0]["group_by"] == "role"
+    render.explain(response, "yaml", console)
+    assert yaml.safe_load(capsys.readouterr().out) == as_json
+    render.explain(response, "plain", console)
+    text = plain.getvalue()
+    assert "unit source messages" in text and '"UnitQuery"' in text and 'group_by: "role"' in text
+
+
+def test_explain_and_ingest_reports_have_no_csv_form() -> None:
+    console, _ = plain_console()
+    with pytest.raises(QuarryError, match="not a table"):
+        render.explain(explanation(), "csv", console)
+    with pytest.raises(QuarryError, match="not a table"):
+        render.ingest_report(ingest_pb2.IngestReport(files=1), "csv", console)
+
+
+# ----- the options ------------------------------------------------------------------------------
+
+
+def test_explain_is_a_global_flag_before_the_query() -> None:
+    assert with_default_command(["--explain", "--format", "json", "files where path:a"]) == [
+        "--explain", "--format", "json", "search", "files where path:a",
+    ]  # fmt: skip
+
+
+def test_an_unknown_format_is_refused() -> None:
+    result = CliRunner().invoke(app, ["--format", "xml", "status"])
+    assert result.exit_code != 0
+    assert "plain, json, ndjson, yaml, csv" in result.output

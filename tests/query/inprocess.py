@@ -1,0 +1,90 @@
+"""A real cluster in this process for query-node and CLI tests: lexical shards (Tantivy + SQLite under a
+temporary directory) behind gRPC servers, the coordinator over them, and a QueryService server."""
+
+from __future__ import annotations
+
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+
+from quarry.core import refs
+from quarry.core.config import ClusterInfo
+from quarry.core.shards import shard_for
+from quarry.index.lexical.server import IndexServicer
+from quarry.index.lexical.shard import LexicalShard
+from quarry.query import units
+from quarry.query.root import Coordinator
+from quarry.query.server import QueryServicer
+from quarry.v1 import index_pb2, index_pb2_grpc, plan_pb2, query_pb2, query_pb2_grpc, units_pb2
+from tests.index.sessions import BASE_MS, Msg, Tool, session
+
+
+def corpus() -> list[units_pb2.Session]:
+    """Nine sessions of three messages, one action, two file rows and a main run each."""
+    out = []
+    for n in range(9):
+        # three sessions share each start time, so rows tie on time across shards
+        start_ms = BASE_MS + (n // 3) * 1_000
+        s = session(
+            f"s{n}",
+            [
+                Msg("user", f"please run the tests number {n}"),
+                Msg("assistant", "running", tools=[Tool("Bash", "shell", command=f"pytest -k t{n}")]),
+                Msg("assistant", f"done with {n}"),
+            ],
+            repo=f"repo-{n % 4}",
+            start_ms=start_ms,
+        )
+        for path in ("src/common.py", f"src/only_{n % 3}.py"):
+            s.files.add(
+                id=refs.file_id(s.id, path), session_id=s.id, path=path, actions=1, categories={"shell": 1},
+                first_time_ms=start_ms, last_time_ms=start_ms,
+            )  # fmt: skip
+        s.runs.add(id=refs.run_id(s.id), session_id=s.id, role="main", status="completed", started_ms=start_ms)
+        out.append(s)
+    return out
+
+
+class Cluster:
+    """`shards` real shards holding corpus() behind gRPC servers, a coordinator over them, and a query
+    node serving it."""
+
+    def __init__(self, root: Path, shards: int) -> None:
+        self.shards = [LexicalShard(root / f"shard-{i}", i) for i in range(shards)]
+        sessions = corpus()
+        for i, shard in enumerate(self.shards):
+            shard.upsert([s for s in sessions if shard_for(s.id, shards) == i])
+        self.servers = []
+        addresses = []
+        for shard in self.shards:
+            server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+            index_pb2_grpc.add_IndexServiceServicer_to_server(IndexServicer(shard), server)
+            addresses.append(f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}")
+            server.start()
+            self.servers.append(server)
+        self.coordinator = Coordinator(addresses, None, None)
+        query = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        query_pb2_grpc.add_QueryServiceServicer_to_server(QueryServicer(self.coordinator), query)
+        self.query_address = f"127.0.0.1:{query.add_insecure_port('127.0.0.1:0')}"
+        query.start()
+        self.servers.append(query)
+
+    def record(self, home: Path) -> None:
+        """Record the cluster under `home`, as `quarry up` does, for the CLI to find."""
+        ClusterInfo(home=str(home), ingest="", query=self.query_address, index=[], vector="").save(home)
+
+    def plan_envelope(self, plan: plan_pb2.QueryPlan, limit: int = 50, offset: int = 0) -> query_pb2.QueryUnitEnvelope:
+        """A hand-built plan through every shard and the query node's merge (as query_units runs it)."""
+        request = index_pb2.ShardUnitsRequest(plan=plan, limit=units.shard_limit(plan, limit, offset))
+        return units.envelope("", plan, [shard.query_units(request) for shard in self.shards], limit, offset)
+
+    def rows(self, query: str, limit: int = 50, offset: int = 0) -> list[str]:
+        request = query_pb2.QueryUnitsRequest(query=query, limit=limit, offset=offset)
+        return [row.ref for row in self.coordinator.query_units(request).rows]
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.stop(None)
+        for shard in self.shards:
+            shard.close()
