@@ -35,13 +35,13 @@ REPO_NAME = "billing-api"
 # (name, Quarry query, kind, SQL over one store, how to compare the answers)
 QUERIES = [
     (
-        "rows: assistant messages >= 1000 input tokens, newest 50",
-        "messages where role:assistant AND input_tokens >= 1000 | sort by time desc | limit 50",
+        "rows: assistant messages, >= 200 output tokens, newest 50",
+        "messages where role:assistant AND output_tokens >= 200 | sort by time desc | limit 50",
         "units",
-        "SELECT id FROM messages WHERE role = 'assistant' AND input_tokens >= 1000 ORDER BY time_ms DESC, id LIMIT 50",
+        "SELECT id FROM messages WHERE role = 'assistant' AND output_tokens >= 200 ORDER BY time_ms DESC, id LIMIT 50",
     ),
     (
-        f"exists: sessions of {REPO_NAME} that ran pytest",
+        f"exists: {REPO_NAME} sessions that ran pytest",
         f"sessions where repo:{REPO_NAME} AND exists action(tool:bash AND text:pytest)",
         "sessions",
         f"SELECT s.id FROM sessions s WHERE s.repo = '{REPO_NAME}' AND EXISTS (SELECT 1 FROM actions a "
@@ -49,7 +49,7 @@ QUERIES = [
         "OR instr(lower(a.output), 'pytest') > 0 OR instr(lower(a.input_json), 'pytest') > 0))",
     ),
     (
-        f"seq: sessions of {REPO_NAME} that edited a file, then ran a shell command",
+        f"seq: {REPO_NAME} sessions with an edit, later a shell command",
         f"sessions where repo:{REPO_NAME} AND seq(action:file_edit -> action:shell)",
         "sessions",
         f"SELECT s.id FROM sessions s WHERE s.repo = '{REPO_NAME}' AND EXISTS (SELECT 1 FROM actions e "
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             with QuarryClient.for_home(Path(tmp) / "home") as client:
                 client.ingest_sessions(sessions)
                 print(f"{args.messages:,} messages in {len(sessions):,} sessions; {args.repeat} runs each, ms")
-                print(f"{'query':<70} {'Quarry p50 / p95':>18} {'SQL p50 / p95':>16} {'rows':>6}")
+                print(f"{'query':<58} {'Quarry p50 / p95':>18} {'SQL p50 / p95':>16} {'rows':>6}")
                 for name, query, kind, sql in QUERIES:
                     if kind == "units":
                         quarry, q_ms = timed(
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                         expected = sorted(expected)
                     same = "same" if list(quarry) == expected else "DIFFERENT"  # type: ignore[call-overload]
                     print(
-                        f"{name:<70} {np.percentile(q_ms, 50):7.2f} / {np.percentile(q_ms, 95):7.2f} "
+                        f"{name:<58} {np.percentile(q_ms, 50):7.2f} / {np.percentile(q_ms, 95):7.2f} "
                         f"{np.percentile(s_ms, 50):7.2f} / {np.percentile(s_ms, 95):7.2f} {len(expected):>6} {same}"
                     )
         finally:

@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.core import telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.shards import shard_for
-from quarry.dsl import CompiledQuery, compile_query
+from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.query import units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.envelope import lexical_match, vector_match
@@ -142,7 +142,14 @@ class Coordinator:
         )
 
     def _compile(self, query: str) -> CompiledQuery:
-        return compile_query(query, now_ms=self.clock() if self.clock else None)
+        return compile_query(query, now_ms=self._now())
+
+    def explain(self, query: str) -> query_pb2.ExplainResponse:
+        """The typed AST and plan the query compiles to (dates resolved against this node's clock)."""
+        return explain(query, now_ms=self._now())
+
+    def _now(self) -> int | None:
+        return self.clock() if self.clock else None
 
     def _with_semantic_leaves_resolved(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> plan_pb2.QueryPlan:
         if not plan.HasField("where"):

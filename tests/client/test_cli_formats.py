@@ -47,7 +47,6 @@ def test_unit_rows_in_every_format(home: Path) -> None:
 
 
 def test_explain_prints_the_plan(home: Path) -> None:
-    pytest.importorskip("quarry.dsl.explain", reason="quarry.dsl.explain has not landed yet")
     explained = orjson.loads(quarry(home, "--explain", "--format", "json", QUERY))
     assert (explained["kind"], explained["unit_source"]) == ("units", "messages")
     assert [next(k for k, v in stage.items() if v is not None) for stage in explained["plan"]["stages"]] == [

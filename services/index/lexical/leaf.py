@@ -1,9 +1,12 @@
 """Shard-local execution of a QueryPlan over one Tantivy searcher snapshot and the SQLite store.
 
 Ranked session search (`search` with text)
-- The `all` group at the top of `where` is message-level: its fts leaves and role clauses become one
-  Tantivy query, so the words and the role hold in the same message. Roles are const-score (0.0)
-  filters, which leave BM25 unchanged.
+- The `all` group at the top of `where`: one fts leaf and the group's role clauses become one Tantivy
+  query, so the words and the role hold in the same message (compact text is one leaf: `sqlite
+  locking` is a message with both words). Several fts leaves (`~"a" AND ~"b"`) each hold in some
+  message of the session (so `X AND NOT Y` and `X AND Y` split X): their sessions are intersected
+  and applied as a filter, and the messages that score are those the leaves' OR matches. Roles are
+  const-score (0.0) filters, which leave BM25 unchanged.
 - Session-level clauses of that group on fields every message document carries (repo, origin, tag;
   session ids and allow-lists as the sessions' ordinals; any/all/not of those) are const-score filters
   in the same query. Other
@@ -105,8 +108,16 @@ class Leaf:
         if not exprs and roles:  # no text in the group: a role clause is "has a message with the role"
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
             roles = []
+        session_filter_ords = None
+        if len(exprs) > 1:  # separate leaves hold each in some message of the session, not all in one
+            session_filter_ords = set.intersection(*(set(full_text.sessions([e], roles)) for e in exprs))
+            if not session_filter_ords:
+                return response
+            group = None  # the messages that score are those the ranking text (the leaves' OR) matches
         clauses = self._scored(searcher, ranking, group, field)
         clauses.extend(role_filters(self.schema, roles))
+        if session_filter_ords is not None:
+            clauses.append((Occur.Must, const(terms(self.schema, schema.SESSION_ORD, sorted(session_filter_ords)))))
         sql_rest: list[plan_pb2.Predicate] = []
         for pred in rest:
             if _implied_by(pred, ranking):

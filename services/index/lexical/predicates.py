@@ -63,7 +63,8 @@ def _role_clause(pred: plan_pb2.Predicate) -> RoleClause | None:
 def split_group(
     items: Sequence[plan_pb2.Predicate],
 ) -> tuple[list[plan_pb2.FtsExpr], list[RoleClause], list[plan_pb2.Predicate]]:
-    """An `all` group's message-level parts (fts leaves, role clauses) and its session-level rest."""
+    """An `all` group's text leaves, its role clauses (which hold in the message a text leaf matches)
+    and its session-level rest."""
     exprs: list[plan_pb2.FtsExpr] = []
     roles: list[RoleClause] = []
     others: list[plan_pb2.Predicate] = []
@@ -291,8 +292,8 @@ class Lowering:
     def _group(self, items: Sequence[plan_pb2.Predicate]) -> Sql:
         exprs, roles, others = split_group(items)
         parts: list[Sql] = []
-        if exprs:
-            parts.append(_in_set("s.ord", self.full_text.sessions(exprs, roles)))
+        if exprs:  # each text leaf: some message of the session matches it (with the group's roles)
+            parts.extend(_in_set("s.ord", self.full_text.sessions([e], roles)) for e in exprs)
         elif roles:
             parts.append(_exists("messages m", "m.session_ord = s.ord", _all([_role(r) for r in roles])))
         parts.extend(self.session(o) for o in others)
