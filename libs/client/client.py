@@ -56,9 +56,18 @@ class QuarryClient:
         self.close()
 
     def search(
-        self, query: str, lane: str = "auto", limit: int = 20, offset: int = 0, deadline_ms: float = 0
+        self,
+        query: str,
+        lane: str = "auto",
+        limit: int = 20,
+        offset: int = 0,
+        deadline_ms: float = 0,
+        cursor: str = "",
     ) -> query_pb2.SearchEnvelope:
-        request = query_pb2.SearchRequest(query=query, lane=lane, limit=limit, offset=offset, deadline_ms=deadline_ms)
+        """One page of ranked sessions; `cursor` (an envelope's next_cursor) asks for the page after it."""
+        request = query_pb2.SearchRequest(
+            query=query, lane=lane, limit=limit, offset=offset, deadline_ms=deadline_ms, cursor=cursor
+        )
         return _typed(self.query.Search, request)
 
     def query_units(self, query: str, limit: int = 50, offset: int = 0) -> query_pb2.QueryUnitEnvelope:

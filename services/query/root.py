@@ -2,7 +2,14 @@
 
 Lanes: dialogue (BM25 over message text, merged across shards), semantic (nearest sessions on the
 vector node, filtered by an allow-list the shards compute), hybrid (RRF at k=60 over both).
-`auto` resolves to dialogue, or to semantic when the query's only text is a semantic leaf."""
+`auto` resolves to dialogue, or to semantic when the query's only text is a semantic leaf.
+
+Paging: `offset` (best effort), or a cursor (cursors.py) for a stable walk. On the dialogue lane each
+shard pages after its own anchor, so a walk serves every session that matched when it started exactly
+once while sessions are being ingested: a new session sorting before a shard's anchor is never served
+and never shifts later pages; one sorting after it may appear on a later page. On the semantic and
+hybrid lanes the anchor applies after fusion, here, over each lane's top FUSION_DEPTH: a cursor walk
+there ends with the fused list, and ingest between pages can reorder what fusion ranks."""
 
 from __future__ import annotations
 
@@ -17,8 +24,9 @@ from quarry.core import telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.shards import shard_for
 from quarry.dsl import CompiledQuery, compile_query, explain
-from quarry.query import units
+from quarry.query import cursors, units
 from quarry.query.assertions import AssertionRouter
+from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats
 from quarry.query.envelope import lexical_match, vector_match
 from quarry.query.fusion import rrf
 from quarry.query.plans import resolve_semantic_leaves, without_text
@@ -56,6 +64,7 @@ class LaneHit:
     session_id: str
     shard_hit: index_pb2.ShardHit | None = None
     vector_hit: vector_pb2.VectorHit | None = None
+    shard: int = cursors.GLOBAL  # the lexical shard that served it
 
 
 @dataclass
@@ -104,9 +113,15 @@ class Coordinator:
                 f"lane {requested!r} is not one of {', '.join(LANES)}",
                 parameter="lane",
             )
+        if request.cursor and offset:
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST, "a cursor continues a walk: it takes no offset", parameter="offset"
+            )
+        cursor = cursors.decode(request.cursor) if request.cursor else None
         deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
+        now_ms = cursor.now_ms if cursor else self._now_or_wall_clock()
         with _tracer.start_as_current_span("quarry.parse"):
-            compiled = self._compile(request.query)
+            compiled = compile_query(request.query, now_ms=now_ms)
         parse_ms = _ms(started)
         if compiled.kind != "sessions":
             raise QuarryError(
@@ -114,19 +129,38 @@ class Coordinator:
                 f"`{compiled.unit} where …` selects rows, not sessions: use QueryUnits (`quarry query`)",
             )
         lane = _resolve_lane(requested, compiled)
+        bound = cursors.binding(compiled.plan, lane, limit, len(self.shards))
+        if cursor is not None:
+            cursors.check(cursor, bound)
+        anchors = cursor.anchors if cursor else {}
         plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
         run = _Run(plan, compiled, deadline, timings={"parse": parse_ms})
         depth = offset + limit + 1
         if lane == "dialogue":
-            hits = [_hit(h, lexical_match(h.shard_hit)) for h in self._lexical(run, depth)]
-        elif lane == "semantic":
-            hits = [_hit(h, vector_match(h.vector_hit)) for h in self._semantic(run, depth)]
+            lane_hits = self._lexical(run, depth, anchors)
+            hits = [_hit(h, lexical_match(h.shard_hit)) for h in lane_hits]
+            next_anchors = _shard_anchors(lane_hits[: offset + limit], anchors)
         else:
-            hits = self._hybrid(run, max(FUSION_DEPTH, depth))
+            if lane == "semantic":
+                semantic_depth = depth if cursor is None else max(FUSION_DEPTH, depth)
+                hits = [_hit(h, vector_match(h.vector_hit)) for h in self._semantic(run, semantic_depth)]
+            else:
+                hits = self._hybrid(run, max(FUSION_DEPTH, depth))
+            if cursors.GLOBAL in anchors:
+                hits = [h for h in hits if _after_fused(h, anchors[cursors.GLOBAL])]
+            consumed = hits[: offset + limit]
+            last = consumed[-1] if consumed else None
+            next_anchors = {cursors.GLOBAL: cursors.Anchor(last.match.score, last.session.id)} if last else {}
         page = hits[offset : offset + limit]
-        for rank, hit in enumerate(page, start=offset + 1):
+        served = cursor.served if cursor else 0
+        for rank, hit in enumerate(page, start=served + offset + 1):
             hit.match.rank = rank
+        next_cursor = ""
+        if len(hits) > offset + limit:
+            next_cursor = cursors.encode(cursors.Cursor(bound, now_ms, served + offset + limit, next_anchors))
         self._hydrate([h for h in page if not h.session.origin], deadline)
+        if not page and cursor is None and offset == 0:
+            run.caveats.extend(self._why_empty(run.plan, lane, deadline))
         run.timings["total"] = _ms(started)
         return query_pb2.SearchEnvelope(
             query=request.query,
@@ -135,11 +169,21 @@ class Coordinator:
             ranking_policy=RANKING_POLICY,
             ranking_policy_version=RANKING_POLICY_VERSION,
             hits=page,
+            next_cursor=next_cursor,
             caveats=run.caveats,
             limit=limit,
             offset=offset,
             timings_ms=run.timings,
         )
+
+    def _why_empty(self, plan: plan_pb2.QueryPlan, lane: str, deadline: Deadline) -> list[str]:
+        """Seed 000's empty-result diagnostics that apply, from the cluster's state."""
+        stats_request = index_pb2.ShardStatsRequest()
+        shards = gather(self._shard_names(), [call(s.Stats, stats_request) for s in self.shards], deadline)
+        vectors = None
+        if lane in VECTOR_LANES and self.vector is not None:
+            vectors = gather(["vector-0"], [call(self.vector.Stats, vector_pb2.VectorStatsRequest())], deadline)[0]
+        return empty_result_caveats(plan, lane, shards, vectors)
 
     def _compile(self, query: str) -> CompiledQuery:
         return compile_query(query, now_ms=self._now())
@@ -150,6 +194,10 @@ class Coordinator:
 
     def _now(self) -> int | None:
         return self.clock() if self.clock else None
+
+    def _now_or_wall_clock(self) -> int:
+        now = self._now()
+        return int(time.time() * 1000) if now is None else now
 
     def _with_semantic_leaves_resolved(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> plan_pb2.QueryPlan:
         if not plan.HasField("where"):
@@ -168,16 +216,19 @@ class Coordinator:
         resolved.where.CopyFrom(resolve_semantic_leaves(plan.where, nearest))
         return resolved
 
-    def _lexical(self, run: _Run, depth: int) -> list[LaneHit]:
+    def _lexical(self, run: _Run, depth: int, anchors: dict[int, cursors.Anchor] | None = None) -> list[LaneHit]:
+        """The merged top `depth` of every shard; with `anchors`, each shard's sessions after its anchor."""
         started = time.perf_counter()
+        anchors = anchors or {}
         with _tracer.start_as_current_span("quarry.lane.dialogue"):
             request = index_pb2.ShardSearchRequest(plan=run.plan, lane="dialogue", limit=depth, with_snippets=True)
-            calls = [call(s.SearchSessions, request) for s in self.shards]
+            calls = [call(s.SearchSessions, _after(request, anchors.get(i))) for i, s in enumerate(self.shards)]
             responses = gather(self._shard_names(), calls, run.deadline)
-        merged = heapq.merge(*[r.hits for r in responses], key=_shard_order)
+        tagged = [[LaneHit(h.session.id, shard_hit=h, shard=i) for h in r.hits] for i, r in enumerate(responses)]
+        merged = heapq.merge(*tagged, key=lambda h: _shard_order(h.shard_hit))
         run.timings["lexical"] = _ms(started)
         run.timings["slowest_shard"] = max(r.elapsed_ms for r in responses)
-        return [LaneHit(h.session.id, shard_hit=h) for _, h in zip(range(depth), merged, strict=False)]
+        return [h for _, h in zip(range(depth), merged, strict=False)]
 
     def _semantic(self, run: _Run, depth: int) -> list[LaneHit]:
         text = run.compiled.semantic_text.strip()
@@ -333,6 +384,39 @@ def _shard_order(hit: index_pb2.ShardHit) -> tuple[float, int, str]:
     if hit.ranked:
         return (-hit.score, 0, hit.session.id)
     return (0.0, -hit.sort_time_ms, hit.session.id)
+
+
+def _after(request: index_pb2.ShardSearchRequest, anchor: cursors.Anchor | None) -> index_pb2.ShardSearchRequest:
+    """The shard's request, paging after its anchor when it has one (the plain request otherwise)."""
+    if anchor is None:
+        return request
+    anchored = index_pb2.ShardSearchRequest()
+    anchored.CopyFrom(request)
+    anchored.has_after = True
+    anchored.after_score = anchor.key
+    anchored.after_time_ms = int(anchor.key)
+    anchored.after_session_id = anchor.session_id
+    return anchored
+
+
+def _shard_anchors(consumed: list[LaneHit], previous: dict[int, cursors.Anchor]) -> dict[int, cursors.Anchor]:
+    """Each shard's last consumed session (its BM25, or its sort time when unranked); a shard that
+    served nothing more keeps its previous anchor."""
+    anchors = dict(previous)
+    for hit in consumed:
+        assert hit.shard_hit is not None
+        key = hit.shard_hit.score if hit.shard_hit.ranked else float(hit.shard_hit.sort_time_ms)
+        anchors[hit.shard] = cursors.Anchor(key, hit.session_id)
+    return anchors
+
+
+def _after_fused(hit: query_pb2.SearchHit, anchor: cursors.Anchor) -> bool:
+    """Whether a fused (rrf, higher first) or vector (distance, lower first) hit sorts after the anchor."""
+    if hit.match.score == anchor.key:
+        return hit.session.id > anchor.session_id
+    if hit.match.score_kind == "vector_distance":
+        return hit.match.score > anchor.key
+    return hit.match.score < anchor.key
 
 
 def _resolve_lane(requested: str, compiled: CompiledQuery) -> str:

@@ -26,16 +26,24 @@ class UpsertSessionsResponse(_message.Message):
     def __init__(self, sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ...) -> None: ...
 
 class ShardSearchRequest(_message.Message):
-    __slots__ = ("plan", "lane", "limit", "with_snippets")
+    __slots__ = ("plan", "lane", "limit", "with_snippets", "has_after", "after_score", "after_session_id", "after_time_ms")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     WITH_SNIPPETS_FIELD_NUMBER: _ClassVar[int]
+    HAS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SCORE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     lane: str
     limit: int
     with_snippets: bool
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ...) -> None: ...
+    has_after: bool
+    after_score: float
+    after_session_id: str
+    after_time_ms: int
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., has_after: _Optional[bool] = ..., after_score: _Optional[float] = ..., after_session_id: _Optional[str] = ..., after_time_ms: _Optional[int] = ...) -> None: ...
 
 class ShardHit(_message.Message):
     __slots__ = ("session", "score", "ranked", "message_id", "snippet", "matched_terms", "match_surface", "sort_time_ms")

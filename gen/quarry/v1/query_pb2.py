@@ -28,7 +28,7 @@ from quarry.v1 import refs_pb2 as quarry_dot_v1_dot_refs__pb2
 from quarry.v1 import units_pb2 as quarry_dot_v1_dot_units__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15quarry/v1/query.proto\x12\tquarry.v1\x1a\x1aquarry/v1/assertions.proto\x1a\x14quarry/v1/plan.proto\x1a\x14quarry/v1/refs.proto\x1a\x15quarry/v1/units.proto\"`\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04lane\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x0e\n\x06offset\x18\x04 \x01(\x05\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x05 \x01(\x01\"\xc1\x02\n\x12SessionSearchMatch\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x12\n\x05score\x18\x02 \x01(\x01H\x00\x88\x01\x01\x12\x12\n\nscore_kind\x18\x03 \x01(\t\x12L\n\x10score_components\x18\x04 \x03(\x0b\x32\x32.quarry.v1.SessionSearchMatch.ScoreComponentsEntry\x12\x15\n\rmatched_terms\x18\x05 \x03(\t\x12\x0f\n\x07snippet\x18\x06 \x01(\t\x12\x15\n\rmatch_surface\x18\x07 \x01(\t\x12\x12\n\nmessage_id\x18\x08 \x01(\t\x12\x12\n\ntarget_ref\x18\t \x01(\t\x1a\x36\n\x14ScoreComponentsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x42\x08\n\x06_score\"^\n\tSearchHit\x12#\n\x07session\x18\x01 \x01(\x0b\x32\x12.quarry.v1.Session\x12,\n\x05match\x18\x02 \x01(\x0b\x32\x1d.quarry.v1.SessionSearchMatch\"\xe0\x02\n\x0eSearchEnvelope\x12\r\n\x05query\x18\x01 \x01(\t\x12\x16\n\x0erequested_lane\x18\x02 \x01(\t\x12\x16\n\x0eretrieval_lane\x18\x03 \x01(\t\x12\x16\n\x0eranking_policy\x18\x04 \x01(\t\x12\x1e\n\x16ranking_policy_version\x18\x05 \x01(\x05\x12\"\n\x04hits\x18\x06 \x03(\x0b\x32\x14.quarry.v1.SearchHit\x12\x13\n\x0bnext_cursor\x18\x07 \x01(\t\x12\x0f\n\x07\x63\x61veats\x18\x08 \x03(\t\x12\r\n\x05limit\x18\t \x01(\x05\x12\x0e\n\x06offset\x18\n \x01(\x05\x12<\n\ntimings_ms\x18\x0b \x03(\x0b\x32(.quarry.v1.SearchEnvelope.TimingsMsEntry\x1a\x30\n\x0eTimingsMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"V\n\x11QueryUnitsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0e\n\x06offset\x18\x03 \x01(\x05\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x04 \x01(\x01\"\xd7\x01\n\x11QueryUnitEnvelope\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04unit\x18\x02 \x01(\t\x12%\n\x04rows\x18\x03 \x03(\x0b\x32\x17.quarry.v1.QueryUnitRow\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x0e\n\x06offset\x18\x05 \x01(\x05\x12\x0f\n\x07\x63\x61veats\x18\x06 \x03(\t\x12\x11\n\taggregate\x18\x07 \x01(\x08\x12\x10\n\x08group_by\x18\x08 \x01(\t\x12)\n\x06groups\x18\t \x03(\x0b\x32\x19.quarry.v1.AggregateCount\",\n\x0e\x41ggregateCount\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\"\xae\x03\n\x0cQueryUnitRow\x12%\n\x07message\x18\x01 \x01(\x0b\x32\x12.quarry.v1.MessageH\x00\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x11.quarry.v1.ActionH\x00\x12!\n\x05\x62lock\x18\x03 \x01(\x0b\x32\x10.quarry.v1.BlockH\x00\x12$\n\x04\x66ile\x18\x04 \x01(\x0b\x32\x14.quarry.v1.FileTouchH\x00\x12)\n\tassertion\x18\x05 \x01(\x0b\x32\x14.quarry.v1.AssertionH\x00\x12\x1d\n\x03run\x18\x06 \x01(\x0b\x32\x0e.quarry.v1.RunH\x00\x12\x32\n\x0eobserved_event\x18\x07 \x01(\x0b\x32\x18.quarry.v1.ObservedEventH\x00\x12\x36\n\x10\x63ontext_snapshot\x18\x08 \x01(\x0b\x32\x1a.quarry.v1.ContextSnapshotH\x00\x12+\n\ndelegation\x18\t \x01(\x0b\x32\x15.quarry.v1.DelegationH\x00\x12\x12\n\nsession_id\x18\n \x01(\t\x12\x0b\n\x03ref\x18\x0b \x01(\tB\x05\n\x03row\"\x1f\n\x0e\x45xplainRequest\x12\r\n\x05query\x18\x01 \x01(\t\"y\n\x0f\x45xplainResponse\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x13\n\x0bunit_source\x18\x03 \x01(\t\x12\x10\n\x08\x61st_json\x18\x04 \x01(\t\x12\"\n\x04plan\x18\x05 \x01(\x0b\x32\x14.quarry.v1.QueryPlan\"\x16\n\x14\x43lusterStatusRequest\"\xb3\x01\n\nNodeStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04role\x18\x02 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\x12\n\n\x02up\x18\x04 \x01(\x08\x12\r\n\x05shard\x18\x05 \x01(\x05\x12\x10\n\x08sessions\x18\x06 \x01(\x03\x12\x11\n\tdocuments\x18\x07 \x01(\x03\x12\x0f\n\x07vectors\x18\x08 \x01(\x03\x12\x17\n\x0fvectors_pending\x18\t \x01(\x03\x12\x0e\n\x06\x64\x65tail\x18\n \x01(\t\"=\n\x15\x43lusterStatusResponse\x12$\n\x05nodes\x18\x01 \x03(\x0b\x32\x15.quarry.v1.NodeStatus2\xe0\x04\n\x0cQueryService\x12=\n\x06Search\x12\x18.quarry.v1.SearchRequest\x1a\x19.quarry.v1.SearchEnvelope\x12H\n\nQueryUnits\x12\x1c.quarry.v1.QueryUnitsRequest\x1a\x1c.quarry.v1.QueryUnitEnvelope\x12R\n\rClusterStatus\x12\x1f.quarry.v1.ClusterStatusRequest\x1a .quarry.v1.ClusterStatusResponse\x12@\n\x07\x45xplain\x12\x19.quarry.v1.ExplainRequest\x1a\x1a.quarry.v1.ExplainResponse\x12\x42\n\nResolveRef\x12\x1c.quarry.v1.ResolveRefRequest\x1a\x16.quarry.v1.ResolvedRef\x12H\n\x0eWriteAssertion\x12 .quarry.v1.WriteAssertionRequest\x1a\x14.quarry.v1.Assertion\x12L\n\x0eListCandidates\x12 .quarry.v1.ListCandidatesRequest\x1a\x18.quarry.v1.CandidateList\x12U\n\x0eJudgeCandidate\x12 .quarry.v1.JudgeCandidateRequest\x1a!.quarry.v1.JudgeCandidateResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15quarry/v1/query.proto\x12\tquarry.v1\x1a\x1aquarry/v1/assertions.proto\x1a\x14quarry/v1/plan.proto\x1a\x14quarry/v1/refs.proto\x1a\x15quarry/v1/units.proto\"p\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04lane\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x0e\n\x06offset\x18\x04 \x01(\x05\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x05 \x01(\x01\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\"\xc1\x02\n\x12SessionSearchMatch\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x12\n\x05score\x18\x02 \x01(\x01H\x00\x88\x01\x01\x12\x12\n\nscore_kind\x18\x03 \x01(\t\x12L\n\x10score_components\x18\x04 \x03(\x0b\x32\x32.quarry.v1.SessionSearchMatch.ScoreComponentsEntry\x12\x15\n\rmatched_terms\x18\x05 \x03(\t\x12\x0f\n\x07snippet\x18\x06 \x01(\t\x12\x15\n\rmatch_surface\x18\x07 \x01(\t\x12\x12\n\nmessage_id\x18\x08 \x01(\t\x12\x12\n\ntarget_ref\x18\t \x01(\t\x1a\x36\n\x14ScoreComponentsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x42\x08\n\x06_score\"^\n\tSearchHit\x12#\n\x07session\x18\x01 \x01(\x0b\x32\x12.quarry.v1.Session\x12,\n\x05match\x18\x02 \x01(\x0b\x32\x1d.quarry.v1.SessionSearchMatch\"\xe0\x02\n\x0eSearchEnvelope\x12\r\n\x05query\x18\x01 \x01(\t\x12\x16\n\x0erequested_lane\x18\x02 \x01(\t\x12\x16\n\x0eretrieval_lane\x18\x03 \x01(\t\x12\x16\n\x0eranking_policy\x18\x04 \x01(\t\x12\x1e\n\x16ranking_policy_version\x18\x05 \x01(\x05\x12\"\n\x04hits\x18\x06 \x03(\x0b\x32\x14.quarry.v1.SearchHit\x12\x13\n\x0bnext_cursor\x18\x07 \x01(\t\x12\x0f\n\x07\x63\x61veats\x18\x08 \x03(\t\x12\r\n\x05limit\x18\t \x01(\x05\x12\x0e\n\x06offset\x18\n \x01(\x05\x12<\n\ntimings_ms\x18\x0b \x03(\x0b\x32(.quarry.v1.SearchEnvelope.TimingsMsEntry\x1a\x30\n\x0eTimingsMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"V\n\x11QueryUnitsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0e\n\x06offset\x18\x03 \x01(\x05\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x04 \x01(\x01\"\xd7\x01\n\x11QueryUnitEnvelope\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04unit\x18\x02 \x01(\t\x12%\n\x04rows\x18\x03 \x03(\x0b\x32\x17.quarry.v1.QueryUnitRow\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x0e\n\x06offset\x18\x05 \x01(\x05\x12\x0f\n\x07\x63\x61veats\x18\x06 \x03(\t\x12\x11\n\taggregate\x18\x07 \x01(\x08\x12\x10\n\x08group_by\x18\x08 \x01(\t\x12)\n\x06groups\x18\t \x03(\x0b\x32\x19.quarry.v1.AggregateCount\",\n\x0e\x41ggregateCount\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\"\xae\x03\n\x0cQueryUnitRow\x12%\n\x07message\x18\x01 \x01(\x0b\x32\x12.quarry.v1.MessageH\x00\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x11.quarry.v1.ActionH\x00\x12!\n\x05\x62lock\x18\x03 \x01(\x0b\x32\x10.quarry.v1.BlockH\x00\x12$\n\x04\x66ile\x18\x04 \x01(\x0b\x32\x14.quarry.v1.FileTouchH\x00\x12)\n\tassertion\x18\x05 \x01(\x0b\x32\x14.quarry.v1.AssertionH\x00\x12\x1d\n\x03run\x18\x06 \x01(\x0b\x32\x0e.quarry.v1.RunH\x00\x12\x32\n\x0eobserved_event\x18\x07 \x01(\x0b\x32\x18.quarry.v1.ObservedEventH\x00\x12\x36\n\x10\x63ontext_snapshot\x18\x08 \x01(\x0b\x32\x1a.quarry.v1.ContextSnapshotH\x00\x12+\n\ndelegation\x18\t \x01(\x0b\x32\x15.quarry.v1.DelegationH\x00\x12\x12\n\nsession_id\x18\n \x01(\t\x12\x0b\n\x03ref\x18\x0b \x01(\tB\x05\n\x03row\"\x1f\n\x0e\x45xplainRequest\x12\r\n\x05query\x18\x01 \x01(\t\"y\n\x0f\x45xplainResponse\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x13\n\x0bunit_source\x18\x03 \x01(\t\x12\x10\n\x08\x61st_json\x18\x04 \x01(\t\x12\"\n\x04plan\x18\x05 \x01(\x0b\x32\x14.quarry.v1.QueryPlan\"\x16\n\x14\x43lusterStatusRequest\"\xb3\x01\n\nNodeStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04role\x18\x02 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x03 \x01(\t\x12\n\n\x02up\x18\x04 \x01(\x08\x12\r\n\x05shard\x18\x05 \x01(\x05\x12\x10\n\x08sessions\x18\x06 \x01(\x03\x12\x11\n\tdocuments\x18\x07 \x01(\x03\x12\x0f\n\x07vectors\x18\x08 \x01(\x03\x12\x17\n\x0fvectors_pending\x18\t \x01(\x03\x12\x0e\n\x06\x64\x65tail\x18\n \x01(\t\"=\n\x15\x43lusterStatusResponse\x12$\n\x05nodes\x18\x01 \x03(\x0b\x32\x15.quarry.v1.NodeStatus2\xe0\x04\n\x0cQueryService\x12=\n\x06Search\x12\x18.quarry.v1.SearchRequest\x1a\x19.quarry.v1.SearchEnvelope\x12H\n\nQueryUnits\x12\x1c.quarry.v1.QueryUnitsRequest\x1a\x1c.quarry.v1.QueryUnitEnvelope\x12R\n\rClusterStatus\x12\x1f.quarry.v1.ClusterStatusRequest\x1a .quarry.v1.ClusterStatusResponse\x12@\n\x07\x45xplain\x12\x19.quarry.v1.ExplainRequest\x1a\x1a.quarry.v1.ExplainResponse\x12\x42\n\nResolveRef\x12\x1c.quarry.v1.ResolveRefRequest\x1a\x16.quarry.v1.ResolvedRef\x12H\n\x0eWriteAssertion\x12 .quarry.v1.WriteAssertionRequest\x1a\x14.quarry.v1.Assertion\x12L\n\x0eListCandidates\x12 .quarry.v1.ListCandidatesRequest\x1a\x18.quarry.v1.CandidateList\x12U\n\x0eJudgeCandidate\x12 .quarry.v1.JudgeCandidateRequest\x1a!.quarry.v1.JudgeCandidateResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,35 +40,35 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEARCHENVELOPE_TIMINGSMSENTRY']._loaded_options = None
   _globals['_SEARCHENVELOPE_TIMINGSMSENTRY']._serialized_options = b'8\001'
   _globals['_SEARCHREQUEST']._serialized_start=131
-  _globals['_SEARCHREQUEST']._serialized_end=227
-  _globals['_SESSIONSEARCHMATCH']._serialized_start=230
-  _globals['_SESSIONSEARCHMATCH']._serialized_end=551
-  _globals['_SESSIONSEARCHMATCH_SCORECOMPONENTSENTRY']._serialized_start=487
-  _globals['_SESSIONSEARCHMATCH_SCORECOMPONENTSENTRY']._serialized_end=541
-  _globals['_SEARCHHIT']._serialized_start=553
-  _globals['_SEARCHHIT']._serialized_end=647
-  _globals['_SEARCHENVELOPE']._serialized_start=650
-  _globals['_SEARCHENVELOPE']._serialized_end=1002
-  _globals['_SEARCHENVELOPE_TIMINGSMSENTRY']._serialized_start=954
-  _globals['_SEARCHENVELOPE_TIMINGSMSENTRY']._serialized_end=1002
-  _globals['_QUERYUNITSREQUEST']._serialized_start=1004
-  _globals['_QUERYUNITSREQUEST']._serialized_end=1090
-  _globals['_QUERYUNITENVELOPE']._serialized_start=1093
-  _globals['_QUERYUNITENVELOPE']._serialized_end=1308
-  _globals['_AGGREGATECOUNT']._serialized_start=1310
-  _globals['_AGGREGATECOUNT']._serialized_end=1354
-  _globals['_QUERYUNITROW']._serialized_start=1357
-  _globals['_QUERYUNITROW']._serialized_end=1787
-  _globals['_EXPLAINREQUEST']._serialized_start=1789
-  _globals['_EXPLAINREQUEST']._serialized_end=1820
-  _globals['_EXPLAINRESPONSE']._serialized_start=1822
-  _globals['_EXPLAINRESPONSE']._serialized_end=1943
-  _globals['_CLUSTERSTATUSREQUEST']._serialized_start=1945
-  _globals['_CLUSTERSTATUSREQUEST']._serialized_end=1967
-  _globals['_NODESTATUS']._serialized_start=1970
-  _globals['_NODESTATUS']._serialized_end=2149
-  _globals['_CLUSTERSTATUSRESPONSE']._serialized_start=2151
-  _globals['_CLUSTERSTATUSRESPONSE']._serialized_end=2212
-  _globals['_QUERYSERVICE']._serialized_start=2215
-  _globals['_QUERYSERVICE']._serialized_end=2823
+  _globals['_SEARCHREQUEST']._serialized_end=243
+  _globals['_SESSIONSEARCHMATCH']._serialized_start=246
+  _globals['_SESSIONSEARCHMATCH']._serialized_end=567
+  _globals['_SESSIONSEARCHMATCH_SCORECOMPONENTSENTRY']._serialized_start=503
+  _globals['_SESSIONSEARCHMATCH_SCORECOMPONENTSENTRY']._serialized_end=557
+  _globals['_SEARCHHIT']._serialized_start=569
+  _globals['_SEARCHHIT']._serialized_end=663
+  _globals['_SEARCHENVELOPE']._serialized_start=666
+  _globals['_SEARCHENVELOPE']._serialized_end=1018
+  _globals['_SEARCHENVELOPE_TIMINGSMSENTRY']._serialized_start=970
+  _globals['_SEARCHENVELOPE_TIMINGSMSENTRY']._serialized_end=1018
+  _globals['_QUERYUNITSREQUEST']._serialized_start=1020
+  _globals['_QUERYUNITSREQUEST']._serialized_end=1106
+  _globals['_QUERYUNITENVELOPE']._serialized_start=1109
+  _globals['_QUERYUNITENVELOPE']._serialized_end=1324
+  _globals['_AGGREGATECOUNT']._serialized_start=1326
+  _globals['_AGGREGATECOUNT']._serialized_end=1370
+  _globals['_QUERYUNITROW']._serialized_start=1373
+  _globals['_QUERYUNITROW']._serialized_end=1803
+  _globals['_EXPLAINREQUEST']._serialized_start=1805
+  _globals['_EXPLAINREQUEST']._serialized_end=1836
+  _globals['_EXPLAINRESPONSE']._serialized_start=1838
+  _globals['_EXPLAINRESPONSE']._serialized_end=1959
+  _globals['_CLUSTERSTATUSREQUEST']._serialized_start=1961
+  _globals['_CLUSTERSTATUSREQUEST']._serialized_end=1983
+  _globals['_NODESTATUS']._serialized_start=1986
+  _globals['_NODESTATUS']._serialized_end=2165
+  _globals['_CLUSTERSTATUSRESPONSE']._serialized_start=2167
+  _globals['_CLUSTERSTATUSRESPONSE']._serialized_end=2228
+  _globals['_QUERYSERVICE']._serialized_start=2231
+  _globals['_QUERYSERVICE']._serialized_end=2839
 # @@protoc_insertion_point(module_scope)

@@ -11,18 +11,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SearchRequest(_message.Message):
-    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms")
+    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms", "cursor")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
     query: str
     lane: str
     limit: int
     offset: int
     deadline_ms: float
-    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ...) -> None: ...
+    cursor: str
+    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class SessionSearchMatch(_message.Message):
     __slots__ = ("rank", "score", "score_kind", "score_components", "matched_terms", "snippet", "match_surface", "message_id", "target_ref")

@@ -172,6 +172,7 @@ def search(
     lane: Annotated[str, typer.Option(help="auto | dialogue | semantic | hybrid")] = "auto",
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     offset: Annotated[int, typer.Option(min=0)] = 0,
+    cursor: Annotated[str, typer.Option(help="Continue a walk: the next_cursor of the previous page.")] = "",
 ) -> None:
     """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
     context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
@@ -182,7 +183,7 @@ def search(
         elif compile_query(text).kind == "units":
             render.unit_envelope(client.query_units(text, limit=limit, offset=offset), settings.format, console)
         else:
-            envelope = client.search(text, lane=lane, limit=limit, offset=offset)
+            envelope = client.search(text, lane=lane, limit=limit, offset=offset, cursor=cursor)
             render.search_envelope(envelope, settings.format, console)
 
 

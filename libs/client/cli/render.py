@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import csv
+import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
@@ -140,6 +141,12 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
             console.print(f"     {escape(' '.join(match.snippet.split()))}", soft_wrap=True)
     for caveat in envelope.caveats:
         console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
+    if envelope.next_cursor:
+        command = (
+            f"quarry search {shlex.quote(envelope.query)} --lane {envelope.requested_lane or 'auto'} "
+            f"--limit {envelope.limit} --cursor {envelope.next_cursor}"
+        )
+        console.print(f"next: {escape(command)}", soft_wrap=True)
 
 
 # ----- unit rows and aggregates -----------------------------------------------------------------

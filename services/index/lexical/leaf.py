@@ -104,7 +104,7 @@ class Leaf:
         else:
             ranking = fts.positive(fts.combine("any", (fts.compile_fts(e) for e in _positive_fts(rest))))
         if ranking is None:
-            return self._unranked(lowering, where, limit, response)
+            return self._unranked(lowering, where, limit, response, request)
         if not exprs and roles:  # no text in the group: a role clause is "has a message with the role"
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
             roles = []
@@ -131,7 +131,8 @@ class Leaf:
         if sql_rest:
             session_filter = lowering.session(plan_pb2.Predicate(all=plan_pb2.PredicateList(items=sql_rest)))
         query = clauses[0][1] if len(clauses) == 1 else Query.boolean_query(clauses)
-        contenders, response.matched_sessions = self._top_sessions(searcher, query, limit, session_filter)
+        after = self._anchor(searcher, query, request) if request.has_after else None
+        contenders, response.matched_sessions = self._top_sessions(searcher, query, limit, session_filter, after)
         self._fill_hits(response, searcher, contenders, limit, ranking, field, lane, request.with_snippets)
         return response
 
@@ -208,8 +209,61 @@ class Leaf:
         )
         return {r[0] for r in rows}
 
+    def _anchor(
+        self, searcher: tantivy.Searcher, query: Query, request: index_pb2.ShardSearchRequest
+    ) -> tuple[float, str]:
+        """The cursor's anchor as (score, session id), the score re-read from this searcher: BM25 moves
+        with the corpus statistics (new sessions change IDF and average length), so the anchor session is
+        scored now, like every session it is compared with. The score it was served with stands in when
+        it no longer matches."""
+        row = (
+            self.store.reader().execute("SELECT ord FROM sessions WHERE id = ?", (request.after_session_id,)).fetchone()
+        )
+        if row is not None:
+            only = Query.boolean_query(
+                [(Occur.Must, query), (Occur.Must, const(terms(self.schema, schema.SESSION_ORD, [row[0]])))]
+            )
+            hits = searcher.search(only, limit=1, count=False).hits
+            if hits:
+                return hits[0][0], request.after_session_id
+        return request.after_score, request.after_session_id
+
+    def _skip_to_anchor(
+        self,
+        hits: Sequence[tuple[float, tantivy.DocAddress]],
+        ords: Sequence[int],
+        after: tuple[float, str],
+        best: dict[int, _Candidate],
+        rejected: set[int],
+    ) -> int:
+        """Reject the sessions of this page that sort at or before the anchor: a better best score, or
+        the anchor's score and an id not greater than its id (hits come best first, so a session's first
+        hit is its best). Returns how many of the hits score above the anchor."""
+        score, session_id = after
+        tied = []
+        above = sum(1 for hit_score, _ in hits if hit_score > score)
+        for (hit_score, _), session_ord in zip(hits, ords, strict=True):
+            if session_ord in best or session_ord in rejected:
+                continue
+            if hit_score > score:
+                rejected.add(session_ord)
+            elif hit_score == score:
+                tied.append(session_ord)
+        if tied:
+            rows = self.store.reader().execute(
+                "SELECT ord FROM sessions WHERE ord IN (SELECT value FROM json_each(?)) AND id <= ?",
+                (json_list(tied), session_id),
+            )
+            rejected.update(r[0] for r in rows)
+        return above
+
     def _top_sessions(
-        self, searcher: tantivy.Searcher, query: Query, limit: int, session_filter: Sql | None
+        self,
+        searcher: tantivy.Searcher,
+        query: Query,
+        limit: int,
+        session_filter: Sql | None,
+        after: tuple[float, str] | None = None,
     ) -> tuple[list[_Candidate], int]:
         """The sessions that can make the best `limit` by (score desc, session id asc): every session
         scoring at least the `limit`-th best score (ties on it are broken on ids later, by the caller,
@@ -219,14 +273,21 @@ class Leaf:
         A session filter that Tantivy cannot evaluate is checked in SQL on the candidate sessions of
         each page. When it rejects so much that pages keep coming, it is evaluated once for the whole
         shard instead and applied inside Tantivy as a term set of session ordinals.
+
+        With an anchor (score, session id), only sessions sorting strictly after it count: the pages
+        are still read from the top (Tantivy has no search-after), but the sessions before the anchor
+        are skipped on fast fields alone, and only those tied with it have their ids read.
         """
         best: dict[int, _Candidate] = {}  # in score order: hits come best first, page after page
         rejected: set[int] = set()
         offset = 0
+        skipped = 0  # hits above an anchor: the candidate cap counts from the anchor on
         page = max(_FIRST_PAGE, 4 * limit)
         while True:
             hits = searcher.search(query, limit=page, offset=offset, count=False).hits
             ords = searcher.fast_field_values(schema.SESSION_ORD, [a for _, a in hits])
+            if after is not None:
+                skipped += self._skip_to_anchor(hits, ords, after, best, rejected)
             if session_filter is not None:
                 fresh = [o for o in dict.fromkeys(ords) if o not in best and o not in rejected]
                 passing = self._passing(fresh, session_filter) if fresh else set()
@@ -241,16 +302,16 @@ class Leaf:
                 kth = list(best.values())[limit - 1].score
                 if hits[-1][0] < kth:
                     break
-            if offset >= _MAX_CANDIDATE_HITS:
+            if offset - skipped >= _MAX_CANDIDATE_HITS:
                 if session_filter is not None and len(best) < limit:
                     allowed = self._session_ords(session_filter)
                     if not allowed:
                         return [], 0
                     in_tantivy = Query.term_set_query(self.schema, schema.SESSION_ORD, allowed)
                     narrowed = Query.boolean_query([(Occur.Must, query), (Occur.Must, const(in_tantivy))])
-                    return self._top_sessions(searcher, narrowed, limit, None)
+                    return self._top_sessions(searcher, narrowed, limit, None, after)
                 break
-            page = min(page * 4, _MAX_CANDIDATE_HITS - offset)
+            page = min(page * 4, _MAX_CANDIDATE_HITS - (offset - skipped))
         ranked = list(best.values())
         if len(ranked) <= limit:
             return ranked, len(ranked)
@@ -322,14 +383,23 @@ class Leaf:
         return generator
 
     def _unranked(
-        self, lowering: Lowering, where: plan_pb2.Predicate | None, limit: int, response: index_pb2.ShardSearchResponse
+        self,
+        lowering: Lowering,
+        where: plan_pb2.Predicate | None,
+        limit: int,
+        response: index_pb2.ShardSearchResponse,
+        request: index_pb2.ShardSearchRequest,
     ) -> index_pb2.ShardSearchResponse:
         sql = lowering.session(where)
         conn = self.store.reader()
+        keyset, keyset_params = "", []
+        if request.has_after:  # strictly after the anchor in (updated_ms desc, id asc)
+            keyset = " AND (s.updated_ms < ? OR (s.updated_ms = ? AND s.id > ?))"
+            keyset_params = [request.after_time_ms, request.after_time_ms, request.after_session_id]
         rows = conn.execute(
-            f"SELECT s.summary, s.updated_ms FROM sessions s WHERE {sql.text} ORDER BY s.updated_ms DESC, s.id ASC "
-            "LIMIT ?",
-            [*sql.params, limit],
+            f"SELECT s.summary, s.updated_ms FROM sessions s WHERE {sql.text}{keyset} "
+            "ORDER BY s.updated_ms DESC, s.id ASC LIMIT ?",
+            [*sql.params, *keyset_params, limit],
         )
         for blob, updated_ms in rows:
             response.hits.add(session=units_pb2.Session.FromString(blob), ranked=False, sort_time_ms=updated_ms)

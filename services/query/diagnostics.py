@@ -1,0 +1,71 @@
+"""Why a search found nothing: the caveats an empty envelope carries (seed 000 "Empty Result
+Diagnostics"), from the plan and the cluster's state, never a guess about the user's intent.
+
+Each caveat names the check that applies and what to try next: an empty archive, a shard whose
+index is behind its stored rows, embeddings missing or still being built for a lane that needs them,
+a time bound that may be too narrow, and text an agent wrote into a file (tool input bodies are not in
+the full-text index: the action-evidence query finds them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from quarry.v1 import index_pb2, plan_pb2, vector_pb2
+
+VECTOR_LANES = ("semantic", "hybrid")
+
+
+def empty_result_caveats(
+    plan: plan_pb2.QueryPlan,
+    lane: str,
+    shards: Sequence[index_pb2.ShardStats],
+    vectors: vector_pb2.VectorStats | None,
+) -> list[str]:
+    caveats: list[str] = []
+    sessions = sum(s.sessions for s in shards)
+    if sessions == 0:
+        caveats.append("the archive is empty: no session is stored yet (ingest logs with `quarry ingest`)")
+        return caveats
+    if lane in VECTOR_LANES:
+        if vectors is None or not vectors.embedder:
+            caveats.append(f"the {lane} lane needs embeddings, and no embedder is configured")
+        elif vectors.vectors == 0 or vectors.pending:
+            caveats.append(
+                f"embeddings are not ready: {vectors.vectors} stored, {vectors.pending} waiting "
+                "(`quarry status` shows the backlog)"
+            )
+    where = plan.where if plan.HasField("where") else None
+    if where is not None and _has_field(where, "date"):
+        caveats.append("the query is bounded in time: widen the window (e.g. since:2024-01 instead of since:7d)")
+    if where is not None and _has_fts(where):
+        caveats.append(
+            "text a tool wrote into a file (Write / Edit bodies) is not in the full-text index: "
+            'try `actions where tool:write AND text:"…"`'
+        )
+    return caveats
+
+
+def _children(predicate: plan_pb2.Predicate) -> list[plan_pb2.Predicate]:
+    kind = predicate.WhichOneof("node")
+    if kind in ("all", "any"):
+        return list(getattr(predicate, kind).items)
+    if kind == "negate":
+        return [predicate.negate]
+    if kind == "exists":
+        return [predicate.exists.where] if predicate.exists.HasField("where") else []
+    if kind == "seq":
+        return list(predicate.seq.steps)
+    return []
+
+
+def _has_field(predicate: plan_pb2.Predicate, name: str) -> bool:
+    if predicate.WhichOneof("node") == "field" and predicate.field.field == name:
+        return True
+    return any(_has_field(child, name) for child in _children(predicate))
+
+
+def _has_fts(predicate: plan_pb2.Predicate) -> bool:
+    if predicate.WhichOneof("node") == "fts":
+        return True
+    return any(_has_fts(child) for child in _children(predicate))

@@ -1,0 +1,24 @@
+"""An empty search tells the user which of seed 000's empty-result diagnostics apply."""
+
+from __future__ import annotations
+
+import pytest
+
+from quarry.client.client import QuarryClient
+from quarry.ingest.synthetic import generate_sessions
+
+pytestmark = pytest.mark.cluster
+
+
+def test_an_empty_archive_says_so_then_a_miss_gets_its_hints(light_client: QuarryClient) -> None:
+    empty = light_client.search("sqlite locking")
+    assert not empty.hits
+    assert list(empty.caveats) == ["the archive is empty: no session is stored yet (ingest logs with `quarry ingest`)"]
+
+    light_client.ingest_sessions(generate_sessions(300, seed=5))
+    missed = light_client.search("zzyzxquuxnothere since:2020-01-01")
+    assert not missed.hits
+    assert any("bounded in time" in c for c in missed.caveats)
+    assert any('actions where tool:write AND text:"…"' in c for c in missed.caveats)
+    found = light_client.search("sqlite")
+    assert found.hits and not any("archive is empty" in c for c in found.caveats)

@@ -1,0 +1,97 @@
+"""Cursor tokens: opaque, versioned, bound to the request they were minted for."""
+
+from __future__ import annotations
+
+import base64
+
+import orjson
+import pytest
+
+from quarry.core.errors import QuarryError
+from quarry.dsl import compile_query
+from quarry.query import cursors
+from quarry.v1 import errors_pb2
+
+NOW = 1_750_000_000_000
+
+
+def bound(query: str = "sqlite locking", lane: str = "dialogue", limit: int = 25) -> cursors.Binding:
+    return cursors.binding(compile_query(query, now_ms=NOW).plan, lane, limit, shards=2)
+
+
+def minted(**kwargs: object) -> cursors.Cursor:
+    anchors = {0: cursors.Anchor(7.25, "claude-code-session:a"), 1: cursors.Anchor(6.5, "codex-cli-session:b")}
+    return cursors.Cursor(bound(**kwargs), now_ms=NOW, served=50, anchors=anchors)  # type: ignore[arg-type]
+
+
+def test_a_token_round_trips_and_is_url_safe() -> None:
+    cursor = minted()
+    token = cursors.encode(cursor)
+    assert set(token) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    assert cursors.decode(token) == cursor
+    cursors.check(cursors.decode(token), bound())  # the same request: accepted
+
+
+def test_the_same_query_binds_alike_and_a_relative_date_binds_to_the_first_pages_clock() -> None:
+    assert bound("since:7d sqlite") == bound("since:7d  sqlite")
+    later = cursors.binding(compile_query("since:7d sqlite", now_ms=NOW + 60_000).plan, "dialogue", 25, 2)
+    assert later != bound("since:7d sqlite")  # so a walk recompiles with the clock its cursor carries
+
+
+def _body(token: str) -> bytes:
+    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+
+
+def _token(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["", "not a cursor", "%%%", _token(b"{}"), _token(b'{"v":1}.0000000000000000')],
+)
+def test_a_malformed_token_is_an_invalid_cursor(token: str) -> None:
+    with pytest.raises(QuarryError) as caught:
+        cursors.decode(token)
+    assert caught.value.code == errors_pb2.INVALID_CURSOR
+    assert caught.value.parameter == "cursor"
+
+
+def test_an_edited_token_is_an_invalid_cursor() -> None:
+    raw = _body(cursors.encode(minted()))
+    edited = raw.replace(b'"served":50', b'"served":51')
+    assert edited != raw
+    with pytest.raises(QuarryError) as caught:
+        cursors.decode(_token(edited))
+    assert caught.value.code == errors_pb2.INVALID_CURSOR
+
+
+def test_another_version_is_rejected_with_the_version_named() -> None:
+    payload, _, _ = _body(cursors.encode(minted())).rpartition(b".")
+    body = orjson.loads(payload)
+    body["v"] = 2
+    future = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+    token = _token(future + b"." + cursors._checksum(future).encode())
+    with pytest.raises(QuarryError) as caught:
+        cursors.decode(token)
+    assert caught.value.code == errors_pb2.INVALID_CURSOR
+    assert "version 2" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("request_binding", "named"),
+    [
+        (bound(query="sqlite"), "the query"),
+        (bound(query="sqlite locking repo:quarry"), "the query"),
+        (bound(lane="hybrid"), "the lane (dialogue → hybrid)"),
+        (bound(limit=10), "the limit (25 → 10)"),
+        (cursors.binding(compile_query("sqlite locking", now_ms=NOW).plan, "dialogue", 25, 3), "shard count"),
+    ],
+)
+def test_a_cursor_for_another_request_is_stale_naming_what_differs(
+    request_binding: cursors.Binding, named: str
+) -> None:
+    with pytest.raises(QuarryError) as caught:
+        cursors.check(cursors.decode(cursors.encode(minted())), request_binding)
+    assert caught.value.code == errors_pb2.STALE_CURSOR
+    assert named in caught.value.message

@@ -1,0 +1,36 @@
+"""An empty search says which of seed 000's empty-result diagnostics apply."""
+
+from __future__ import annotations
+
+from quarry.dsl import compile_query
+from quarry.query.diagnostics import empty_result_caveats
+from quarry.v1 import index_pb2, vector_pb2
+
+STORED = [index_pb2.ShardStats(shard=0, sessions=3, documents=9), index_pb2.ShardStats(shard=1, sessions=2)]
+READY = vector_pb2.VectorStats(vectors=40, pending=0, embedder="minilm")
+
+
+def caveats(query: str, lane: str = "dialogue", shards=STORED, vectors=READY) -> list[str]:  # type: ignore[no-untyped-def]
+    return empty_result_caveats(compile_query(query, now_ms=1_780_000_000_000).plan, lane, shards, vectors)
+
+
+def test_an_empty_archive_is_the_only_diagnosis() -> None:
+    empty = [index_pb2.ShardStats(shard=0), index_pb2.ShardStats(shard=1)]
+    assert caveats("sqlite since:7d", shards=empty) == [
+        "the archive is empty: no session is stored yet (ingest logs with `quarry ingest`)"
+    ]
+
+
+def test_text_and_time_bounds_each_get_their_hint() -> None:
+    found = caveats("sqlite since:7d")
+    assert any("bounded in time" in c for c in found)
+    assert any("tool:write" in c for c in found)
+    assert caveats("repo:quarry") == []  # nothing to suggest for a plain filter
+
+
+def test_vector_lanes_say_when_embeddings_are_missing_or_behind() -> None:
+    missing = caveats("sqlite", lane="semantic", vectors=vector_pb2.VectorStats())
+    assert missing[0] == "the semantic lane needs embeddings, and no embedder is configured"
+    behind = caveats("sqlite", lane="hybrid", vectors=vector_pb2.VectorStats(vectors=3, pending=8, embedder="minilm"))
+    assert "embeddings are not ready: 3 stored, 8 waiting (`quarry status` shows the backlog)" in behind
+    assert not any("embeddings" in c for c in caveats("sqlite", lane="dialogue", vectors=vector_pb2.VectorStats()))
