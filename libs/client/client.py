@@ -77,6 +77,28 @@ class QuarryClient:
         """The typed AST and the plan the query compiles to, without running it."""
         return _typed(self.query.Explain, query_pb2.ExplainRequest(query=query))
 
+    def facets(
+        self,
+        query: str = "",
+        origins: Iterable[str] = (),
+        families: Iterable[str] = (),
+        include_deferred: bool = False,
+        idf: bool = True,
+        budget_ms: float = 0,
+    ) -> query_pb2.FacetsResponse:
+        """Session counts per facet value: the whole archive (`global`) and, with a query or origins, the
+        sessions they select (`scoped`). repos and action_types only when named in `families` or with
+        `include_deferred`; past `budget_ms` (0: the server's default) what is done, `budget_exceeded`."""
+        request = query_pb2.FacetsRequest(
+            query=query,
+            origins=list(origins),
+            families=list(families),
+            include_deferred=include_deferred,
+            idf=idf,
+            budget_ms=budget_ms,
+        )
+        return _typed(self.query.Facets, request)
+
     def status(self) -> query_pb2.ClusterStatusResponse:
         return _typed(self.query.ClusterStatus, query_pb2.ClusterStatusRequest())
 

@@ -2,6 +2,9 @@
 
 bm25: lower is better. Tantivy's BM25 is higher-is-better, so the reported score is its negation,
 the same convention as SQLite FTS5's bm25(). vector_distance: lower is closer. rrf: higher is better.
+null (no score, only rank): action-lane hits, whose BM25 over action text the public contract does not
+expose yet (seed 000: "consumers should treat score_kind=null as the contract for action-only hits"),
+and structural matches.
 """
 
 from __future__ import annotations
@@ -18,6 +21,19 @@ def lexical_match(hit: index_pb2.ShardHit) -> query_pb2.SessionSearchMatch:
         matched_terms=hit.matched_terms,
         snippet=hit.snippet,
         match_surface=hit.match_surface or "message",
+        message_id=hit.message_id,
+        target_ref=f"message:{hit.message_id}" if hit.message_id else f"session:{hit.session.id}",
+    )
+
+
+def action_match(hit: index_pb2.ShardHit) -> query_pb2.SessionSearchMatch:
+    """An actions-lane hit: ranked by the shard's BM25 over action text, reported by rank alone."""
+    if not hit.ranked:
+        return unranked_match(hit.session.id)
+    return query_pb2.SessionSearchMatch(
+        matched_terms=hit.matched_terms,
+        snippet=hit.snippet,
+        match_surface="action",
         message_id=hit.message_id,
         target_ref=f"message:{hit.message_id}" if hit.message_id else f"session:{hit.session.id}",
     )

@@ -1,10 +1,13 @@
 """The coordinator: compile the query, scatter to shards and the vector node, gather, merge, fuse.
 
-Lanes: dialogue (BM25 over message text, merged across shards), semantic (nearest sessions on the
-vector node, filtered by an allow-list the shards compute), hybrid (RRF at k=60 over both).
-`auto` resolves to dialogue, or to semantic when the query's only text is a semantic leaf.
+Lanes: dialogue (BM25 over message text, merged across shards), actions (BM25 over tool_use /
+tool_result text, merged the same way; reported by rank, score_kind null), semantic (nearest sessions
+on the vector node, filtered by an allow-list the shards compute), hybrid (RRF at k=60 over the
+dialogue, action and vector lanes). `auto` resolves to dialogue, or to semantic when the query's only
+text is a semantic leaf, from the query alone: it never asks the vector node first. Semantic and
+hybrid fail SEMANTIC_UNAVAILABLE when there are no vectors: no silent fallback to a lexical lane.
 
-Paging: `offset` (best effort), or a cursor (cursors.py) for a stable walk. On the dialogue lane each
+Paging: `offset` (best effort), or a cursor (cursors.py) for a stable walk. On the lexical lanes each
 shard pages after its own anchor, so a walk serves every session that matched when it started exactly
 once while sessions are being ingested: a new session sorting before a shard's anchor is never served
 and never shifts later pages; one sorting after it may appear on a later page. On the semantic and
@@ -27,8 +30,9 @@ from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.query import cursors, units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats
-from quarry.query.envelope import lexical_match, vector_match
-from quarry.query.fusion import rrf
+from quarry.query.envelope import action_match, lexical_match, vector_match
+from quarry.query.facets import FacetCounter
+from quarry.query.fusion import hybrid_hits
 from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
 from quarry.query.scatter import Deadline, both, call, gather
@@ -52,7 +56,8 @@ MAX_LIMIT = 1000
 DEFAULT_DEADLINE_MS = 5000.0
 FUSION_DEPTH = 100  # each lane's top-N that RRF fuses
 SEMANTIC_LEAF_DEPTH = 100  # sessions a `semantic:` leaf admits
-LANES = ("auto", "dialogue", "semantic", "hybrid")
+LANES = ("auto", "dialogue", "actions", "semantic", "hybrid")
+LEXICAL_LANES = {"dialogue": lexical_match, "actions": action_match}  # lane -> its hits' evidence
 
 _tracer = telemetry.tracer("quarry.query")
 
@@ -97,6 +102,7 @@ class Coordinator:
         assertion_stubs = [assertions_pb2_grpc.AssertionServiceStub(c) for c in channels]
         self.assertions = AssertionRouter(assertion_stubs)
         self.refs = RefResolver(self.shards, assertion_stubs)
+        self.facets = FacetCounter(self.shards, self._compile, self._with_semantic_leaves_resolved)
         self.vector = (
             vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
         )
@@ -136,9 +142,10 @@ class Coordinator:
         plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
         run = _Run(plan, compiled, deadline, timings={"parse": parse_ms})
         depth = offset + limit + 1
-        if lane == "dialogue":
-            lane_hits = self._lexical(run, depth, anchors)
-            hits = [_hit(h, lexical_match(h.shard_hit)) for h in lane_hits]
+        if lane in LEXICAL_LANES:
+            lane_hits = self._lexical(run, depth, anchors, lane)
+            evidence = LEXICAL_LANES[lane]
+            hits = [_hit(h, evidence(h.shard_hit)) for h in lane_hits]
             next_anchors = _shard_anchors(lane_hits[: offset + limit], anchors)
         else:
             if lane == "semantic":
@@ -216,18 +223,22 @@ class Coordinator:
         resolved.where.CopyFrom(resolve_semantic_leaves(plan.where, nearest))
         return resolved
 
-    def _lexical(self, run: _Run, depth: int, anchors: dict[int, cursors.Anchor] | None = None) -> list[LaneHit]:
-        """The merged top `depth` of every shard; with `anchors`, each shard's sessions after its anchor."""
+    def _lexical(
+        self, run: _Run, depth: int, anchors: dict[int, cursors.Anchor] | None = None, lane: str = "dialogue"
+    ) -> list[LaneHit]:
+        """The merged top `depth` of every shard in a lexical lane (dialogue or actions); with `anchors`,
+        each shard's sessions after its anchor."""
         started = time.perf_counter()
         anchors = anchors or {}
-        with _tracer.start_as_current_span("quarry.lane.dialogue"):
-            request = index_pb2.ShardSearchRequest(plan=run.plan, lane="dialogue", limit=depth, with_snippets=True)
+        with _tracer.start_as_current_span(f"quarry.lane.{lane}"):
+            request = index_pb2.ShardSearchRequest(plan=run.plan, lane=lane, limit=depth, with_snippets=True)
             calls = [call(s.SearchSessions, _after(request, anchors.get(i))) for i, s in enumerate(self.shards)]
             responses = gather(self._shard_names(), calls, run.deadline)
         tagged = [[LaneHit(h.session.id, shard_hit=h, shard=i) for h in r.hits] for i, r in enumerate(responses)]
         merged = heapq.merge(*tagged, key=lambda h: _shard_order(h.shard_hit))
-        run.timings["lexical"] = _ms(started)
-        run.timings["slowest_shard"] = max(r.elapsed_ms for r in responses)
+        timing, slowest = _LEXICAL_TIMINGS[lane]
+        run.timings[timing] = _ms(started)
+        run.timings[slowest] = max(r.elapsed_ms for r in responses)
         return [h for _, h in zip(range(depth), merged, strict=False)]
 
     def _semantic(self, run: _Run, depth: int) -> list[LaneHit]:
@@ -250,27 +261,24 @@ class Coordinator:
         return [LaneHit(h.session_id, vector_hit=h) for h in response.hits]
 
     def _hybrid(self, run: _Run, depth: int) -> list[query_pb2.SearchHit]:
+        """RRF over the dialogue, action and vector lanes' top `depth`, run concurrently. Without query
+        text only the vector lane ranks; a missing vector lane fails the request (SEMANTIC_UNAVAILABLE)."""
         if run.compiled.has_text:
-            lexical, semantic = both(lambda: self._lexical(run, depth), lambda: self._semantic(run, depth))
+            (text, action), semantic = both(
+                lambda: both(
+                    lambda: self._lexical(run, depth, lane="dialogue"),
+                    lambda: self._lexical(run, depth, lane="actions"),
+                ),
+                lambda: self._semantic(run, depth),
+            )
         else:
-            lexical, semantic = [], self._semantic(run, depth)
+            text, action, semantic = [], [], self._semantic(run, depth)
         started = time.perf_counter()
-        by_id: dict[str, LaneHit] = {h.session_id: h for h in semantic}
-        for hit in lexical:
-            by_id.setdefault(hit.session_id, LaneHit(hit.session_id)).shard_hit = hit.shard_hit
-        fused = rrf({"text": [h.session_id for h in lexical], "vector": [h.session_id for h in semantic]})
-        hits: list[query_pb2.SearchHit] = []
-        for item in fused:
-            lane_hit = by_id[item.session_id]
-            if lane_hit.shard_hit is not None:
-                match = lexical_match(lane_hit.shard_hit)
-            else:
-                match = vector_match(lane_hit.vector_hit)
-            match.score = item.score
-            match.score_kind = "rrf"
-            match.score_components.clear()
-            match.score_components.update(item.components)
-            hits.append(_hit(lane_hit, match))
+        hits = hybrid_hits(
+            [h.shard_hit for h in text if h.shard_hit is not None],
+            [h.shard_hit for h in action if h.shard_hit is not None],
+            [h.vector_hit for h in semantic if h.vector_hit is not None],
+        )
         run.timings["fuse"] = _ms(started)
         return hits
 
@@ -378,6 +386,9 @@ class Coordinator:
 
     def _shard_names(self) -> list[str]:
         return [f"index-{i}" for i in range(len(self.shards))]
+
+
+_LEXICAL_TIMINGS = {"dialogue": ("lexical", "slowest_shard"), "actions": ("actions", "slowest_actions_shard")}
 
 
 def _shard_order(hit: index_pb2.ShardHit) -> tuple[float, int, str]:

@@ -44,6 +44,10 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         return self.coordinator.refs.resolve(request)
 
     @typed_errors
+    def Facets(self, request: query_pb2.FacetsRequest, context: grpc.ServicerContext):
+        return self.coordinator.facets.facets(request)
+
+    @typed_errors
     def ClusterStatus(self, request: query_pb2.ClusterStatusRequest, context: grpc.ServicerContext):
         return self.coordinator.status()
 

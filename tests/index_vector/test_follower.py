@@ -221,5 +221,8 @@ def test_a_rebuilt_shard_is_followed_from_the_start_without_embedding_again(
     shards[0].data_dir = tmp_path / "index-0-rebuilt"  # a new store (new uuid) on the same address
     shards[0].start()
     shards[0].upsert([*sessions, topic("only-in-the-rebuild", "fresh text")])
+    # The node may still hold the old store's backlog (none) from a poll during the restart: wait for
+    # the embedding itself, then for quiet.
+    wait_for(lambda: "fresh text" in embedded_texts(embeddings_server))
     assert node.wait_idle(20)
     assert embedded_texts(embeddings_server)[before:] == ["fresh text"]

@@ -214,3 +214,49 @@ class EmbedFeedResponse(_message.Message):
     backlog_texts: int
     sessions: _containers.RepeatedCompositeFieldContainer[FeedSession]
     def __init__(self, store_uuid: _Optional[str] = ..., head_seq: _Optional[int] = ..., backlog_texts: _Optional[int] = ..., sessions: _Optional[_Iterable[_Union[FeedSession, _Mapping]]] = ...) -> None: ...
+
+class ShardFacetsRequest(_message.Message):
+    __slots__ = ("families", "scoped", "where", "budget_ms")
+    FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    SCOPED_FIELD_NUMBER: _ClassVar[int]
+    WHERE_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_MS_FIELD_NUMBER: _ClassVar[int]
+    families: _containers.RepeatedScalarFieldContainer[str]
+    scoped: bool
+    where: _plan_pb2.Predicate
+    budget_ms: float
+    def __init__(self, families: _Optional[_Iterable[str]] = ..., scoped: _Optional[bool] = ..., where: _Optional[_Union[_plan_pb2.Predicate, _Mapping]] = ..., budget_ms: _Optional[float] = ...) -> None: ...
+
+class ShardFacetCount(_message.Message):
+    __slots__ = ("value", "count")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    value: str
+    count: int
+    def __init__(self, value: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+
+class ShardFacetFamily(_message.Message):
+    __slots__ = ("family", "global_counts", "scoped_counts")
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    GLOBAL_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    SCOPED_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    family: str
+    global_counts: _containers.RepeatedCompositeFieldContainer[ShardFacetCount]
+    scoped_counts: _containers.RepeatedCompositeFieldContainer[ShardFacetCount]
+    def __init__(self, family: _Optional[str] = ..., global_counts: _Optional[_Iterable[_Union[ShardFacetCount, _Mapping]]] = ..., scoped_counts: _Optional[_Iterable[_Union[ShardFacetCount, _Mapping]]] = ...) -> None: ...
+
+class ShardFacetsResponse(_message.Message):
+    __slots__ = ("shard", "global_sessions", "scoped_sessions", "families", "unfinished", "elapsed_ms")
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    GLOBAL_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    SCOPED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    UNFINISHED_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    shard: int
+    global_sessions: int
+    scoped_sessions: int
+    families: _containers.RepeatedCompositeFieldContainer[ShardFacetFamily]
+    unfinished: _containers.RepeatedScalarFieldContainer[str]
+    elapsed_ms: float
+    def __init__(self, shard: _Optional[int] = ..., global_sessions: _Optional[int] = ..., scoped_sessions: _Optional[int] = ..., families: _Optional[_Iterable[_Union[ShardFacetFamily, _Mapping]]] = ..., unfinished: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...

@@ -76,6 +76,11 @@ class IndexServiceStub:
                 request_serializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_refs__pb2.ResolvedRef.FromString,
                 _registered_method=True)
+        self.ShardFacets = channel.unary_unary(
+                '/quarry.v1.IndexService/ShardFacets',
+                request_serializer=quarry_dot_v1_dot_index__pb2.ShardFacetsRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.ShardFacetsResponse.FromString,
+                _registered_method=True)
 
 
 class IndexServiceServicer:
@@ -140,6 +145,15 @@ class IndexServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ShardFacets(self, request, context):
+        """Per-value session counts of facet families over this shard's sessions: every session (global)
+        and, when scoped, the sessions a predicate selects. Families not done within budget_ms are
+        listed as unfinished rather than waited for.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IndexServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -182,6 +196,11 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.ResolveRef,
                     request_deserializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_refs__pb2.ResolvedRef.SerializeToString,
+            ),
+            'ShardFacets': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShardFacets,
+                    request_deserializer=quarry_dot_v1_dot_index__pb2.ShardFacetsRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.ShardFacetsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -401,6 +420,33 @@ class IndexService:
             '/quarry.v1.IndexService/ResolveRef',
             quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
             quarry_dot_v1_dot_refs__pb2.ResolvedRef.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShardFacets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.IndexService/ShardFacets',
+            quarry_dot_v1_dot_index__pb2.ShardFacetsRequest.SerializeToString,
+            quarry_dot_v1_dot_index__pb2.ShardFacetsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -217,3 +217,84 @@ class ClusterStatusResponse(_message.Message):
     NODES_FIELD_NUMBER: _ClassVar[int]
     nodes: _containers.RepeatedCompositeFieldContainer[NodeStatus]
     def __init__(self, nodes: _Optional[_Iterable[_Union[NodeStatus, _Mapping]]] = ...) -> None: ...
+
+class FacetsRequest(_message.Message):
+    __slots__ = ("query", "origins", "families", "include_deferred", "idf", "budget_ms")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    ORIGINS_FIELD_NUMBER: _ClassVar[int]
+    FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_DEFERRED_FIELD_NUMBER: _ClassVar[int]
+    IDF_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_MS_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    origins: _containers.RepeatedScalarFieldContainer[str]
+    families: _containers.RepeatedScalarFieldContainer[str]
+    include_deferred: bool
+    idf: bool
+    budget_ms: float
+    def __init__(self, query: _Optional[str] = ..., origins: _Optional[_Iterable[str]] = ..., families: _Optional[_Iterable[str]] = ..., include_deferred: _Optional[bool] = ..., idf: _Optional[bool] = ..., budget_ms: _Optional[float] = ...) -> None: ...
+
+class FacetValue(_message.Message):
+    __slots__ = ("value", "count", "idf")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    IDF_FIELD_NUMBER: _ClassVar[int]
+    value: str
+    count: int
+    idf: float
+    def __init__(self, value: _Optional[str] = ..., count: _Optional[int] = ..., idf: _Optional[float] = ...) -> None: ...
+
+class FacetFamily(_message.Message):
+    __slots__ = ("family", "values")
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    family: str
+    values: _containers.RepeatedCompositeFieldContainer[FacetValue]
+    def __init__(self, family: _Optional[str] = ..., values: _Optional[_Iterable[_Union[FacetValue, _Mapping]]] = ...) -> None: ...
+
+class FacetView(_message.Message):
+    __slots__ = ("total_sessions", "families")
+    TOTAL_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    total_sessions: int
+    families: _containers.RepeatedCompositeFieldContainer[FacetFamily]
+    def __init__(self, total_sessions: _Optional[int] = ..., families: _Optional[_Iterable[_Union[FacetFamily, _Mapping]]] = ...) -> None: ...
+
+class FacetFamilyStatus(_message.Message):
+    __slots__ = ("family", "status", "reason")
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    family: str
+    status: str
+    reason: str
+    def __init__(self, family: _Optional[str] = ..., status: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class FacetsResponse(_message.Message):
+    __slots__ = ("query", "origins", "scoped_to_query", "scoped", "complete_families", "deferred_families", "family_status", "generated_at", "budget_exceeded", "budget_ms", "idf", "caveats")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    ORIGINS_FIELD_NUMBER: _ClassVar[int]
+    SCOPED_TO_QUERY_FIELD_NUMBER: _ClassVar[int]
+    GLOBAL_FIELD_NUMBER: _ClassVar[int]
+    SCOPED_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    DEFERRED_FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    FAMILY_STATUS_FIELD_NUMBER: _ClassVar[int]
+    GENERATED_AT_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_EXCEEDED_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_MS_FIELD_NUMBER: _ClassVar[int]
+    IDF_FIELD_NUMBER: _ClassVar[int]
+    CAVEATS_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    origins: _containers.RepeatedScalarFieldContainer[str]
+    scoped_to_query: bool
+    scoped: FacetView
+    complete_families: _containers.RepeatedScalarFieldContainer[str]
+    deferred_families: _containers.RepeatedScalarFieldContainer[str]
+    family_status: _containers.RepeatedCompositeFieldContainer[FacetFamilyStatus]
+    generated_at: int
+    budget_exceeded: bool
+    budget_ms: float
+    idf: bool
+    caveats: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, query: _Optional[str] = ..., origins: _Optional[_Iterable[str]] = ..., scoped_to_query: _Optional[bool] = ..., scoped: _Optional[_Union[FacetView, _Mapping]] = ..., complete_families: _Optional[_Iterable[str]] = ..., deferred_families: _Optional[_Iterable[str]] = ..., family_status: _Optional[_Iterable[_Union[FacetFamilyStatus, _Mapping]]] = ..., generated_at: _Optional[int] = ..., budget_exceeded: _Optional[bool] = ..., budget_ms: _Optional[float] = ..., idf: _Optional[bool] = ..., caveats: _Optional[_Iterable[str]] = ..., **kwargs) -> None: ...

@@ -78,6 +78,11 @@ class QueryServiceStub:
                 request_serializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.FromString,
                 _registered_method=True)
+        self.Facets = channel.unary_unary(
+                '/quarry.v1.QueryService/Facets',
+                request_serializer=quarry_dot_v1_dot_query__pb2.FacetsRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_query__pb2.FacetsResponse.FromString,
+                _registered_method=True)
 
 
 class QueryServiceServicer:
@@ -136,6 +141,13 @@ class QueryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Facets(self, request, context):
+        """Aggregate session counts per facet value (seed 000 "Facets (Scoped vs Global)").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_QueryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -178,6 +190,11 @@ def add_QueryServiceServicer_to_server(servicer, server):
                     servicer.JudgeCandidate,
                     request_deserializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.SerializeToString,
+            ),
+            'Facets': grpc.unary_unary_rpc_method_handler(
+                    servicer.Facets,
+                    request_deserializer=quarry_dot_v1_dot_query__pb2.FacetsRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_query__pb2.FacetsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -397,6 +414,33 @@ class QueryService:
             '/quarry.v1.QueryService/JudgeCandidate',
             quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.SerializeToString,
             quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Facets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.QueryService/Facets',
+            quarry_dot_v1_dot_query__pb2.FacetsRequest.SerializeToString,
+            quarry_dot_v1_dot_query__pb2.FacetsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from quarry.client.cli import render
+from quarry.client.cli.facets import facets
 from quarry.client.cli.mark import mark_app
 from quarry.client.cli.read import read
 from quarry.client.client import QuarryClient
@@ -22,6 +23,7 @@ from quarry.core.config import resolve_home
 from quarry.core.errors import QuarryError
 from quarry.dsl import compile_query
 from quarry.dsl.shell import join_words
+from quarry.v1 import errors_pb2
 from quarry.v1.ingest_pb2 import IngestProgress
 
 app = typer.Typer(
@@ -35,6 +37,7 @@ node_app = typer.Typer(help="Run one node of a cluster (what `quarry up` and doc
 app.add_typer(node_app, name="node")
 app.add_typer(mark_app, name="mark")
 app.command("read")(read)
+app.command("facets")(facets)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -169,7 +172,14 @@ def _ingest_once(events: Iterator[IngestProgress]) -> None:
 @app.command()
 def search(
     query: Annotated[list[str], typer.Argument(help="A query in the Quarry query language.")],
-    lane: Annotated[str, typer.Option(help="auto | dialogue | semantic | hybrid")] = "auto",
+    lane: Annotated[
+        str | None,
+        typer.Option(help="auto (default: lexical) | dialogue | actions (tool calls and output) | semantic | hybrid"),
+    ] = None,
+    lexical: Annotated[bool, typer.Option("--lexical", help="Shortcut for --lane dialogue (keywords only).")] = False,
+    semantic: Annotated[
+        bool, typer.Option("--semantic", help="Shortcut for --lane semantic (the query as a similarity probe).")
+    ] = False,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     offset: Annotated[int, typer.Option(min=0)] = 0,
     cursor: Annotated[str, typer.Option(help="Continue a walk: the next_cursor of the previous page.")] = "",
@@ -177,14 +187,38 @@ def search(
     """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
     context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
     text = settings.query = join_words(query)
+    chosen = search_lane(lane, lexical=lexical, semantic=semantic)
     with _client() as client:
         if settings.explain:
             render.explain(client.explain(text), settings.format, console)
         elif compile_query(text).kind == "units":
             render.unit_envelope(client.query_units(text, limit=limit, offset=offset), settings.format, console)
         else:
-            envelope = client.search(text, lane=lane, limit=limit, offset=offset, cursor=cursor)
+            envelope = client.search(text, lane=chosen, limit=limit, offset=offset, cursor=cursor)
             render.search_envelope(envelope, settings.format, console)
+
+
+LANE_SHORTCUTS = {"--lexical": "dialogue", "--semantic": "semantic"}
+
+
+def search_lane(lane: str | None, *, lexical: bool, semantic: bool) -> str:
+    """The lane `search` asks for: --lane, or a shortcut's lane. The shortcuts exclude each other and a
+    --lane naming another lane (INVALID_REQUEST); the query node validates the lane name itself."""
+    shortcuts = [name for name, on in (("--lexical", lexical), ("--semantic", semantic)) if on]
+    if len(shortcuts) > 1:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST, "--lexical and --semantic exclude each other", parameter="--semantic"
+        )
+    if not shortcuts:
+        return lane or "auto"
+    implied = LANE_SHORTCUTS[shortcuts[0]]
+    if lane is not None and lane != implied:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            f"{shortcuts[0]} means --lane {implied}, which contradicts --lane {lane}",
+            parameter=shortcuts[0],
+        )
+    return implied
 
 
 @app.command()
@@ -266,15 +300,19 @@ def node_query(
 GLOBAL_OPTIONS_WITH_VALUE = ("--home", "--format", "-f")
 
 
+GLOBAL_FLAGS = ("--explain", "--help")
+
+
 def with_default_command(argv: list[str]) -> list[str]:
-    """Insert `search` when the first word after the global options is not a command."""
+    """Insert `search` where the global options end, unless a command follows them: `quarry --lane
+    actions pytest` is `quarry search --lane actions pytest`."""
     commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {"node", "mark"}
     i = 0
     while i < len(argv):
         word = argv[i]
         if word in GLOBAL_OPTIONS_WITH_VALUE:
             i += 2
-        elif word.startswith("-"):
+        elif word in GLOBAL_FLAGS or word.startswith(("--home=", "--format=")):
             i += 1
         else:
             return argv if word in commands else [*argv[:i], "search", *argv[i:]]

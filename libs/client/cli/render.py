@@ -131,7 +131,7 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
     )
     for hit in envelope.hits:
         match, session = hit.match, hit.session
-        score = f"{match.score:.4g} {match.score_kind}" if match.HasField("score") else "unranked"
+        score = f"{match.score:.4g} {match.score_kind}" if match.HasField("score") else _unscored(match)
         where = " · ".join(x for x in (session.repo, session.origin) if x)
         console.print(
             f"{match.rank:>3}. [cyan]{escape(session.id)}[/cyan]  [dim]{score} · {escape(where)}[/dim]", soft_wrap=True
@@ -370,3 +370,8 @@ def _ingest_notes(report: ingest_pb2.IngestReport, console: Console) -> None:
         console.print(f"[dim]record types not modelled: {escape(skipped)}[/dim]")
     for caveat in report.caveats:
         console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
+
+
+def _unscored(match: query_pb2.SessionSearchMatch) -> str:
+    """A hit without a score: ranked by a lane whose score is not exposed (actions), or not ranked."""
+    return "ranked, no score" if match.match_surface == "action" else "unranked"

@@ -36,6 +36,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         return index_pb2.MatchSessionIdsResponse(session_ids=self.shard.match_session_ids(request.where))
 
     @typed_errors
+    def ShardFacets(self, request: index_pb2.ShardFacetsRequest, context: grpc.ServicerContext):
+        return self.shard.facets(request)
+
+    @typed_errors
     def GetSessions(self, request: index_pb2.GetSessionsRequest, context: grpc.ServicerContext):
         return index_pb2.GetSessionsResponse(sessions=self.shard.get_sessions(request.session_ids))
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import tantivy
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical import records, schema
+from quarry.index.lexical import facets, records, schema
 from quarry.index.lexical.leaf import Leaf
 from quarry.index.lexical.records import SessionRecords
 from quarry.index.lexical.refs import RefReader
@@ -175,6 +175,11 @@ class LexicalShard:
     def match_session_ids(self, where: plan_pb2.Predicate) -> list[str]:
         self._check_open()
         return self._leaf.match_session_ids(where if where.WhichOneof("node") else None)
+
+    def facets(self, request: index_pb2.ShardFacetsRequest) -> index_pb2.ShardFacetsResponse:
+        """Per-value session counts of facet families, global and scoped (facets.py)."""
+        self._check_open()
+        return facets.count(self._index, self._store, request, self.shard)
 
     def get_sessions(self, ids: Sequence[str]) -> list[units_pb2.Session]:
         """Session summaries (no messages or actions) in the order asked; unknown ids are skipped."""
