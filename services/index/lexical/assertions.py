@@ -27,6 +27,7 @@ import orjson
 
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import ASSERTION_PREFIX, bare_assertion_id, parse_ref
+from quarry.core.readers import ThreadReaders
 from quarry.core.vocab import ASSERTION_AUTHORS, ASSERTION_KINDS, ASSERTION_STATUSES
 from quarry.v1 import assertions_pb2, errors_pb2, units_pb2
 
@@ -163,9 +164,7 @@ class AssertionStore:
             )
         self._writer.executescript(_DDL)
         self._writer.execute(f"PRAGMA user_version={FORMAT_VERSION}")
-        self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
+        self._readers = ThreadReaders(self._connect_reader)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -175,20 +174,15 @@ class AssertionStore:
         return conn
 
     def _reader(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            conn.execute("PRAGMA query_only=1")
-            self._local.conn = conn
-            with self._readers_lock:
-                self._readers.append(conn)
+        return self._readers.get()
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        conn = self._connect()
+        conn.execute("PRAGMA query_only=1")
         return conn
 
     def close(self) -> None:
-        with self._readers_lock:
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
+        self._readers.close()
         with self._write_lock:
             self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._writer.close()

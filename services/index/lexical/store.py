@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import threading
 import uuid
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -55,6 +54,7 @@ import orjson
 
 from quarry.core.dialogue import EMBEDDED_ROLES, message_items
 from quarry.core.errors import QuarryError
+from quarry.core.readers import ThreadReaders
 from quarry.v1 import errors_pb2, index_pb2, units_pb2
 
 if TYPE_CHECKING:
@@ -355,9 +355,7 @@ class Store:
             [("store_uuid", str(uuid.uuid4())), ("head_seq", "0")],
         )
         self.store_uuid: str = self._meta("store_uuid")
-        self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
+        self._readers = ThreadReaders(self._connect_reader)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -391,21 +389,16 @@ class Store:
 
     def reader(self) -> sqlite3.Connection:
         """This thread's read connection (WAL readers never block the writer)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            conn.execute("PRAGMA query_only=1")
-            conn.execute(f"PRAGMA mmap_size={_READER_MMAP_BYTES}")
-            self._local.conn = conn
-            with self._readers_lock:
-                self._readers.append(conn)
+        return self._readers.get()
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        conn = self._connect()
+        conn.execute("PRAGMA query_only=1")
+        conn.execute(f"PRAGMA mmap_size={_READER_MMAP_BYTES}")
         return conn
 
     def close(self) -> None:
-        with self._readers_lock:
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
+        self._readers.close()
         self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._writer.close()
 

@@ -29,6 +29,8 @@ import numpy as np
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
+from quarry.core.readers import ThreadReaders
+
 REBUILD_CHUNK = 8192
 
 _SCHEMA = """
@@ -102,8 +104,7 @@ class VectorStore:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.Lock()
-        self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
+        self._readers = ThreadReaders(lambda: _connect(path))
         self._conn = _connect(path)
         self._conn.execute("PRAGMA journal_mode = WAL")
         # FULL: a commit is on disk before enqueue acknowledges it, power loss included.
@@ -272,13 +273,7 @@ class VectorStore:
     # -- reads ----------------------------------------------------------------------------------
 
     def _reader(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = _connect(self._path)
-            self._local.conn = conn
-            with self._lock:
-                self._readers.append(conn)
-        return conn
+        return self._readers.get()
 
     def iter_vectors(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every stored (rowids, vectors) in chunks, for rebuilding the ANN index."""
@@ -345,8 +340,6 @@ class VectorStore:
         return int(row[0]), int(row[1])
 
     def close(self) -> None:
+        self._readers.close()
         with self._lock:
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
             self._conn.close()
