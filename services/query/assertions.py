@@ -51,18 +51,25 @@ class AssertionRouter:
         shard = self._holder(bare_assertion_id(request.id), "id")
         return self._one(shard, self.shards[shard].JudgeCandidate, request)
 
-    def _holder(self, assertion_id: str, parameter: str) -> int:
-        """The shard holding the assertion; NOT_FOUND when none does."""
+    def find(self, assertion_id: str) -> tuple[int, units_pb2.Assertion] | None:
+        """The shard holding the assertion and the assertion, asking every shard; None when none has it."""
         request = assertions_pb2.GetAssertionRequest(id=assertion_id)
         outcomes = gather_settled(
             self.names, [call(s.GetAssertion, request) for s in self.shards], Deadline(DEADLINE_MS)
         )
         for shard, outcome in enumerate(outcomes):
             if not isinstance(outcome, QuarryError):
-                return shard
+                return shard, outcome
             if outcome.code != errors_pb2.NOT_FOUND:
                 raise outcome
-        raise QuarryError(errors_pb2.NOT_FOUND, f"no assertion {assertion_id!r}", parameter=parameter)
+        return None
+
+    def _holder(self, assertion_id: str, parameter: str) -> int:
+        """The shard holding the assertion; NOT_FOUND when none does."""
+        found = self.find(assertion_id)
+        if found is None:
+            raise QuarryError(errors_pb2.NOT_FOUND, f"no assertion {assertion_id!r}", parameter=parameter)
+        return found[0]
 
     def _one(self, shard: int, method: Callable[..., R], request: object) -> R:
         result: R = gather([self.names[shard]], [call(method, request)], Deadline(DEADLINE_MS))[0]

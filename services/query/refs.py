@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import parse_ref
 from quarry.core.shards import shard_for
-from quarry.query.scatter import Deadline, call, gather, gather_settled
-from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, index_pb2_grpc, refs_pb2
+from quarry.query.assertions import AssertionRouter
+from quarry.query.scatter import Deadline, call, gather
+from quarry.v1 import errors_pb2, index_pb2_grpc, refs_pb2
 
 DEADLINE_MS = 5000.0
 
@@ -22,10 +23,10 @@ class RefResolver:
     def __init__(
         self,
         shards: Sequence[index_pb2_grpc.IndexServiceStub],
-        assertions: Sequence[assertions_pb2_grpc.AssertionServiceStub],
+        assertions: AssertionRouter,
     ) -> None:
         self.shards = list(shards)
-        self.assertions = list(assertions)
+        self.assertions = assertions
         self.names = [f"index-{i}" for i in range(len(self.shards))]
 
     def resolve(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
@@ -44,16 +45,11 @@ class RefResolver:
         return resolved
 
     def _assertion(self, ref: str, assertion_id: str) -> refs_pb2.ResolvedRef:
-        request = assertions_pb2.GetAssertionRequest(id=assertion_id)
-        outcomes = gather_settled(
-            self.names, [call(s.GetAssertion, request) for s in self.assertions], Deadline(DEADLINE_MS)
+        found = self.assertions.find(assertion_id)
+        if found is None:
+            missing = f"no assertion {assertion_id!r} in the archive"
+            return refs_pb2.ResolvedRef(ref=ref, kind="assertion", caveats=[missing])
+        _, assertion = found
+        return refs_pb2.ResolvedRef(
+            ref=ref, kind="assertion", resolved=True, session_id=assertion.session_id, assertion=assertion
         )
-        for outcome in outcomes:
-            if not isinstance(outcome, QuarryError):
-                return refs_pb2.ResolvedRef(
-                    ref=ref, kind="assertion", resolved=True, session_id=outcome.session_id, assertion=outcome
-                )
-            if outcome.code != errors_pb2.NOT_FOUND:
-                raise outcome
-        missing = f"no assertion {assertion_id!r} in the archive"
-        return refs_pb2.ResolvedRef(ref=ref, kind="assertion", caveats=[missing])

@@ -99,10 +99,9 @@ class Coordinator:
         self.ingest_address = ingest_address
         channels = [telemetry.traced_channel(a) for a in index_addresses]
         self.shards = [index_pb2_grpc.IndexServiceStub(c) for c in channels]
-        assertion_stubs = [assertions_pb2_grpc.AssertionServiceStub(c) for c in channels]
-        self.assertions = AssertionRouter(assertion_stubs)
-        self.refs = RefResolver(self.shards, assertion_stubs)
-        self.facets = FacetCounter(self.shards, self._compile, self._with_semantic_leaves_resolved)
+        self.assertions = AssertionRouter([assertions_pb2_grpc.AssertionServiceStub(c) for c in channels])
+        self.refs = RefResolver(self.shards, self.assertions)
+        self.facets = FacetCounter(self.shards, self.compile, self.with_semantic_leaves_resolved)
         self.vector = (
             vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
         )
@@ -139,7 +138,7 @@ class Coordinator:
         if cursor is not None:
             cursors.check(cursor, bound)
         anchors = cursor.anchors if cursor else {}
-        plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
+        plan = self.with_semantic_leaves_resolved(compiled.plan, deadline)
         run = _Run(plan, compiled, deadline, timings={"parse": parse_ms})
         depth = offset + limit + 1
         if lane in LEXICAL_LANES:
@@ -192,7 +191,7 @@ class Coordinator:
             vectors = gather(["vector-0"], [call(self.vector.Stats, vector_pb2.VectorStatsRequest())], deadline)[0]
         return empty_result_caveats(plan, lane, shards, vectors)
 
-    def _compile(self, query: str) -> CompiledQuery:
+    def compile(self, query: str) -> CompiledQuery:
         return compile_query(query, now_ms=self._now())
 
     def explain(self, query: str) -> query_pb2.ExplainResponse:
@@ -206,7 +205,7 @@ class Coordinator:
         now = self._now()
         return int(time.time() * 1000) if now is None else now
 
-    def _with_semantic_leaves_resolved(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> plan_pb2.QueryPlan:
+    def with_semantic_leaves_resolved(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> plan_pb2.QueryPlan:
         if not plan.HasField("where"):
             return plan
         resolved = plan_pb2.QueryPlan()
@@ -339,14 +338,14 @@ class Coordinator:
     def query_units(self, request: query_pb2.QueryUnitsRequest) -> query_pb2.QueryUnitEnvelope:
         limit, offset = _page(request.limit, request.offset, DEFAULT_UNIT_LIMIT)
         deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
-        compiled = self._compile(request.query)
+        compiled = self.compile(request.query)
         if compiled.kind != "units":
             raise QuarryError(
                 errors_pb2.UNSUPPORTED_FORM,
                 "this query selects sessions, not rows: start it with a unit source (`messages where`, "
                 "`actions where`, `files where`, `runs where`, …), or use Search",
             )
-        plan = self._with_semantic_leaves_resolved(compiled.plan, deadline)
+        plan = self.with_semantic_leaves_resolved(compiled.plan, deadline)
         shard_request = index_pb2.ShardUnitsRequest(plan=plan, limit=units.shard_limit(plan, limit, offset))
         responses = gather(self._shard_names(), [call(s.QueryUnits, shard_request) for s in self.shards], deadline)
         return units.envelope(request.query, plan, responses, limit, offset)
