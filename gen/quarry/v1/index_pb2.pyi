@@ -26,7 +26,7 @@ class UpsertSessionsResponse(_message.Message):
     def __init__(self, sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ...) -> None: ...
 
 class ShardSearchRequest(_message.Message):
-    __slots__ = ("plan", "lane", "limit", "with_snippets", "has_after", "after_score", "after_session_id", "after_time_ms")
+    __slots__ = ("plan", "lane", "limit", "with_snippets", "has_after", "after_score", "after_session_id", "after_time_ms", "admission")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -35,6 +35,7 @@ class ShardSearchRequest(_message.Message):
     AFTER_SCORE_FIELD_NUMBER: _ClassVar[int]
     AFTER_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     AFTER_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ADMISSION_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     lane: str
     limit: int
@@ -43,7 +44,16 @@ class ShardSearchRequest(_message.Message):
     after_score: float
     after_session_id: str
     after_time_ms: int
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., has_after: _Optional[bool] = ..., after_score: _Optional[float] = ..., after_session_id: _Optional[str] = ..., after_time_ms: _Optional[int] = ...) -> None: ...
+    admission: LexicalAdmission
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., has_after: _Optional[bool] = ..., after_score: _Optional[float] = ..., after_session_id: _Optional[str] = ..., after_time_ms: _Optional[int] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ...) -> None: ...
+
+class LexicalAdmission(_message.Message):
+    __slots__ = ("coverage", "min_matched_terms")
+    COVERAGE_FIELD_NUMBER: _ClassVar[int]
+    MIN_MATCHED_TERMS_FIELD_NUMBER: _ClassVar[int]
+    coverage: float
+    min_matched_terms: int
+    def __init__(self, coverage: _Optional[float] = ..., min_matched_terms: _Optional[int] = ...) -> None: ...
 
 class ShardHit(_message.Message):
     __slots__ = ("session", "score", "ranked", "message_id", "snippet", "matched_terms", "match_surface", "sort_time_ms")

@@ -11,23 +11,95 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SearchRequest(_message.Message):
-    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms", "cursor")
+    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms", "cursor", "controls")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
+    CONTROLS_FIELD_NUMBER: _ClassVar[int]
     query: str
     lane: str
     limit: int
     offset: int
     deadline_ms: float
     cursor: str
-    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., cursor: _Optional[str] = ...) -> None: ...
+    controls: SearchControls
+    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., cursor: _Optional[str] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ...) -> None: ...
+
+class SearchControls(_message.Message):
+    __slots__ = ("admission", "fusion", "min_score", "include_scores")
+    ADMISSION_FIELD_NUMBER: _ClassVar[int]
+    FUSION_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_SCORES_FIELD_NUMBER: _ClassVar[int]
+    admission: Admission
+    fusion: Fusion
+    min_score: float
+    include_scores: bool
+    def __init__(self, admission: _Optional[_Union[Admission, _Mapping]] = ..., fusion: _Optional[_Union[Fusion, _Mapping]] = ..., min_score: _Optional[float] = ..., include_scores: _Optional[bool] = ...) -> None: ...
+
+class Admission(_message.Message):
+    __slots__ = ("lexical_coverage", "lexical_min_matched_terms", "min_semantic_similarity")
+    LEXICAL_COVERAGE_FIELD_NUMBER: _ClassVar[int]
+    LEXICAL_MIN_MATCHED_TERMS_FIELD_NUMBER: _ClassVar[int]
+    MIN_SEMANTIC_SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    lexical_coverage: float
+    lexical_min_matched_terms: int
+    min_semantic_similarity: float
+    def __init__(self, lexical_coverage: _Optional[float] = ..., lexical_min_matched_terms: _Optional[int] = ..., min_semantic_similarity: _Optional[float] = ...) -> None: ...
+
+class Fusion(_message.Message):
+    __slots__ = ("method", "params")
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    method: str
+    params: FusionParams
+    def __init__(self, method: _Optional[str] = ..., params: _Optional[_Union[FusionParams, _Mapping]] = ...) -> None: ...
+
+class FusionParams(_message.Message):
+    __slots__ = ("rank_constant", "weights")
+    class WeightsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    RANK_CONSTANT_FIELD_NUMBER: _ClassVar[int]
+    WEIGHTS_FIELD_NUMBER: _ClassVar[int]
+    rank_constant: int
+    weights: _containers.ScalarMap[str, float]
+    def __init__(self, rank_constant: _Optional[int] = ..., weights: _Optional[_Mapping[str, float]] = ...) -> None: ...
+
+class ChannelScore(_message.Message):
+    __slots__ = ("raw", "metric", "higher_is_better")
+    RAW_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    HIGHER_IS_BETTER_FIELD_NUMBER: _ClassVar[int]
+    raw: float
+    metric: str
+    higher_is_better: bool
+    def __init__(self, raw: _Optional[float] = ..., metric: _Optional[str] = ..., higher_is_better: _Optional[bool] = ...) -> None: ...
+
+class HitScores(_message.Message):
+    __slots__ = ("retrieval", "channels")
+    class ChannelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: ChannelScore
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[ChannelScore, _Mapping]] = ...) -> None: ...
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
+    CHANNELS_FIELD_NUMBER: _ClassVar[int]
+    retrieval: float
+    channels: _containers.MessageMap[str, ChannelScore]
+    def __init__(self, retrieval: _Optional[float] = ..., channels: _Optional[_Mapping[str, ChannelScore]] = ...) -> None: ...
 
 class SessionSearchMatch(_message.Message):
-    __slots__ = ("rank", "score", "score_kind", "score_components", "matched_terms", "snippet", "match_surface", "message_id", "target_ref")
+    __slots__ = ("rank", "score", "score_kind", "score_components", "matched_terms", "snippet", "match_surface", "message_id", "target_ref", "scores")
     class ScoreComponentsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -44,6 +116,7 @@ class SessionSearchMatch(_message.Message):
     MATCH_SURFACE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
     TARGET_REF_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
     rank: int
     score: float
     score_kind: str
@@ -53,7 +126,8 @@ class SessionSearchMatch(_message.Message):
     match_surface: str
     message_id: str
     target_ref: str
-    def __init__(self, rank: _Optional[int] = ..., score: _Optional[float] = ..., score_kind: _Optional[str] = ..., score_components: _Optional[_Mapping[str, float]] = ..., matched_terms: _Optional[_Iterable[str]] = ..., snippet: _Optional[str] = ..., match_surface: _Optional[str] = ..., message_id: _Optional[str] = ..., target_ref: _Optional[str] = ...) -> None: ...
+    scores: HitScores
+    def __init__(self, rank: _Optional[int] = ..., score: _Optional[float] = ..., score_kind: _Optional[str] = ..., score_components: _Optional[_Mapping[str, float]] = ..., matched_terms: _Optional[_Iterable[str]] = ..., snippet: _Optional[str] = ..., match_surface: _Optional[str] = ..., message_id: _Optional[str] = ..., target_ref: _Optional[str] = ..., scores: _Optional[_Union[HitScores, _Mapping]] = ...) -> None: ...
 
 class SearchHit(_message.Message):
     __slots__ = ("session", "match")
@@ -64,7 +138,7 @@ class SearchHit(_message.Message):
     def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., match: _Optional[_Union[SessionSearchMatch, _Mapping]] = ...) -> None: ...
 
 class SearchEnvelope(_message.Message):
-    __slots__ = ("query", "requested_lane", "retrieval_lane", "ranking_policy", "ranking_policy_version", "hits", "next_cursor", "caveats", "limit", "offset", "timings_ms")
+    __slots__ = ("query", "requested_lane", "retrieval_lane", "ranking_policy", "ranking_policy_version", "hits", "next_cursor", "caveats", "limit", "offset", "timings_ms", "controls")
     class TimingsMsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +157,7 @@ class SearchEnvelope(_message.Message):
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    CONTROLS_FIELD_NUMBER: _ClassVar[int]
     query: str
     requested_lane: str
     retrieval_lane: str
@@ -94,7 +169,8 @@ class SearchEnvelope(_message.Message):
     limit: int
     offset: int
     timings_ms: _containers.ScalarMap[str, float]
-    def __init__(self, query: _Optional[str] = ..., requested_lane: _Optional[str] = ..., retrieval_lane: _Optional[str] = ..., ranking_policy: _Optional[str] = ..., ranking_policy_version: _Optional[int] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., caveats: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., timings_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...
+    controls: SearchControls
+    def __init__(self, query: _Optional[str] = ..., requested_lane: _Optional[str] = ..., retrieval_lane: _Optional[str] = ..., ranking_policy: _Optional[str] = ..., ranking_policy_version: _Optional[int] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., caveats: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ...) -> None: ...
 
 class QueryUnitsRequest(_message.Message):
     __slots__ = ("query", "limit", "offset", "deadline_ms")
