@@ -63,10 +63,20 @@ class QuarryClient:
         offset: int = 0,
         deadline_ms: float = 0,
         cursor: str = "",
+        controls: query_pb2.SearchControls | None = None,
     ) -> query_pb2.SearchEnvelope:
-        """One page of ranked sessions; `cursor` (an envelope's next_cursor) asks for the page after it."""
+        """One page of ranked sessions; `cursor` (an envelope's next_cursor) asks for the page after it,
+        under the same `controls` (seed 003: admission, fusion, min_score, include_scores; None: the
+        defaults, which the envelope's `controls` echoes; `controls_json.controls_from_json` reads them
+        from JSON)."""
         request = query_pb2.SearchRequest(
-            query=query, lane=lane, limit=limit, offset=offset, deadline_ms=deadline_ms, cursor=cursor
+            query=query,
+            lane=lane,
+            limit=limit,
+            offset=offset,
+            deadline_ms=deadline_ms,
+            cursor=cursor,
+            controls=controls,
         )
         return _typed(self.query.Search, request)
 

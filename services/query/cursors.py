@@ -2,7 +2,9 @@
 
 A token is URL-safe base64 (no padding) of a versioned orjson envelope. It binds the request it was
 minted for (a digest of the compiled plan's deterministic bytes, the resolved lane, the limit, the
-shard count) and carries where the walk stands:
+shard count, a digest of the effective search controls: admission, fusion and min_score select and
+order the hits; include_scores is left out, since it only adds metadata to the same hits in the same
+order) and carries where the walk stands:
 
 - lexical lanes: one anchor per shard, that shard's last session consumed so far, under the shard's
   natural order (ranked: BM25 desc then session id; unranked lists: sort_time_ms desc then session id).
@@ -50,6 +52,7 @@ class Binding:
     lane: str
     limit: int
     shards: int
+    controls: str = ""  # digest of the effective search controls (controls.Effective.digest)
 
 
 @dataclass(frozen=True)
@@ -60,9 +63,9 @@ class Cursor:
     anchors: dict[int, Anchor] = field(default_factory=dict)  # shard (or GLOBAL) -> anchor
 
 
-def binding(plan: plan_pb2.QueryPlan, lane: str, limit: int, shards: int) -> Binding:
+def binding(plan: plan_pb2.QueryPlan, lane: str, limit: int, shards: int, controls: str = "") -> Binding:
     digest = hashlib.sha256(plan.SerializeToString(deterministic=True)).hexdigest()[:32]
-    return Binding(query=digest, lane=lane, limit=limit, shards=shards)
+    return Binding(query=digest, lane=lane, limit=limit, shards=shards, controls=controls)
 
 
 def encode(cursor: Cursor) -> str:
@@ -72,6 +75,7 @@ def encode(cursor: Cursor) -> str:
         "lane": cursor.binding.lane,
         "limit": cursor.binding.limit,
         "shards": cursor.binding.shards,
+        "controls": cursor.binding.controls,
         "now": cursor.now_ms,
         "served": cursor.served,
         "after": [[shard, a.key, a.session_id] for shard, a in sorted(cursor.anchors.items())],
@@ -94,7 +98,11 @@ def decode(token: str) -> Cursor:
         anchors = {int(shard): Anchor(float(key), str(sid)) for shard, key, sid in body["after"]}
         return Cursor(
             binding=Binding(
-                query=str(body["q"]), lane=str(body["lane"]), limit=int(body["limit"]), shards=int(body["shards"])
+                query=str(body["q"]),
+                lane=str(body["lane"]),
+                limit=int(body["limit"]),
+                shards=int(body["shards"]),
+                controls=str(body["controls"]),
             ),
             now_ms=int(body["now"]),
             served=int(body["served"]),
@@ -118,6 +126,8 @@ def check(cursor: Cursor, expected: Binding) -> None:
         differs.append(f"the limit ({minted.limit} → {expected.limit})")
     if minted.shards != expected.shards:
         differs.append(f"the cluster's shard count ({minted.shards} → {expected.shards})")
+    if minted.controls != expected.controls:
+        differs.append("the search controls (admission, fusion or min_score)")
     if differs:
         raise QuarryError(
             errors_pb2.STALE_CURSOR,

@@ -5,6 +5,10 @@ the same convention as SQLite FTS5's bm25(). vector_distance: lower is closer. r
 null (no score, only rank): action-lane hits, whose BM25 over action text the public contract does not
 expose yet (seed 000: "consumers should treat score_kind=null as the contract for action-only hits"),
 and structural matches.
+
+With include_scores (seed 003) a hit also carries `scores`: the normalized retrieval score and the raw
+score of each channel that admitted it, in that channel's own metric (Tantivy BM25, higher is better;
+L2 distance, lower is better). A channel that did not admit the hit is absent, never a zero.
 """
 
 from __future__ import annotations
@@ -49,6 +53,30 @@ def vector_match(hit: vector_pb2.VectorHit | None) -> query_pb2.SessionSearchMat
         message_id=hit.message_id,
         target_ref=f"message:{hit.message_id}",
     )
+
+
+def channel_scores(
+    retrieval: float,
+    text: index_pb2.ShardHit | None = None,
+    action: index_pb2.ShardHit | None = None,
+    vector: vector_pb2.VectorHit | None = None,
+) -> query_pb2.HitScores:
+    """The retrieval score and the raw score of each channel that found the hit."""
+    scores = query_pb2.HitScores(retrieval=retrieval)
+    for channel, hit in (("text", text), ("action", action)):
+        if hit is not None and hit.ranked:
+            scores.channels[channel].CopyFrom(_bm25(hit.score))
+    if vector is not None:
+        scores.channels["vector"].CopyFrom(_l2(vector.distance))
+    return scores
+
+
+def _bm25(raw: float) -> query_pb2.ChannelScore:
+    return query_pb2.ChannelScore(raw=raw, metric="tantivy_bm25", higher_is_better=True)
+
+
+def _l2(raw: float) -> query_pb2.ChannelScore:
+    return query_pb2.ChannelScore(raw=raw, metric="l2_distance", higher_is_better=False)
 
 
 def unranked_match(session_id: str) -> query_pb2.SessionSearchMatch:

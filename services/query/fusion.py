@@ -1,69 +1,175 @@
-"""Reciprocal Rank Fusion (k=60) over per-lane rankings of sessions, and the hybrid lane built on it."""
+"""Fusion of per-channel rankings of sessions (rrf, minmax), the hybrid lane built on it, and the
+normalized retrieval scores in [0, 1] that min_score compares (seed 003).
+
+Channels: text (BM25 over dialogue), action (BM25 over tool traffic), vector (nearest messages).
+
+- rrf: score = sum over channels of w / (k + rank), rank 1-based; components `<channel>_rank` and
+  `<channel>_rrf` (the weighted term). Retrieval: score / sum over the fused channels of w / (k + 1),
+  so 1.0 is "ranked first by every channel".
+- minmax: each channel's raw scores (BM25; the vector channel's similarity 1 - d^2/2) min-max
+  normalised over its top FUSION_DEPTH, clipped to [0, 1] below that (one hit, or all equal: 1.0);
+  score = sum w * norm / sum w over the fused channels, absent channels adding 0; components
+  `<channel>_rank` and `<channel>_norm`. Retrieval: the score itself.
+
+Channels weighing 0 still rank (their components and raw scores are reported), but a hit only they
+found is dropped. Ties break on session id, so equal scores page deterministically.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from quarry.query.envelope import action_match, lexical_match, vector_match
+from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.v1 import index_pb2, query_pb2, units_pb2, vector_pb2
 
 RRF_K = 60
-# The hybrid lane's inputs, by the names its score components carry (seed 000: <lane>_rank, <lane>_rrf).
+FUSION_DEPTH = 100  # each channel's top-N that fusion ranks
 TEXT, ACTION, VECTOR = "text", "action", "vector"
+RRF, MINMAX = "rrf", "minmax"
+
+
+@dataclass(frozen=True)
+class FusionSpec:
+    method: str = RRF
+    rank_constant: int = RRF_K
+    weights: Mapping[str, float] = field(default_factory=dict)  # channel -> weight; missing: 1
+
+    def weight(self, channel: str) -> float:
+        return self.weights.get(channel, 1.0)
 
 
 @dataclass
 class FusedHit:
     session_id: str
     score: float
-    components: dict[str, float] = field(default_factory=dict)  # <lane>_rank, <lane>_rrf
+    retrieval: float = 0.0  # normalized [0, 1]
+    components: dict[str, float] = field(default_factory=dict)
 
 
-def rrf(rankings: Mapping[str, Sequence[str]], k: int = RRF_K) -> list[FusedHit]:
-    """Fuse lane rankings (lane name -> session ids, best first).
+# ----- normalized retrieval scores ---------------------------------------------------------------------
 
-    fused_score = sum over lanes of 1 / (k + rank), rank 1-based. Ordered by fused score
-    descending, then session id ascending, so equal scores page deterministically."""
+
+def bm25_retrieval(bm25: float) -> float:
+    """r / (1 + r) of a (positive) Tantivy BM25."""
+    r = max(0.0, bm25)
+    return r / (1.0 + r)
+
+
+def similarity(distance: float) -> float:
+    """The cosine similarity of unit vectors at L2 distance d: clip(1 - d^2 / 2, -1, 1)."""
+    return min(1.0, max(-1.0, 1.0 - distance * distance / 2.0))
+
+
+def vector_retrieval(distance: float) -> float:
+    return max(0.0, similarity(distance))
+
+
+# ----- fusion -------------------------------------------------------------------------------------------
+
+
+def rrf(
+    rankings: Mapping[str, Sequence[str]], k: int = RRF_K, weights: Mapping[str, float] | None = None
+) -> list[FusedHit]:
+    """Fuse channel rankings (channel -> session ids, best first) by weighted Reciprocal Rank Fusion."""
+    weights = weights or {}
     fused: dict[str, FusedHit] = {}
-    for lane, ranking in rankings.items():
+    selected: set[str] = set()
+    for channel, ranking in rankings.items():
+        w = weights.get(channel, 1.0)
         for rank, session_id in enumerate(ranking, start=1):
             hit = fused.setdefault(session_id, FusedHit(session_id, 0.0))
-            contribution = 1.0 / (k + rank)
+            contribution = w / (k + rank)
             hit.score += contribution
-            hit.components[f"{lane}_rank"] = float(rank)
-            hit.components[f"{lane}_rrf"] = contribution
-    return sorted(fused.values(), key=lambda h: (-h.score, h.session_id))
+            hit.components[f"{channel}_rank"] = float(rank)
+            hit.components[f"{channel}_rrf"] = contribution
+            if w > 0:
+                selected.add(session_id)
+    best = sum(weights.get(channel, 1.0) / (k + 1) for channel in rankings)
+    for hit in fused.values():
+        hit.retrieval = min(1.0, hit.score / best) if best > 0 else 0.0
+    return _ordered(h for h in fused.values() if h.session_id in selected)
+
+
+def minmax(
+    scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float] | None = None
+) -> list[FusedHit]:
+    """Fuse channel score lists (channel -> (session id, raw score, higher better), best first) by
+    weighted min-max normalisation."""
+    weights = weights or {}
+    total = sum(weights.get(channel, 1.0) for channel in scored)
+    fused: dict[str, FusedHit] = {}
+    selected: set[str] = set()
+    for channel, hits in scored.items():
+        w = weights.get(channel, 1.0)
+        top = [score for _, score in hits[:FUSION_DEPTH]]
+        low, high = (min(top), max(top)) if top else (0.0, 0.0)
+        for rank, (session_id, score) in enumerate(hits, start=1):
+            norm = 1.0 if high == low else min(1.0, max(0.0, (score - low) / (high - low)))
+            hit = fused.setdefault(session_id, FusedHit(session_id, 0.0))
+            hit.score += w * norm / total if total > 0 else 0.0
+            hit.components[f"{channel}_rank"] = float(rank)
+            hit.components[f"{channel}_norm"] = norm
+            if w > 0:
+                selected.add(session_id)
+    for hit in fused.values():
+        hit.score = min(1.0, hit.score)
+        hit.retrieval = hit.score
+    return _ordered(h for h in fused.values() if h.session_id in selected)
+
+
+def _ordered(hits: Sequence[FusedHit] | object) -> list[FusedHit]:
+    return sorted(hits, key=lambda h: (-h.score, h.session_id))  # type: ignore[arg-type]
+
+
+# ----- the hybrid lane ----------------------------------------------------------------------------------
 
 
 def hybrid_hits(
-    text: Sequence[index_pb2.ShardHit],
-    action: Sequence[index_pb2.ShardHit],
+    text: Sequence[index_pb2.ShardHit] | None,
+    action: Sequence[index_pb2.ShardHit] | None,
     vector: Sequence[vector_pb2.VectorHit],
-    k: int = RRF_K,
+    spec: FusionSpec | None = None,
 ) -> list[query_pb2.SearchHit]:
-    """RRF over the dialogue (text), action and vector lanes, each list best first.
+    """Fusion of the dialogue (text), action and vector channels, each list best first; None for a
+    lexical channel that did not run (a query without text), which then takes no part in the
+    normalization either.
 
-    Every hit scores the sum of its lanes' RRF terms (score_kind rrf) and carries `<lane>_rank` /
-    `<lane>_rrf` for each lane it appeared in. Its evidence is the best one it has: the dialogue match
-    when the text lane found it, else the action match (match_surface action), else its nearest
-    message. Sessions only the vector lane found carry just their id (the caller hydrates them)."""
-    texts = {h.session.id: h for h in text}
-    actions = {h.session.id: h for h in action}
+    Every hit scores its fused score (score_kind rrf or minmax), carries its components and its
+    `scores` (the retrieval score and the raw score of each channel that found it). Its evidence is the
+    best one it has: the dialogue match when the text channel found it, else the action match (match
+    surface action), else its nearest message. Sessions only the vector channel found carry just their
+    id (the caller hydrates them)."""
+    spec = spec or FusionSpec()
+    texts = {h.session.id: h for h in text or ()}
+    actions = {h.session.id: h for h in action or ()}
     vectors = {h.session_id: h for h in vector}
-    rankings = {TEXT: list(texts), ACTION: list(actions), VECTOR: list(vectors)}
+    ran = {TEXT: text is not None, ACTION: action is not None, VECTOR: True}
+    if spec.method == MINMAX:
+        scored = {
+            TEXT: [(sid, h.score) for sid, h in texts.items()],
+            ACTION: [(sid, h.score) for sid, h in actions.items()],
+            VECTOR: [(sid, similarity(h.distance)) for sid, h in vectors.items()],
+        }
+        fused = minmax({c: s for c, s in scored.items() if ran[c]}, spec.weights)
+    else:
+        rankings = {TEXT: list(texts), ACTION: list(actions), VECTOR: list(vectors)}
+        fused = rrf({c: r for c, r in rankings.items() if ran[c]}, spec.rank_constant, spec.weights)
     hits: list[query_pb2.SearchHit] = []
-    for fused in rrf(rankings, k):
-        sid = fused.session_id
+    for one in fused:
+        sid = one.session_id
         if sid in texts:
             session, match = texts[sid].session, lexical_match(texts[sid])
         elif sid in actions:
             session, match = actions[sid].session, action_match(actions[sid])
         else:
             session, match = units_pb2.Session(id=sid), vector_match(vectors[sid])
-        match.score = fused.score
-        match.score_kind = "rrf"
+        match.score = one.score
+        match.score_kind = spec.method
         match.score_components.clear()
-        match.score_components.update(fused.components)
+        match.score_components.update(one.components)
+        match.scores.CopyFrom(
+            channel_scores(one.retrieval, text=texts.get(sid), action=actions.get(sid), vector=vectors.get(sid))
+        )
         hits.append(query_pb2.SearchHit(session=session, match=match))
     return hits

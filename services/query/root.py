@@ -2,10 +2,18 @@
 
 Lanes: dialogue (BM25 over message text, merged across shards), actions (BM25 over tool_use /
 tool_result text, merged the same way; reported by rank, score_kind null), semantic (nearest sessions
-on the vector node, filtered by an allow-list the shards compute), hybrid (RRF at k=60 over the
-dialogue, action and vector lanes). `auto` resolves to dialogue, or to semantic when the query's only
-text is a semantic leaf, from the query alone: it never asks the vector node first. Semantic and
+on the vector node, filtered by an allow-list the shards compute), hybrid (fusion of the dialogue,
+action and vector lanes: RRF at k=60 by default). `auto` resolves to dialogue, or to semantic when the
+query's only text is a semantic leaf, from the query alone: it never asks the vector node first. Semantic and
 hybrid fail SEMANTIC_UNAVAILABLE when there are no vectors: no silent fallback to a lexical lane.
+
+Seed 003's controls (controls.py) are validated before any node is asked, then the capability check
+(a vector lane needs a vector node with an embedder), so an empty archive bypasses neither. Lexical
+admission runs on the shards; the vector threshold here, on the distance-ordered list (exact); then
+fusion (fusion.py); then min_score on the normalized retrieval score, before the page is cut: hits
+below it are dropped, never back-filled, and a cursor walk ends there. Every hit's `scores` is
+computed whatever the request says (so nothing can depend on include_scores) and dropped from the
+page unless it asked for them.
 
 Paging: `offset` (best effort), or a cursor (cursors.py) for a stable walk. On the lexical lanes each
 shard pages after its own anchor, so a walk serves every session that matched when it started exactly
@@ -27,12 +35,12 @@ from quarry.core import telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.shards import shard_for
 from quarry.dsl import CompiledQuery, compile_query, explain
-from quarry.query import cursors, units
+from quarry.query import controls, cursors, units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats
-from quarry.query.envelope import action_match, lexical_match, vector_match
+from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.query.facets import FacetCounter
-from quarry.query.fusion import hybrid_hits
+from quarry.query.fusion import FUSION_DEPTH, FusionSpec, bm25_retrieval, hybrid_hits, similarity, vector_retrieval
 from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
 from quarry.query.scatter import Deadline, both, call, gather
@@ -54,7 +62,6 @@ DEFAULT_LIMIT = 20
 DEFAULT_UNIT_LIMIT = 50
 MAX_LIMIT = 1000
 DEFAULT_DEADLINE_MS = 5000.0
-FUSION_DEPTH = 100  # each lane's top-N that RRF fuses
 SEMANTIC_LEAF_DEPTH = 100  # sessions a `semantic:` leaf admits
 LANES = ("auto", "dialogue", "actions", "semantic", "hybrid")
 LEXICAL_LANES = {"dialogue": lexical_match, "actions": action_match}  # lane -> its hits' evidence
@@ -79,6 +86,8 @@ class _Run:
     plan: plan_pb2.QueryPlan
     compiled: CompiledQuery
     deadline: Deadline
+    controls: controls.Effective
+    vector_stats: vector_pb2.VectorStats | None = None  # from the capability check, for vector lanes
     timings: dict[str, float] = field(default_factory=dict)
     caveats: list[str] = field(default_factory=list)
 
@@ -134,24 +143,27 @@ class Coordinator:
                 f"`{compiled.unit} where …` selects rows, not sessions: use QueryUnits (`quarry query`)",
             )
         lane = _resolve_lane(requested, compiled)
-        bound = cursors.binding(compiled.plan, lane, limit, len(self.shards))
+        supplied = request.controls if request.HasField("controls") else None
+        effective = controls.validate(supplied, lane, compiled.has_text)
+        bound = cursors.binding(compiled.plan, lane, limit, len(self.shards), effective.digest())
         if cursor is not None:
             cursors.check(cursor, bound)
+        vector_stats = self._require_embedder(effective.vector_requirement, deadline)
         anchors = cursor.anchors if cursor else {}
         plan = self.with_semantic_leaves_resolved(compiled.plan, deadline)
-        run = _Run(plan, compiled, deadline, timings={"parse": parse_ms})
+        run = _Run(plan, compiled, deadline, effective, vector_stats, timings={"parse": parse_ms})
         depth = offset + limit + 1
         if lane in LEXICAL_LANES:
             lane_hits = self._lexical(run, depth, anchors, lane)
-            evidence = LEXICAL_LANES[lane]
-            hits = [_hit(h, evidence(h.shard_hit)) for h in lane_hits]
-            next_anchors = _shard_anchors(lane_hits[: offset + limit], anchors)
+            hits = _above([_lexical_hit(h, lane) for h in lane_hits], effective.min_score)
+            next_anchors = _shard_anchors(lane_hits[: min(len(hits), offset + limit)], anchors)
         else:
             if lane == "semantic":
                 semantic_depth = depth if cursor is None else max(FUSION_DEPTH, depth)
-                hits = [_hit(h, vector_match(h.vector_hit)) for h in self._semantic(run, semantic_depth)]
+                hits = [_vector_hit(h) for h in self._semantic(run, semantic_depth)]
             else:
                 hits = self._hybrid(run, max(FUSION_DEPTH, depth))
+            hits = _above(hits, effective.min_score)
             if cursors.GLOBAL in anchors:
                 hits = [h for h in hits if _after_fused(h, anchors[cursors.GLOBAL])]
             consumed = hits[: offset + limit]
@@ -164,6 +176,9 @@ class Coordinator:
         next_cursor = ""
         if len(hits) > offset + limit:
             next_cursor = cursors.encode(cursors.Cursor(bound, now_ms, served + offset + limit, next_anchors))
+        if not effective.include_scores:
+            for hit in page:
+                hit.match.ClearField("scores")
         self._hydrate([h for h in page if not h.session.origin], deadline)
         if not page and cursor is None and offset == 0:
             run.caveats.extend(self._why_empty(run.plan, lane, deadline))
@@ -180,7 +195,32 @@ class Coordinator:
             limit=limit,
             offset=offset,
             timings_ms=run.timings,
+            controls=effective.to_proto(),
         )
+
+    def _require_embedder(self, parameter: str, deadline: Deadline) -> vector_pb2.VectorStats | None:
+        """The vector node's stats when `parameter` (a vector lane, a semantic threshold, a vector
+        weight) needs vectors; SEMANTIC_UNAVAILABLE, naming it, when no vector node has an embedder.
+        Asked before the archive is, so an empty archive cannot answer "nothing" instead."""
+        if not parameter:
+            return None
+        if self.vector is None:
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                f"{parameter} needs vectors: this cluster has no vector node",
+                parameter=parameter,
+            )
+        stats: vector_pb2.VectorStats = gather(
+            ["vector-0"], [call(self.vector.Stats, vector_pb2.VectorStatsRequest())], deadline
+        )[0]
+        if not stats.embedder:
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                f"{parameter} needs vectors, and the vector node has no embedder configured (start it with "
+                "--embedder minilm or --embedder openai:<base_url>#<model>)",
+                parameter=parameter,
+            )
+        return stats
 
     def _why_empty(self, plan: plan_pb2.QueryPlan, lane: str, deadline: Deadline) -> list[str]:
         """Seed 000's empty-result diagnostics that apply, from the cluster's state."""
@@ -231,6 +271,9 @@ class Coordinator:
         anchors = anchors or {}
         with _tracer.start_as_current_span(f"quarry.lane.{lane}"):
             request = index_pb2.ShardSearchRequest(plan=run.plan, lane=lane, limit=depth, with_snippets=True)
+            admission = run.controls.shard_admission()
+            if admission is not None:
+                request.admission.CopyFrom(admission)
             calls = [call(s.SearchSessions, _after(request, anchors.get(i))) for i, s in enumerate(self.shards)]
             responses = gather(self._shard_names(), calls, run.deadline)
         tagged = [[LaneHit(h.session.id, shard_hit=h, shard=i) for h in r.hits] for i, r in enumerate(responses)]
@@ -249,35 +292,40 @@ class Coordinator:
         started = time.perf_counter()
         allowed = self._allow_list(run.plan, run.deadline)
         with _tracer.start_as_current_span("quarry.lane.semantic"):
-            response, stats = self._vector_search(text, depth, allowed, run.deadline)
+            response = self._vector_search(text, depth, allowed, run.deadline)
         run.timings["embed"] = response.embed_ms
         run.timings["vector"] = _ms(started)
-        if stats.pending:
+        stats = run.vector_stats
+        if stats is not None and stats.pending:
             run.caveats.append(
                 f"{stats.pending} messages are still waiting to be embedded: the semantic lane covers the "
                 f"{stats.vectors} embedded so far (`quarry status` shows the backlog)"
             )
-        return [LaneHit(h.session_id, vector_hit=h) for h in response.hits]
+        threshold = run.controls.min_similarity
+        admitted = [h for h in response.hits if threshold is None or similarity(h.distance) >= threshold]
+        return [LaneHit(h.session_id, vector_hit=h) for h in admitted]
 
     def _hybrid(self, run: _Run, depth: int) -> list[query_pb2.SearchHit]:
-        """RRF over the dialogue, action and vector lanes' top `depth`, run concurrently. Without query
+        """Fusion of the dialogue, action and vector lanes' top `depth`, run concurrently. Without query
         text only the vector lane ranks; a missing vector lane fails the request (SEMANTIC_UNAVAILABLE)."""
+        text: list[index_pb2.ShardHit] | None = None
+        action: list[index_pb2.ShardHit] | None = None
         if run.compiled.has_text:
-            (text, action), semantic = both(
+            (text_hits, action_hits), semantic = both(
                 lambda: both(
                     lambda: self._lexical(run, depth, lane="dialogue"),
                     lambda: self._lexical(run, depth, lane="actions"),
                 ),
                 lambda: self._semantic(run, depth),
             )
+            text = [h.shard_hit for h in text_hits if h.shard_hit is not None]
+            action = [h.shard_hit for h in action_hits if h.shard_hit is not None]
         else:
-            text, action, semantic = [], [], self._semantic(run, depth)
+            semantic = self._semantic(run, depth)
         started = time.perf_counter()
-        hits = hybrid_hits(
-            [h.shard_hit for h in text if h.shard_hit is not None],
-            [h.shard_hit for h in action if h.shard_hit is not None],
-            [h.vector_hit for h in semantic if h.vector_hit is not None],
-        )
+        effective = run.controls
+        spec = FusionSpec(effective.method, effective.rank_constant, effective.weights)
+        hits = hybrid_hits(text, action, [h.vector_hit for h in semantic if h.vector_hit is not None], spec)
         run.timings["fuse"] = _ms(started)
         return hits
 
@@ -292,15 +340,12 @@ class Coordinator:
 
     def _vector_search(
         self, text: str, limit: int, allowed: list[str] | None, deadline: Deadline
-    ) -> tuple[vector_pb2.VectorSearchResponse, vector_pb2.VectorStats]:
-        """The nearest sessions, and the vector node's backlog at the same moment."""
-        vector = self._vector_node()
+    ) -> vector_pb2.VectorSearchResponse:
+        """The nearest sessions."""
         request = vector_pb2.VectorSearchRequest(
             text=text, limit=limit, allow_session_ids=allowed or [], restrict_to_allowed=allowed is not None
         )
-        stats_call = call(vector.Stats, vector_pb2.VectorStatsRequest())
-        response, stats = gather(["vector-0", "vector-0"], [stats_call, call(vector.Search, request)], deadline)[::-1]
-        return response, stats
+        return self._vector_call(request, deadline)
 
     def _vector_call(
         self, request: vector_pb2.VectorSearchRequest, deadline: Deadline
@@ -443,6 +488,36 @@ def _page(limit: int, offset: int, default: int) -> tuple[int, int]:
     if offset < 0:
         raise QuarryError(errors_pb2.INVALID_REQUEST, "offset must not be negative", parameter="offset")
     return (limit or default), offset
+
+
+def _lexical_hit(lane_hit: LaneHit, lane: str) -> query_pb2.SearchHit:
+    """A dialogue or actions hit: its evidence, and (ranked) its BM25 as scores."""
+    shard_hit = lane_hit.shard_hit
+    assert shard_hit is not None
+    hit = _hit(lane_hit, LEXICAL_LANES[lane](shard_hit))
+    if shard_hit.ranked:
+        channel = {"text": shard_hit} if lane == "dialogue" else {"action": shard_hit}
+        hit.match.scores.CopyFrom(channel_scores(bm25_retrieval(shard_hit.score), **channel))
+    return hit
+
+
+def _vector_hit(lane_hit: LaneHit) -> query_pb2.SearchHit:
+    vector_hit = lane_hit.vector_hit
+    assert vector_hit is not None
+    hit = _hit(lane_hit, vector_match(vector_hit))
+    hit.match.scores.CopyFrom(channel_scores(vector_retrieval(vector_hit.distance), vector=vector_hit))
+    return hit
+
+
+def _above(hits: list[query_pb2.SearchHit], min_score: float | None) -> list[query_pb2.SearchHit]:
+    """The hits before the first whose retrieval score is below min_score: every lane's order is
+    descending in it, so this drops exactly the hits below it, and nothing after them is served."""
+    if min_score is None:
+        return hits
+    for i, hit in enumerate(hits):
+        if hit.match.scores.retrieval < min_score:
+            return hits[:i]
+    return hits
 
 
 def _hit(lane_hit: LaneHit, match: query_pb2.SessionSearchMatch) -> query_pb2.SearchHit:

@@ -19,11 +19,12 @@ from quarry.client.cli.facets import facets
 from quarry.client.cli.mark import mark_app
 from quarry.client.cli.read import read
 from quarry.client.client import QuarryClient
+from quarry.client.controls_json import controls_from_json, controls_to_json, with_flags
 from quarry.core.config import resolve_home
 from quarry.core.errors import QuarryError
 from quarry.dsl import compile_query
 from quarry.dsl.shell import join_words
-from quarry.v1 import errors_pb2
+from quarry.v1 import errors_pb2, query_pb2
 from quarry.v1.ingest_pb2 import IngestProgress
 
 app = typer.Typer(
@@ -183,19 +184,96 @@ def search(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     offset: Annotated[int, typer.Option(min=0)] = 0,
     cursor: Annotated[str, typer.Option(help="Continue a walk: the next_cursor of the previous page.")] = "",
+    controls: Annotated[
+        str | None,
+        typer.Option(
+            "--controls",
+            help='Search controls as JSON: {"admission": {...}, "fusion": {"method": "rrf", "params": '
+            '{"rank_constant": 60, "weights": {"text": 2}}}, "min_score": 0.2, "include_scores": true}.',
+        ),
+    ] = None,
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Drop hits whose retrieval score (0..1) is below this.")
+    ] = None,
+    include_scores: Annotated[
+        bool, typer.Option("--include-scores", help="Show each hit's retrieval score and raw channel scores.")
+    ] = False,
+    coverage: Annotated[
+        float | None, typer.Option("--coverage", help="Lexical admission: the share of query words a session needs.")
+    ] = None,
+    min_matched_terms: Annotated[
+        int | None, typer.Option("--min-matched-terms", help="Lexical admission: at least this many words.")
+    ] = None,
+    min_similarity: Annotated[
+        float | None, typer.Option("--min-similarity", help="Vector admission: cosine similarity -1..1.")
+    ] = None,
+    fusion: Annotated[str | None, typer.Option("--fusion", help="rrf (default) | minmax (hybrid lane).")] = None,
+    rank_constant: Annotated[int | None, typer.Option("--rank-constant", help="rrf's k (default 60).")] = None,
+    weight: Annotated[
+        list[str] | None, typer.Option("--weight", help="CHANNEL=W: text, action or vector weight; repeatable.")
+    ] = None,
 ) -> None:
     """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
     context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
     text = settings.query = join_words(query)
     chosen = search_lane(lane, lexical=lexical, semantic=semantic)
+    flags: dict[tuple[str, ...], tuple[str, object]] = {}
+    for path, flag, value in (
+        (("min_score",), "--min-score", min_score),
+        (("include_scores",), "--include-scores", True if include_scores else None),
+        (("admission", "lexical_coverage"), "--coverage", coverage),
+        (("admission", "lexical_min_matched_terms"), "--min-matched-terms", min_matched_terms),
+        (("admission", "min_semantic_similarity"), "--min-similarity", min_similarity),
+        (("fusion", "method"), "--fusion", fusion),
+        (("fusion", "params", "rank_constant"), "--rank-constant", rank_constant),
+    ):
+        if value is not None:
+            flags[path] = (flag, value)
+    for channel, value in parse_weights(weight or []).items():
+        flags[("fusion", "params", "weights", channel)] = ("--weight", value)
+    chosen_controls = search_controls(controls, flags)
     with _client() as client:
         if settings.explain:
             render.explain(client.explain(text), settings.format, console)
         elif compile_query(text).kind == "units":
             render.unit_envelope(client.query_units(text, limit=limit, offset=offset), settings.format, console)
         else:
-            envelope = client.search(text, lane=chosen, limit=limit, offset=offset, cursor=cursor)
+            envelope = client.search(
+                text, lane=chosen, limit=limit, offset=offset, cursor=cursor, controls=chosen_controls
+            )
             render.search_envelope(envelope, settings.format, console)
+
+
+def parse_weights(pairs: list[str]) -> dict[str, float]:
+    """`--weight CHANNEL=W` values as channel -> weight; the query node checks the channel names."""
+    weights: dict[str, float] = {}
+    for pair in pairs:
+        channel, sep, value = pair.partition("=")
+        try:
+            number = float(value) if sep and channel else None
+        except ValueError:
+            number = None
+        if number is None:
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST,
+                f"--weight takes CHANNEL=NUMBER (e.g. text=2), got {pair!r}",
+                parameter="--weight",
+            )
+        if channel in weights:
+            raise QuarryError(errors_pb2.INVALID_REQUEST, f"--weight {channel} is given twice", parameter="--weight")
+        weights[channel] = number
+    return weights
+
+
+def search_controls(
+    document: str | None, flags: dict[tuple[str, ...], tuple[str, object]]
+) -> query_pb2.SearchControls | None:
+    """--controls JSON merged with the flags that set single controls (a flag setting a field the JSON
+    sets too is a contradiction); None when neither is given: the server's defaults."""
+    if document is None and not flags:
+        return None
+    base = controls_to_json(controls_from_json(document)) if document is not None else {}
+    return controls_from_json(with_flags(base, flags))
 
 
 LANE_SHORTCUTS = {"--lexical": "dialogue", "--semantic": "semantic"}

@@ -26,6 +26,7 @@ from google.protobuf.message import Message
 from rich.console import Console
 from rich.markup import escape
 
+from quarry.client.controls_json import controls_to_json
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2, ingest_pb2, query_pb2
 
@@ -136,6 +137,8 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
         console.print(
             f"{match.rank:>3}. [cyan]{escape(session.id)}[/cyan]  [dim]{score} · {escape(where)}[/dim]", soft_wrap=True
         )
+        if match.HasField("scores"):
+            console.print(f"     [dim]{escape(hit_scores(match.scores))}[/dim]", soft_wrap=True)
         console.print(f"     [bold]{escape(session.title or '(untitled)')}[/bold]", soft_wrap=True)
         if match.snippet:
             console.print(f"     {escape(' '.join(match.snippet.split()))}", soft_wrap=True)
@@ -146,7 +149,32 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
             f"quarry search {shlex.quote(envelope.query)} --lane {envelope.requested_lane or 'auto'} "
             f"--limit {envelope.limit} --cursor {envelope.next_cursor}"
         )
+        chosen = controls_to_json(envelope.controls)
+        if _chosen(chosen):
+            command += f" --controls {shlex.quote(orjson.dumps(chosen).decode())}"
         console.print(f"next: {escape(command)}", soft_wrap=True)
+
+
+def hit_scores(scores: query_pb2.HitScores) -> str:
+    """`retrieval 0.73 · text tantivy_bm25 2.77 ↑ · vector l2_distance 0.81 ↓` (↑: higher is better)."""
+    parts = [f"retrieval {scores.retrieval:.4g}"]
+    for channel, raw in sorted(scores.channels.items()):
+        parts.append(f"{channel} {raw.metric} {raw.raw:.4g} {'↑' if raw.higher_is_better else '↓'}")
+    return " · ".join(parts)
+
+
+def _chosen(controls: dict[str, Any]) -> bool:
+    """Whether echoed controls differ from the defaults (so the next page must repeat them)."""
+    fusion = controls.get("fusion", {})
+    params = fusion.get("params", {})
+    return bool(
+        controls.get("admission")
+        or "min_score" in controls
+        or controls.get("include_scores")
+        or fusion.get("method", "rrf") != "rrf"
+        or params.get("rank_constant", 60) != 60
+        or any(w != 1.0 for w in params.get("weights", {}).values())
+    )
 
 
 # ----- unit rows and aggregates -----------------------------------------------------------------

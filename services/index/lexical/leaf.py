@@ -13,6 +13,9 @@ Ranked session search (`search` with text)
   session clauses (title, tool, path, counts, ...) are checked in SQL on each page's candidate
   sessions; when they reject so much that pages keep coming, they are evaluated once for the shard
   and applied in Tantivy as a term set of session ordinals.
+- Seed 003's lexical admission (`request.admission`, admission.py): m of the group's n text items
+  instead of all of them; the items' OR then matches and scores, and for 1 < m < n a term set of the
+  sessions holding m items filters it. Unset, nothing here changes.
 - The score of a session is the BM25 of its best message for the positive text (`ranking_text` when
   the plan has it). Messages are fetched in growing pages and collapsed to sessions until `limit`
   sessions are known and no unseen session can tie the last one, or the hits run out. Python work
@@ -37,7 +40,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical import analyzer, fts, schema
+from quarry.index.lexical import admission, analyzer, fts, schema
 from quarry.index.lexical.fulltext import FullText, const, role_filters, terms
 from quarry.index.lexical.predicates import Lowering, RoleClause, Sql, split_group
 from quarry.index.lexical.rows import UnitRows, group_field
@@ -109,7 +112,17 @@ class Leaf:
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
             roles = []
         session_filter_ords = None
-        if len(exprs) > 1:  # separate leaves hold each in some message of the session, not all in one
+        relaxed = None
+        if exprs and request.HasField("admission"):
+            relaxed = admission.relax([fts.compile_fts(e) for e in exprs], request.admission)
+        if relaxed is not None:
+            group, ranking = relaxed.group, relaxed.ranking
+            admitted = admission.admitted_sessions(searcher, self.schema, field, relaxed, roles)
+            if admitted is not None:
+                if not admitted:
+                    return response
+                session_filter_ords = set(admitted)
+        elif len(exprs) > 1:  # separate leaves hold each in some message of the session, not all in one
             session_filter_ords = set.intersection(*(set(full_text.sessions([e], roles)) for e in exprs))
             if not session_filter_ords:
                 return response
