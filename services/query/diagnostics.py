@@ -1,7 +1,8 @@
 """Why a search found nothing: the caveats an empty envelope carries (seed 000 "Empty Result
 Diagnostics"), from the plan and the cluster's state, never a guess about the user's intent.
 
-Each caveat names the check that applies and what to try next: an empty archive, a shard whose
+Each caveat names the check that applies and what to try next: an empty archive, an origin the
+archive holds no session of (the query language already rejects an unknown spelling), a shard whose
 index is behind its stored rows, embeddings missing or still being built for a lane that needs them,
 a time bound that may be too narrow, and text an agent wrote into a file (tool input bodies are not in
 the full-text index: the action-evidence query finds them).
@@ -21,12 +22,22 @@ def empty_result_caveats(
     lane: str,
     shards: Sequence[index_pb2.ShardStats],
     vectors: vector_pb2.VectorStats | None,
+    stored_origins: set[str] | None = None,
 ) -> list[str]:
+    """`stored_origins`: the origins the archive holds sessions of, when the query names origins."""
     caveats: list[str] = []
     sessions = sum(s.sessions for s in shards)
     if sessions == 0:
         caveats.append("the archive is empty: no session is stored yet (ingest logs with `quarry ingest`)")
         return caveats
+    if stored_origins is not None:
+        missing = [o for o in named_origins(plan) if o not in stored_origins]
+        if missing:
+            held = ", ".join(sorted(stored_origins)) or "none"
+            caveats.append(
+                f"the archive holds no session of origin {', '.join(missing)}: check the spelling and the "
+                f"sources ingested (origins stored: {held})"
+            )
     if lane in VECTOR_LANES:
         if vectors is None or not vectors.embedder:
             caveats.append(f"the {lane} lane needs embeddings, and no embedder is configured")
@@ -44,6 +55,25 @@ def empty_result_caveats(
             'try `actions where tool:write AND text:"…"`'
         )
     return caveats
+
+
+def named_origins(plan: plan_pb2.QueryPlan) -> list[str]:
+    """The origins the query asks for by name (not under a negation), in order of appearance."""
+    if not plan.HasField("where"):
+        return []
+    named: list[str] = []
+
+    def walk(predicate: plan_pb2.Predicate) -> None:
+        kind = predicate.WhichOneof("node")
+        if kind == "negate":
+            return
+        if kind == "field" and predicate.field.field == "origin":
+            named.extend(v for v in predicate.field.values if v not in named)
+        for child in _children(predicate):
+            walk(child)
+
+    walk(plan.where)
+    return named
 
 
 def _children(predicate: plan_pb2.Predicate) -> list[plan_pb2.Predicate]:

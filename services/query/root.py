@@ -34,10 +34,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.core import telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.shards import shard_for
+from quarry.core.vocab import ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.query import controls, cursors, units
 from quarry.query.assertions import AssertionRouter
-from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats
+from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins
 from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.query.facets import FacetCounter
 from quarry.query.fusion import FUSION_DEPTH, FusionSpec, bm25_retrieval, hybrid_hits, similarity, vector_retrieval
@@ -229,7 +230,21 @@ class Coordinator:
         vectors = None
         if lane in VECTOR_LANES and self.vector is not None:
             vectors = gather(["vector-0"], [call(self.vector.Stats, vector_pb2.VectorStatsRequest())], deadline)[0]
-        return empty_result_caveats(plan, lane, shards, vectors)
+        stored = self._stored_origins(named_origins(plan), deadline) if named_origins(plan) else None
+        return empty_result_caveats(plan, lane, shards, vectors, stored)
+
+    def _stored_origins(self, named: list[str], deadline: Deadline) -> set[str]:
+        """The origins the archive holds sessions of (each shard asked for one session per origin)."""
+        origins = sorted(set(named) | set(ORIGINS))
+        calls = []
+        for origin in origins:
+            where = plan_pb2.Predicate(field=plan_pb2.FieldClause(field="origin", values=[origin]))
+            request = index_pb2.ShardSearchRequest(plan=plan_pb2.QueryPlan(unit="sessions", where=where), limit=1)
+            calls.extend(call(s.SearchSessions, request) for s in self.shards)
+        names = [f"index-{i}" for _ in origins for i in range(len(self.shards))]
+        responses = gather(names, calls, deadline)
+        width = len(self.shards)
+        return {o for i, o in enumerate(origins) if any(r.hits for r in responses[i * width : (i + 1) * width])}
 
     def compile(self, query: str) -> CompiledQuery:
         return compile_query(query, now_ms=self._now())

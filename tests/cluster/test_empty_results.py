@@ -20,5 +20,9 @@ def test_an_empty_archive_says_so_then_a_miss_gets_its_hints(light_client: Quarr
     assert not missed.hits
     assert any("bounded in time" in c for c in missed.caveats)
     assert any('actions where tool:write AND text:"…"' in c for c in missed.caveats)
+    other_origin = light_client.search("sqlite origin:gemini-cli-session")
+    assert not other_origin.hits
+    assert "the archive holds no session of origin gemini-cli-session" in other_origin.caveats[0]
+    assert "origins stored: claude-code-session)" in other_origin.caveats[0]
     found = light_client.search("sqlite")
     assert found.hits and not any("archive is empty" in c for c in found.caveats)

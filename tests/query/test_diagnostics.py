@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from quarry.dsl import compile_query
-from quarry.query.diagnostics import empty_result_caveats
+from quarry.query.diagnostics import empty_result_caveats, named_origins
 from quarry.v1 import index_pb2, vector_pb2
 
 STORED = [index_pb2.ShardStats(shard=0, sessions=3, documents=9), index_pb2.ShardStats(shard=1, sessions=2)]
@@ -34,3 +34,17 @@ def test_vector_lanes_say_when_embeddings_are_missing_or_behind() -> None:
     behind = caveats("sqlite", lane="hybrid", vectors=vector_pb2.VectorStats(vectors=3, pending=8, embedder="minilm"))
     assert "embeddings are not ready: 3 stored, 8 waiting (`quarry status` shows the backlog)" in behind
     assert not any("embeddings" in c for c in caveats("sqlite", lane="dialogue", vectors=vector_pb2.VectorStats()))
+
+
+def test_an_origin_the_archive_does_not_hold_is_named_with_the_origins_it_does() -> None:
+    plan = compile_query("origin:gemini-cli-session sqlite").plan
+    stored = {"claude-code-session", "codex-session"}
+    found = empty_result_caveats(plan, "dialogue", STORED, READY, stored)
+    assert found[0] == (
+        "the archive holds no session of origin gemini-cli-session: check the spelling and the sources "
+        "ingested (origins stored: claude-code-session, codex-session)"
+    )
+    held = empty_result_caveats(compile_query("origin:codex-session sqlite").plan, "dialogue", STORED, READY, stored)
+    assert not any("origin" in c for c in held)
+    negated = compile_query("sqlite AND NOT origin:gemini-cli-session").plan
+    assert named_origins(negated) == []
