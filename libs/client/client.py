@@ -15,6 +15,7 @@ from quarry.core.config import ClusterInfo, resolve_home
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import (
     assertions_pb2,
+    embedding_pb2_grpc,
     errors_pb2,
     ingest_pb2,
     ingest_pb2_grpc,
@@ -29,6 +30,7 @@ class QuarryClient:
     def __init__(self, query_address: str, ingest_address: str | None = None) -> None:
         self._query_channel = telemetry.traced_channel(query_address)
         self.query = query_pb2_grpc.QueryServiceStub(self._query_channel)
+        self.embedding = embedding_pb2_grpc.EmbeddingServiceStub(self._query_channel)
         self._ingest_channel = telemetry.traced_channel(ingest_address) if ingest_address else None
         self.ingest = ingest_pb2_grpc.IngestServiceStub(self._ingest_channel) if self._ingest_channel else None
 

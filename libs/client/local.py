@@ -30,10 +30,13 @@ class LocalCluster:
         embedder: str = "minilm",
         env: dict[str, str] | None = None,
         host: str = "127.0.0.1",
+        embed_mode: str = "auto",
     ) -> None:
+        """`embed_mode`: the vector node's, auto (embed in the background) or manual (only on backfill)."""
         self.home = Path(home)
         self.shards = shards
         self.embedder = embedder
+        self.embed_mode = embed_mode
         self.host = host
         self.env = {**os.environ, **(env or {})}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -60,6 +63,8 @@ class LocalCluster:
             self._wait([f"index-{i}" for i in range(self.shards)])
             index_list = ",".join(self.node_addresses[f"index-{i}"] for i in range(self.shards))
             vector_args = ["vector", "--data", str(self._data("vector")), "--embedder", self.embedder]
+            if self.embed_mode != "auto":  # auto is the vector node's default
+                vector_args += ["--embed-mode", self.embed_mode]
             self._spawn("vector", [*vector_args, "--index", index_list], detach)
             self._spawn("ingest", ["ingest", "--index", index_list, "--data", str(self._data("ingest"))], detach)
             self._wait(["vector", "ingest"])

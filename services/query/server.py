@@ -1,4 +1,4 @@
-"""gRPC face of the query node (QueryService)."""
+"""gRPC face of the query node (QueryService and EmbeddingService)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 import grpc
 
 from quarry.core.node import Service, serve, typed_errors
+from quarry.query.embedding import EmbeddingOps
 from quarry.query.root import Coordinator
-from quarry.v1 import assertions_pb2, query_pb2, query_pb2_grpc, refs_pb2
+from quarry.v1 import assertions_pb2, embedding_pb2, embedding_pb2_grpc, query_pb2, query_pb2_grpc, refs_pb2
 
 
 class QueryServicer(query_pb2_grpc.QueryServiceServicer):
@@ -52,6 +53,23 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         return self.coordinator.status()
 
 
+class EmbeddingServicer(embedding_pb2_grpc.EmbeddingServiceServicer):
+    def __init__(self, ops: EmbeddingOps) -> None:
+        self.ops = ops
+
+    @typed_errors
+    def Status(self, request: embedding_pb2.EmbeddingStatusRequest, context: grpc.ServicerContext):
+        return self.ops.status()
+
+    @typed_errors
+    def Preflight(self, request: embedding_pb2.EmbeddingWindowRequest, context: grpc.ServicerContext):
+        return self.ops.preflight(request.max_sessions, context.time_remaining())
+
+    @typed_errors
+    def Backfill(self, request: embedding_pb2.EmbeddingWindowRequest, context: grpc.ServicerContext):
+        return self.ops.backfill(request.max_sessions, context.time_remaining())
+
+
 def serve_query(
     index_addresses: list[str],
     vector_address: str | None,
@@ -61,9 +79,16 @@ def serve_query(
     run_file: Path | None,
 ) -> None:
     coordinator = Coordinator(index_addresses, vector_address, ingest_address)
-    service = Service(
-        query_pb2.DESCRIPTOR.services_by_name["QueryService"],
-        query_pb2_grpc.add_QueryServiceServicer_to_server,
-        QueryServicer(coordinator),
-    )
-    serve("query", "query", [service], host, port, run_file, workers=32)
+    services = [
+        Service(
+            query_pb2.DESCRIPTOR.services_by_name["QueryService"],
+            query_pb2_grpc.add_QueryServiceServicer_to_server,
+            QueryServicer(coordinator),
+        ),
+        Service(
+            embedding_pb2.DESCRIPTOR.services_by_name["EmbeddingService"],
+            embedding_pb2_grpc.add_EmbeddingServiceServicer_to_server,
+            EmbeddingServicer(EmbeddingOps(coordinator.shards, coordinator.vector, vector_address or "")),
+        ),
+    ]
+    serve("query", "query", services, host, port, run_file, workers=32)

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/vector.proto\x12\tquarry.v1\"\x83\x01\n\x13VectorSearchRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x19\n\x11\x61llow_session_ids\x18\x03 \x03(\t\x12\x1b\n\x13restrict_to_allowed\x18\x04 \x01(\x08\x12\x17\n\x0fnear_session_id\x18\x05 \x01(\t\"E\n\tVectorHit\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\nmessage_id\x18\x02 \x01(\t\x12\x10\n\x08\x64istance\x18\x03 \x01(\x01\"_\n\x14VectorSearchResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.quarry.v1.VectorHit\x12\x10\n\x08\x65mbed_ms\x18\x02 \x01(\x01\x12\x11\n\tsearch_ms\x18\x03 \x01(\x01\"\x14\n\x12VectorStatsRequest\"\x86\x01\n\x0bVectorStats\x12\x0f\n\x07vectors\x18\x01 \x01(\x03\x12\x0f\n\x07pending\x18\x02 \x01(\x03\x12\x10\n\x08\x65mbedder\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12\x11\n\tdimension\x18\x05 \x01(\x05\x12\r\n\x05ready\x18\x06 \x01(\x08\x12\x12\n\nlast_error\x18\x07 \x01(\t2\x9a\x01\n\rVectorService\x12I\n\x06Search\x12\x1e.quarry.v1.VectorSearchRequest\x1a\x1f.quarry.v1.VectorSearchResponse\x12>\n\x05Stats\x12\x1d.quarry.v1.VectorStatsRequest\x1a\x16.quarry.v1.VectorStatsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/vector.proto\x12\tquarry.v1\"\x83\x01\n\x13VectorSearchRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x19\n\x11\x61llow_session_ids\x18\x03 \x03(\t\x12\x1b\n\x13restrict_to_allowed\x18\x04 \x01(\x08\x12\x17\n\x0fnear_session_id\x18\x05 \x01(\t\"E\n\tVectorHit\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\nmessage_id\x18\x02 \x01(\t\x12\x10\n\x08\x64istance\x18\x03 \x01(\x01\"_\n\x14VectorSearchResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.quarry.v1.VectorHit\x12\x10\n\x08\x65mbed_ms\x18\x02 \x01(\x01\x12\x11\n\tsearch_ms\x18\x03 \x01(\x01\"\x14\n\x12VectorStatsRequest\"\x86\x01\n\x0bVectorStats\x12\x0f\n\x07vectors\x18\x01 \x01(\x03\x12\x0f\n\x07pending\x18\x02 \x01(\x03\x12\x10\n\x08\x65mbedder\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12\x11\n\tdimension\x18\x05 \x01(\x05\x12\r\n\x05ready\x18\x06 \x01(\x08\x12\x12\n\nlast_error\x18\x07 \x01(\t\"\x14\n\x12\x45mbedStatusRequest\"\xb7\x01\n\nCatchUpRun\x12\x0f\n\x07trigger\x18\x01 \x01(\t\x12\x12\n\nstarted_ms\x18\x02 \x01(\x03\x12\x13\n\x0b\x66inished_ms\x18\x03 \x01(\x03\x12\x0f\n\x07running\x18\x04 \x01(\x08\x12\x10\n\x08sessions\x18\x05 \x01(\x03\x12\r\n\x05texts\x18\x06 \x01(\x03\x12\x12\n\ncharacters\x18\x07 \x01(\x03\x12\x0f\n\x07seconds\x18\x08 \x01(\x01\x12\x18\n\x10texts_per_second\x18\t \x01(\x01\"\x9a\x02\n\x13\x45mbedStatusResponse\x12\x10\n\x08\x65mbedder\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x11\n\tdimension\x18\x03 \x01(\x05\x12\x0c\n\x04mode\x18\x04 \x01(\t\x12\r\n\x05ready\x18\x05 \x01(\x08\x12\x0f\n\x07vectors\x18\x06 \x01(\x03\x12\x19\n\x11\x65mbedded_sessions\x18\x07 \x01(\x03\x12\x14\n\x0cqueued_texts\x18\x08 \x01(\x03\x12\x17\n\x0fqueued_sessions\x18\t \x01(\x03\x12\x1a\n\x12\x66\x65\x65\x64_backlog_texts\x18\n \x01(\x03\x12\x12\n\nlast_error\x18\x0b \x01(\t\x12\'\n\x08last_run\x18\x0c \x01(\x0b\x32\x15.quarry.v1.CatchUpRun\"*\n\x12\x45mbedWindowRequest\x12\x14\n\x0cmax_sessions\x18\x01 \x01(\x05\"\xe6\x01\n\x0b\x45mbedWindow\x12\x14\n\x0cmax_sessions\x18\x01 \x01(\x05\x12\x10\n\x08sessions\x18\x02 \x01(\x03\x12\x13\n\x0bsession_ids\x18\x03 \x03(\t\x12\r\n\x05texts\x18\x04 \x01(\x03\x12\x12\n\ncharacters\x18\x05 \x01(\x03\x12\x1e\n\x11\x65stimated_seconds\x18\x06 \x01(\x01H\x00\x88\x01\x01\x12\x16\n\x0e\x65stimate_basis\x18\x07 \x01(\t\x12\x15\n\rsessions_left\x18\x08 \x01(\x03\x12\x12\n\ntexts_left\x18\t \x01(\x03\x42\x14\n\x12_estimated_seconds\"\xd1\x01\n\x13\x45mbedBackfillResult\x12&\n\x06window\x18\x01 \x01(\x0b\x32\x16.quarry.v1.EmbedWindow\x12\x10\n\x08sessions\x18\x02 \x01(\x03\x12\r\n\x05texts\x18\x03 \x01(\x03\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\x12\x15\n\rsessions_left\x18\x05 \x01(\x03\x12\x12\n\ntexts_left\x18\x06 \x01(\x03\x12\x11\n\tcancelled\x18\x07 \x01(\x08\x12\"\n\x03run\x18\x08 \x01(\x0b\x32\x15.quarry.v1.CatchUpRun2\x81\x03\n\rVectorService\x12I\n\x06Search\x12\x1e.quarry.v1.VectorSearchRequest\x1a\x1f.quarry.v1.VectorSearchResponse\x12>\n\x05Stats\x12\x1d.quarry.v1.VectorStatsRequest\x1a\x16.quarry.v1.VectorStats\x12L\n\x0b\x45mbedStatus\x12\x1d.quarry.v1.EmbedStatusRequest\x1a\x1e.quarry.v1.EmbedStatusResponse\x12G\n\x0e\x45mbedPreflight\x12\x1d.quarry.v1.EmbedWindowRequest\x1a\x16.quarry.v1.EmbedWindow\x12N\n\rEmbedBackfill\x12\x1d.quarry.v1.EmbedWindowRequest\x1a\x1e.quarry.v1.EmbedBackfillResultb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,6 +41,18 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_VECTORSTATSREQUEST']._serialized_end=359
   _globals['_VECTORSTATS']._serialized_start=362
   _globals['_VECTORSTATS']._serialized_end=496
-  _globals['_VECTORSERVICE']._serialized_start=499
-  _globals['_VECTORSERVICE']._serialized_end=653
+  _globals['_EMBEDSTATUSREQUEST']._serialized_start=498
+  _globals['_EMBEDSTATUSREQUEST']._serialized_end=518
+  _globals['_CATCHUPRUN']._serialized_start=521
+  _globals['_CATCHUPRUN']._serialized_end=704
+  _globals['_EMBEDSTATUSRESPONSE']._serialized_start=707
+  _globals['_EMBEDSTATUSRESPONSE']._serialized_end=989
+  _globals['_EMBEDWINDOWREQUEST']._serialized_start=991
+  _globals['_EMBEDWINDOWREQUEST']._serialized_end=1033
+  _globals['_EMBEDWINDOW']._serialized_start=1036
+  _globals['_EMBEDWINDOW']._serialized_end=1266
+  _globals['_EMBEDBACKFILLRESULT']._serialized_start=1269
+  _globals['_EMBEDBACKFILLRESULT']._serialized_end=1478
+  _globals['_VECTORSERVICE']._serialized_start=1481
+  _globals['_VECTORSERVICE']._serialized_end=1866
 # @@protoc_insertion_point(module_scope)

@@ -61,3 +61,105 @@ class VectorStats(_message.Message):
     ready: bool
     last_error: str
     def __init__(self, vectors: _Optional[int] = ..., pending: _Optional[int] = ..., embedder: _Optional[str] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., ready: _Optional[bool] = ..., last_error: _Optional[str] = ...) -> None: ...
+
+class EmbedStatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CatchUpRun(_message.Message):
+    __slots__ = ("trigger", "started_ms", "finished_ms", "running", "sessions", "texts", "characters", "seconds", "texts_per_second")
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    STARTED_MS_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_MS_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_FIELD_NUMBER: _ClassVar[int]
+    CHARACTERS_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    trigger: str
+    started_ms: int
+    finished_ms: int
+    running: bool
+    sessions: int
+    texts: int
+    characters: int
+    seconds: float
+    texts_per_second: float
+    def __init__(self, trigger: _Optional[str] = ..., started_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., running: _Optional[bool] = ..., sessions: _Optional[int] = ..., texts: _Optional[int] = ..., characters: _Optional[int] = ..., seconds: _Optional[float] = ..., texts_per_second: _Optional[float] = ...) -> None: ...
+
+class EmbedStatusResponse(_message.Message):
+    __slots__ = ("embedder", "model", "dimension", "mode", "ready", "vectors", "embedded_sessions", "queued_texts", "queued_sessions", "feed_backlog_texts", "last_error", "last_run")
+    EMBEDDER_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_TEXTS_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    FEED_BACKLOG_TEXTS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    LAST_RUN_FIELD_NUMBER: _ClassVar[int]
+    embedder: str
+    model: str
+    dimension: int
+    mode: str
+    ready: bool
+    vectors: int
+    embedded_sessions: int
+    queued_texts: int
+    queued_sessions: int
+    feed_backlog_texts: int
+    last_error: str
+    last_run: CatchUpRun
+    def __init__(self, embedder: _Optional[str] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., mode: _Optional[str] = ..., ready: _Optional[bool] = ..., vectors: _Optional[int] = ..., embedded_sessions: _Optional[int] = ..., queued_texts: _Optional[int] = ..., queued_sessions: _Optional[int] = ..., feed_backlog_texts: _Optional[int] = ..., last_error: _Optional[str] = ..., last_run: _Optional[_Union[CatchUpRun, _Mapping]] = ...) -> None: ...
+
+class EmbedWindowRequest(_message.Message):
+    __slots__ = ("max_sessions",)
+    MAX_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    max_sessions: int
+    def __init__(self, max_sessions: _Optional[int] = ...) -> None: ...
+
+class EmbedWindow(_message.Message):
+    __slots__ = ("max_sessions", "sessions", "session_ids", "texts", "characters", "estimated_seconds", "estimate_basis", "sessions_left", "texts_left")
+    MAX_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_FIELD_NUMBER: _ClassVar[int]
+    CHARACTERS_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATE_BASIS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    max_sessions: int
+    sessions: int
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    texts: int
+    characters: int
+    estimated_seconds: float
+    estimate_basis: str
+    sessions_left: int
+    texts_left: int
+    def __init__(self, max_sessions: _Optional[int] = ..., sessions: _Optional[int] = ..., session_ids: _Optional[_Iterable[str]] = ..., texts: _Optional[int] = ..., characters: _Optional[int] = ..., estimated_seconds: _Optional[float] = ..., estimate_basis: _Optional[str] = ..., sessions_left: _Optional[int] = ..., texts_left: _Optional[int] = ...) -> None: ...
+
+class EmbedBackfillResult(_message.Message):
+    __slots__ = ("window", "sessions", "texts", "seconds", "sessions_left", "texts_left", "cancelled", "run")
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    window: EmbedWindow
+    sessions: int
+    texts: int
+    seconds: float
+    sessions_left: int
+    texts_left: int
+    cancelled: bool
+    run: CatchUpRun
+    def __init__(self, window: _Optional[_Union[EmbedWindow, _Mapping]] = ..., sessions: _Optional[int] = ..., texts: _Optional[int] = ..., seconds: _Optional[float] = ..., sessions_left: _Optional[int] = ..., texts_left: _Optional[int] = ..., cancelled: _Optional[bool] = ..., run: _Optional[_Union[CatchUpRun, _Mapping]] = ...) -> None: ...

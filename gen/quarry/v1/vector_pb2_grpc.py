@@ -28,7 +28,8 @@ if _version_not_supported:
 class VectorServiceStub:
     """The vector node: sqlite-vec is the durable store, FAISS the serving index rebuilt from it.
     It follows every lexical shard (IndexService.EmbedFeed) into a durable local queue of texts and
-    embeds them in background batches.
+    embeds them: in background batches (embed mode "auto"), or only when a backfill asks ("manual",
+    where the follower still pulls every shard's feed into the queue, so the backlog is known exactly).
     """
 
     def __init__(self, channel):
@@ -47,12 +48,28 @@ class VectorServiceStub:
                 request_serializer=quarry_dot_v1_dot_vector__pb2.VectorStatsRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_vector__pb2.VectorStats.FromString,
                 _registered_method=True)
+        self.EmbedStatus = channel.unary_unary(
+                '/quarry.v1.VectorService/EmbedStatus',
+                request_serializer=quarry_dot_v1_dot_vector__pb2.EmbedStatusRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_vector__pb2.EmbedStatusResponse.FromString,
+                _registered_method=True)
+        self.EmbedPreflight = channel.unary_unary(
+                '/quarry.v1.VectorService/EmbedPreflight',
+                request_serializer=quarry_dot_v1_dot_vector__pb2.EmbedWindowRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_vector__pb2.EmbedWindow.FromString,
+                _registered_method=True)
+        self.EmbedBackfill = channel.unary_unary(
+                '/quarry.v1.VectorService/EmbedBackfill',
+                request_serializer=quarry_dot_v1_dot_vector__pb2.EmbedWindowRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_vector__pb2.EmbedBackfillResult.FromString,
+                _registered_method=True)
 
 
 class VectorServiceServicer:
     """The vector node: sqlite-vec is the durable store, FAISS the serving index rebuilt from it.
     It follows every lexical shard (IndexService.EmbedFeed) into a durable local queue of texts and
-    embeds them in background batches.
+    embeds them: in background batches (embed mode "auto"), or only when a backfill asks ("manual",
+    where the follower still pulls every shard's feed into the queue, so the backlog is known exactly).
     """
 
     def Search(self, request, context):
@@ -64,6 +81,31 @@ class VectorServiceServicer:
 
     def Stats(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EmbedStatus(self, request, context):
+        """Embedder, mode, coverage, backlog and the latest catch-up run.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EmbedPreflight(self, request, context):
+        """The window a backfill of max_sessions would embed now, without embedding anything. Texts the
+        shards' feeds still hold are pulled into the local queue first (no embedding), so the window is
+        exact. max_sessions outside 1..100000: INVALID_REQUEST naming max_sessions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EmbedBackfill(self, request, context):
+        """Embed that window now and answer when done (in either mode). It takes the embedding worker's
+        lock, so the background worker never embeds the same texts beside it. No embedder configured:
+        SEMANTIC_UNAVAILABLE. A cancelled call stops after the batch in flight; stored batches stay.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -81,6 +123,21 @@ def add_VectorServiceServicer_to_server(servicer, server):
                     request_deserializer=quarry_dot_v1_dot_vector__pb2.VectorStatsRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_vector__pb2.VectorStats.SerializeToString,
             ),
+            'EmbedStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.EmbedStatus,
+                    request_deserializer=quarry_dot_v1_dot_vector__pb2.EmbedStatusRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_vector__pb2.EmbedStatusResponse.SerializeToString,
+            ),
+            'EmbedPreflight': grpc.unary_unary_rpc_method_handler(
+                    servicer.EmbedPreflight,
+                    request_deserializer=quarry_dot_v1_dot_vector__pb2.EmbedWindowRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_vector__pb2.EmbedWindow.SerializeToString,
+            ),
+            'EmbedBackfill': grpc.unary_unary_rpc_method_handler(
+                    servicer.EmbedBackfill,
+                    request_deserializer=quarry_dot_v1_dot_vector__pb2.EmbedWindowRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_vector__pb2.EmbedBackfillResult.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'quarry.v1.VectorService', rpc_method_handlers)
@@ -92,7 +149,8 @@ def add_VectorServiceServicer_to_server(servicer, server):
 class VectorService:
     """The vector node: sqlite-vec is the durable store, FAISS the serving index rebuilt from it.
     It follows every lexical shard (IndexService.EmbedFeed) into a durable local queue of texts and
-    embeds them in background batches.
+    embeds them: in background batches (embed mode "auto"), or only when a backfill asks ("manual",
+    where the follower still pulls every shard's feed into the queue, so the backlog is known exactly).
     """
 
     @staticmethod
@@ -139,6 +197,87 @@ class VectorService:
             '/quarry.v1.VectorService/Stats',
             quarry_dot_v1_dot_vector__pb2.VectorStatsRequest.SerializeToString,
             quarry_dot_v1_dot_vector__pb2.VectorStats.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EmbedStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.VectorService/EmbedStatus',
+            quarry_dot_v1_dot_vector__pb2.EmbedStatusRequest.SerializeToString,
+            quarry_dot_v1_dot_vector__pb2.EmbedStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EmbedPreflight(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.VectorService/EmbedPreflight',
+            quarry_dot_v1_dot_vector__pb2.EmbedWindowRequest.SerializeToString,
+            quarry_dot_v1_dot_vector__pb2.EmbedWindow.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EmbedBackfill(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.VectorService/EmbedBackfill',
+            quarry_dot_v1_dot_vector__pb2.EmbedWindowRequest.SerializeToString,
+            quarry_dot_v1_dot_vector__pb2.EmbedBackfillResult.FromString,
             options,
             channel_credentials,
             insecure,

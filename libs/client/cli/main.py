@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from quarry.client.cli import render
+from quarry.client.cli.embed import embed_app
 from quarry.client.cli.facets import facets
 from quarry.client.cli.mark import mark_app
 from quarry.client.cli.read import read
@@ -37,6 +38,7 @@ app = typer.Typer(
 node_app = typer.Typer(help="Run one node of a cluster (what `quarry up` and docker-compose start).")
 app.add_typer(node_app, name="node")
 app.add_typer(mark_app, name="mark")
+app.add_typer(embed_app, name="embed")
 app.command("read")(read)
 app.command("facets")(facets)
 
@@ -80,11 +82,14 @@ def up(
     shards: Annotated[int, typer.Option(min=1, max=64, help="Lexical shards.")] = 2,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Start and return; stop with `quarry down`.")] = False,
     embedder: Annotated[str, typer.Option(help="minilm | none | openai:<base-url>#<model>")] = "minilm",
+    embed_mode: Annotated[
+        str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
+    ] = "auto",
 ) -> None:
     """Start a local cluster (ingest, SHARDS lexical shards, a vector node, a query node)."""
     from quarry.client.local import LocalCluster
 
-    cluster = LocalCluster(settings.home, shards=shards, embedder=embedder)
+    cluster = LocalCluster(settings.home, shards=shards, embedder=embedder, embed_mode=embed_mode)
     try:
         info = cluster.start(detach=detach)
         console.print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
@@ -330,6 +335,9 @@ def node_vector(
     data: Annotated[Path, typer.Option()],
     index: Annotated[str | None, typer.Option(help="Comma-separated shard addresses whose sessions it embeds.")] = None,
     embedder: Annotated[str, typer.Option()] = "minilm",
+    embed_mode: Annotated[
+        str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
+    ] = "auto",
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option()] = 0,
     run_file: Annotated[Path | None, typer.Option()] = None,
@@ -339,7 +347,7 @@ def node_vector(
     from quarry.index.vector.server import serve_vector
 
     setup_telemetry("quarry-vector")
-    serve_vector(data, embedder, index.split(",") if index else [], host, port, run_file)
+    serve_vector(data, embedder, index.split(",") if index else [], host, port, run_file, embed_mode=embed_mode)
 
 
 @node_app.command("ingest")
@@ -384,7 +392,7 @@ GLOBAL_FLAGS = ("--explain", "--help")
 def with_default_command(argv: list[str]) -> list[str]:
     """Insert `search` where the global options end, unless a command follows them: `quarry --lane
     actions pytest` is `quarry search --lane actions pytest`."""
-    commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {"node", "mark"}
+    commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {"node", "mark", "embed"}
     i = 0
     while i < len(argv):
         word = argv[i]

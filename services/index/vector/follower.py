@@ -7,11 +7,13 @@ same transaction as the texts it pulled (VectorStore.enqueue), so a restart resu
 and a wiped or rebuilt shard (a new uuid) is followed from 0; texts already embedded unchanged are
 recognized by their hash and not embedded again.
 
-The loop keeps the local queue short: while fewer than `low_water` texts are queued, it asks the
-shards in turn for the sessions after their cursor; a session's items replace what the node held for
+The loop keeps the local queue short: while fewer than `low_water` texts are queued (with no
+low water, as in the manual embed mode: always), it asks the shards in turn for the sessions after
+their cursor; a session's items replace what the node held for
 that session, so messages that are gone lose their vectors. With nothing new it polls every POLL_S,
 or sooner when the embed worker has stored a batch. A shard that does not answer is logged, named in
-`last_error`, skipped, and asked again on the next round.
+`last_error`, skipped, and asked again on the next round. `fill` pulls on the caller's thread until
+the queue holds what it needs (a preflight's or a backfill's window); one pull runs at a time.
 """
 
 from __future__ import annotations
@@ -59,16 +61,18 @@ class ShardFollower:
         queued: Callable[[], int],
         cursor: Callable[[str], int],
         store: Store,
-        low_water: int,
+        low_water: int | None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
     ) -> None:
-        """`queued` counts the local queue, `cursor` reads the stored cursor of a shard store."""
+        """`queued` counts the local queue, `cursor` reads the stored cursor of a shard store;
+        `low_water` None pulls every feed to its end."""
         self._shards = [_Shard(a, index_pb2_grpc.IndexServiceStub(telemetry.traced_channel(a))) for a in addresses]
         self._queued = queued
         self._cursor = cursor
         self._store = store
         self._low_water = low_water
         self._max_sessions = max_sessions
+        self._pull_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="quarry-follow", daemon=True)
@@ -97,16 +101,31 @@ class ShardFollower:
             self._wake.clear()
             progressed = False
             for shard in self._shards:
-                if self._stop.is_set() or self._queued() >= self._low_water:
+                if self._stop.is_set() or self._full():
                     break
                 progressed |= self._follow(shard)
-            if not progressed or self._queued() >= self._low_water:
+            if not progressed or self._full():
                 self._wake.wait(POLL_S)
+
+    def _full(self) -> bool:
+        return self._low_water is not None and self._queued() >= self._low_water
+
+    def fill(self, enough: Callable[[], bool]) -> None:
+        """Pull from the shards in turn, on this thread, until `enough()` or no shard has more now."""
+        while True:
+            progressed = False
+            for shard in self._shards:
+                if enough():
+                    return
+                progressed |= self._follow(shard)
+            if not progressed:
+                return
 
     def _follow(self, shard: _Shard) -> bool:
         """One pull from one shard, errors recorded; True when it may have more right away."""
         try:
-            more = self._pull(shard)
+            with self._pull_lock:
+                more = self._pull(shard)
         except grpc.RpcError as error:
             self._failed(shard, f"shard {shard.address}: {_describe(error)}")
             return False

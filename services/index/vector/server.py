@@ -8,6 +8,7 @@ from pathlib import Path
 import grpc
 
 from quarry.core.node import Service, serve, typed_errors
+from quarry.index.vector.catchup import AUTO
 from quarry.index.vector.shard import VectorShard
 from quarry.v1 import vector_pb2, vector_pb2_grpc
 
@@ -24,6 +25,18 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
     def Stats(self, request: vector_pb2.VectorStatsRequest, context: grpc.ServicerContext):
         return self.shard.stats()
 
+    @typed_errors
+    def EmbedStatus(self, request: vector_pb2.EmbedStatusRequest, context: grpc.ServicerContext):
+        return self.shard.embed_status()
+
+    @typed_errors
+    def EmbedPreflight(self, request: vector_pb2.EmbedWindowRequest, context: grpc.ServicerContext):
+        return self.shard.preflight(request.max_sessions)
+
+    @typed_errors
+    def EmbedBackfill(self, request: vector_pb2.EmbedWindowRequest, context: grpc.ServicerContext):
+        return self.shard.backfill(request.max_sessions, active=context.is_active)
+
 
 def serve_vector(
     data_dir: Path,
@@ -32,10 +45,11 @@ def serve_vector(
     host: str,
     port: int,
     run_file: Path | None,
+    embed_mode: str = AUTO,
 ) -> None:
     """Run the vector node until SIGTERM / SIGINT, following the lexical shards at `index_addresses`.
-    The embedder loads in the background worker."""
-    shard = VectorShard(data_dir, embedder, index_addresses=index_addresses)
+    The embedder loads in the background worker; `embed_mode` auto | manual (see VectorShard)."""
+    shard = VectorShard(data_dir, embedder, index_addresses=index_addresses, embed_mode=embed_mode)
     shard.start()
     service = Service(
         vector_pb2.DESCRIPTOR.services_by_name["VectorService"],

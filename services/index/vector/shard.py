@@ -1,6 +1,10 @@
 """One vector shard: durable queue and vectors (sqlite-vec), serving index (FAISS), embedding worker,
 and the follower that fills the queue from the lexical shards' change feeds.
 
+The embed mode decides when queued texts are embedded: "auto", continuously in the background;
+"manual", only when a backfill asks (the follower still pulls every feed into the queue, so the
+backlog is exact). Status, preflight and backfill are the embedding operations of seed 000.
+
 The gRPC servicer wraps this class. Writers (enqueue, the worker storing a batch) hold one lock
 across the SQLite commit and the matching FAISS change, so FAISS never holds a vector the store has
 removed nor misses one it committed; searches only take FAISS's own lock.
@@ -11,18 +15,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from quarry.core.embed import Embedder, load_embedder
+from quarry.core.embed_window import check_max_sessions
 from quarry.core.errors import QuarryError
+from quarry.index.vector import window
 from quarry.index.vector.ann import AnnIndex
+from quarry.index.vector.catchup import AUTO, CatchUpRun
 from quarry.index.vector.follower import ShardFollower
 from quarry.index.vector.store import EnqueueOutcome, PendingText, VectorStore
-from quarry.index.vector.worker import EmbedWorker
+from quarry.index.vector.worker import MODES, EmbedWorker
 from quarry.v1 import errors_pb2, index_pb2, vector_pb2
 
 log = logging.getLogger(__name__)
@@ -36,6 +43,7 @@ MIN_FETCH = 64
 # The follower tops the local queue up to this many embedder batches: enough to keep the embedder
 # busy between polls, few enough that texts wait in the shards, not here.
 LOW_WATER_BATCHES = 4
+LAST_RUN_KEY = "last_catch_up_run"
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class _Open:
     worker: EmbedWorker | None
     follower: ShardFollower | None
     rebuild_seconds: float
+    stored_run: CatchUpRun | None  # the last run persisted, for a node without a worker
 
 
 class VectorShard:
@@ -61,10 +70,19 @@ class VectorShard:
         embedder_spec: str | None,
         batch_size: int = 64,
         index_addresses: Sequence[str] = (),
+        embed_mode: str = AUTO,
     ) -> None:
         """`index_addresses`: the lexical shards to follow (their texts are pulled only when an
-        embedder is configured; their backlog counts as pending either way)."""
+        embedder is configured; their backlog counts as pending either way). `embed_mode`: auto | manual."""
+        if embed_mode not in MODES:
+            raise QuarryError(
+                errors_pb2.BAD_VALUE,
+                f"unknown embed mode {embed_mode!r}: expected one of {', '.join(MODES)}",
+                parameter="embed_mode",
+                expected=list(MODES),
+            )
         self._data_dir = Path(data_dir)
+        self._embed_mode = embed_mode
         self._embedder: Embedder | None = load_embedder(embedder_spec)
         self._batch_size = batch_size
         self._index_addresses = list(index_addresses)
@@ -99,18 +117,36 @@ class VectorShard:
                 ann.add(rowids, vectors)
         rebuild_seconds = time.perf_counter() - began
         log.info("rebuilt FAISS from sqlite-vec: %d vectors in %.2f s", ann.ntotal if ann else 0, rebuild_seconds)
+        stored_run = store.meta(LAST_RUN_KEY)
+        last_run = CatchUpRun.from_json(stored_run) if stored_run else None
         worker = follower = None
+        background = self._embed_mode == AUTO
         if self._embedder is not None:
-            worker = EmbedWorker(self._embedder, store.take_pending, self._store_batch, self._batch_size)
+            worker = EmbedWorker(
+                self._embedder,
+                store.take_pending,
+                self._store_batch,
+                self._batch_size,
+                background=background,
+                last_run=last_run,
+                on_run_finished=lambda run: store.save_meta(LAST_RUN_KEY, run.to_json()),
+            )
         if self._index_addresses:
             follower = ShardFollower(
                 self._index_addresses,
                 queued=store.pending_count,
                 cursor=store.cursor,
                 store=self.enqueue,
-                low_water=LOW_WATER_BATCHES * self._batch_size,
+                low_water=LOW_WATER_BATCHES * self._batch_size if background else None,
             )
-        self._open = _Open(store=store, ann=ann, worker=worker, follower=follower, rebuild_seconds=rebuild_seconds)
+        self._open = _Open(
+            store=store,
+            ann=ann,
+            worker=worker,
+            follower=follower,
+            rebuild_seconds=rebuild_seconds,
+            stored_run=last_run,
+        )
         if worker is not None:
             worker.start()
             if follower is not None:
@@ -170,8 +206,9 @@ class VectorShard:
             state.worker.wake()
         return outcome
 
-    def _store_batch(self, texts: Sequence[PendingText], vectors: np.ndarray) -> None:
-        """The worker's sink: commit the batch, then mirror it into FAISS under the same lock."""
+    def _store_batch(self, texts: Sequence[PendingText], vectors: np.ndarray) -> list[PendingText]:
+        """The worker's sink: commit the batch, then mirror it into FAISS under the same lock; returns
+        the texts stored (a text changed while it was embedded is not)."""
         state = self._state
         assert self._embedder is not None
         with self._write_lock:
@@ -182,6 +219,7 @@ class VectorShard:
             state.ann.add(batch.added_rowids, batch.vectors)
         if state.follower is not None:
             state.follower.wake()
+        return batch.stored
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -317,6 +355,97 @@ class VectorShard:
             ready=worker.ready if worker else False,
             last_error="; ".join(part.last_error for part in running if part.last_error),
         )
+
+    # -- embedding operations -------------------------------------------------------------------
+
+    def embed_status(self) -> vector_pb2.EmbedStatusResponse:
+        """Embedder, mode, coverage and backlog now, and the latest catch-up run."""
+        state = self._state
+        backlog = self._backlog(state)  # before the local counts, as in stats()
+        vectors, queued = state.store.counts()
+        embedded_sessions, queued_sessions = state.store.embedded_sessions(), state.store.queued_sessions()
+        embedder, worker = self._embedder, state.worker
+        running = [part for part in (worker, state.follower) if part is not None]
+        status = vector_pb2.EmbedStatusResponse(
+            embedder=embedder.name if embedder else "",
+            model=embedder.model if embedder else "",
+            dimension=(embedder.dimension or state.store.dimension) if embedder else 0,
+            mode=self._embed_mode,
+            ready=worker.ready if worker else False,
+            vectors=vectors,
+            embedded_sessions=embedded_sessions,
+            queued_texts=queued,
+            queued_sessions=queued_sessions,
+            feed_backlog_texts=backlog,
+            last_error="; ".join(part.last_error for part in running if part.last_error),
+        )
+        if (run := self._last_run(state)) is not None:
+            status.last_run.CopyFrom(run.to_proto())
+        return status
+
+    def preflight(self, max_sessions: int) -> vector_pb2.EmbedWindow:
+        """The window a backfill of `max_sessions` would embed now; texts are pulled, none embedded."""
+        check_max_sessions(max_sessions)
+        state = self._state
+        self._fill(state, max_sessions)
+        session_ids = state.store.window(max_sessions)
+        return window.describe(state.store, max_sessions, session_ids, self._backlog(state), self._last_run(state))
+
+    def backfill(self, max_sessions: int, active: Callable[[], bool] = lambda: True) -> vector_pb2.EmbedBackfillResult:
+        """Embed the window preflight describes, now, under the worker's batch lock; stops after the
+        batch in flight once `active()` is false (the caller went away)."""
+        check_max_sessions(max_sessions)
+        state = self._state
+        if state.worker is None:
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                "no embedder configured for the vector node: nothing can be embedded (start it with "
+                "--embedder minilm or --embedder openai:<base_url>#<model>)",
+            )
+        began = time.perf_counter()
+        self._fill(state, max_sessions)
+        planned = vector_pb2.EmbedWindow()
+
+        def select() -> list[PendingText]:
+            session_ids = state.store.window(max_sessions)
+            backlog, run = self._backlog(state), self._last_run(state)
+            planned.CopyFrom(window.describe(state.store, max_sessions, session_ids, backlog, run))
+            return state.store.pending_of(session_ids)
+
+        try:
+            texts, run, cancelled = state.worker.backfill(select, active)
+        except QuarryError:
+            raise
+        except Exception as error:  # a broken embedder makes embedding unavailable, not the node
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE, f"embedding the window failed: {type(error).__name__}: {error}"
+            ) from error
+        selected = {t.seq for t in texts}
+        unfinished = {
+            t.session_id for t in state.store.pending_of(list({t.session_id for t in texts})) if t.seq in selected
+        }
+        backlog = self._backlog(state)
+        _, queued = state.store.counts()
+        queued_sessions = state.store.queued_sessions()
+        return vector_pb2.EmbedBackfillResult(
+            window=planned,
+            sessions=planned.sessions - len(unfinished),
+            texts=run.texts,
+            seconds=time.perf_counter() - began,
+            sessions_left=queued_sessions,
+            texts_left=queued + backlog,
+            cancelled=cancelled,
+            run=run.to_proto(),
+        )
+
+    def _fill(self, state: _Open, max_sessions: int) -> None:
+        """Pull the shards' feeds until the queue holds `max_sessions` sessions or the feeds are drained."""
+        if state.follower is not None:
+            state.follower.fill(lambda: state.store.queued_sessions() >= max_sessions)
+
+    @staticmethod
+    def _last_run(state: _Open) -> CatchUpRun | None:
+        return state.worker.last_run if state.worker is not None else state.stored_run
 
     @staticmethod
     def _backlog(state: _Open) -> int:

@@ -6,7 +6,7 @@ Tables:
   Rowids are AUTOINCREMENT, so an id is never reused after a removal.
 - `pending`: texts waiting for the embedder, in arrival order (`seq`). A row leaves the queue in the
   same transaction that stores its vector, so a crash never loses a text nor embeds it twice.
-- `meta`: the model and dimension the vectors were made with.
+- `meta`: the model and dimension the vectors were made with, and the last catch-up run (JSON).
 - `cursors`: how far the node has followed each lexical shard's change feed (the shard store's uuid
   -> the last change_seq taken). A cursor moves in the same transaction that queues the texts it
   covers, so a restart resumes after the last texts stored, never before nor after.
@@ -79,6 +79,7 @@ class StoredBatch:
     added_rowids: np.ndarray  # int64, aligned with `vectors`
     vectors: np.ndarray
     removed_rowids: list[int]  # older vectors of the same messages, replaced by these
+    stored: list[PendingText]  # the texts stored (those still queued unchanged), aligned with `vectors`
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,10 @@ class VectorStore:
                 conn.execute("DELETE FROM vec_items WHERE rowid IN (SELECT value FROM json_each(?))", (doomed,))
         return rowids
 
+    def save_meta(self, key: str, value: str) -> None:
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     def take_pending(self, limit: int) -> list[PendingText]:
         """The oldest queued texts; they stay queued until `store_vectors` commits their vectors."""
         rows = self._reader().execute(
@@ -268,7 +273,7 @@ class VectorStore:
                 "DELETE FROM pending WHERE seq IN (SELECT value FROM json_each(?))",
                 (_ids_json([texts[i].seq for i in fresh]),),
             )
-        return StoredBatch(added_rowids=added, vectors=kept, removed_rowids=removed)
+        return StoredBatch(added_rowids=added, vectors=kept, removed_rowids=removed, stored=[texts[i] for i in fresh])
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -325,6 +330,48 @@ class VectorStore:
             (np.ascontiguousarray(vector, dtype=np.float32).tobytes(), k),
         )
         return [(MessageRef(message_id, session_id), distance) for message_id, session_id, distance in rows]
+
+    def meta(self, key: str) -> str | None:
+        row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def window(self, max_sessions: int) -> list[str]:
+        """The first `max_sessions` queued sessions, in the order their oldest queued text arrived."""
+        rows = self._reader().execute(
+            "SELECT session_id FROM pending GROUP BY session_id ORDER BY min(seq), session_id LIMIT ?",
+            (max_sessions,),
+        )
+        return [row[0] for row in rows]
+
+    def window_size(self, session_ids: Sequence[str]) -> tuple[int, int]:
+        """(texts, characters) queued for these sessions."""
+        row = (
+            self._reader()
+            .execute(
+                "SELECT count(*), coalesce(sum(length(text)), 0) FROM pending"
+                " WHERE session_id IN (SELECT value FROM json_each(?))",
+                (_ids_json(session_ids),),
+            )
+            .fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    def pending_of(self, session_ids: Sequence[str]) -> list[PendingText]:
+        """Every queued text of these sessions, oldest first."""
+        rows = self._reader().execute(
+            "SELECT seq, message_id, session_id, text, text_hash FROM pending"
+            " WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY seq",
+            (_ids_json(session_ids),),
+        )
+        return [PendingText(*row) for row in rows]
+
+    def embedded_sessions(self) -> int:
+        """Sessions with at least one vector."""
+        return int(self._reader().execute("SELECT count(DISTINCT session_id) FROM vectors").fetchone()[0])
+
+    def queued_sessions(self) -> int:
+        """Sessions with at least one queued text."""
+        return int(self._reader().execute("SELECT count(DISTINCT session_id) FROM pending").fetchone()[0])
 
     def cursor(self, store_uuid: str) -> int:
         """The last change_seq taken from the shard store `store_uuid`; 0 for a store never followed."""
