@@ -1,10 +1,12 @@
-"""The one-pass decomposition of a session builds exactly the texts and rows the reference functions define."""
+"""The one-pass decomposition of a session builds exactly the texts and rows the reference functions define
+(the texts with their Chinese words segmented, as every indexed text is)."""
 
 from __future__ import annotations
 
 import orjson
 
 from quarry.index.lexical import records, schema
+from quarry.index.lexical.analyzer import segment
 from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import units_pb2
 from tests.index.conftest import corpus
@@ -16,7 +18,11 @@ def _sessions() -> list[units_pb2.Session]:
         "hidden-command",
         [Msg("assistant", "deploying", tools=[Tool("Bash", "shell", summary="run it", command="make deploy-prod")])],
     )
-    return [*corpus(), command_only_in_action, *generate_sessions(400, seed=3)]
+    chinese = session(
+        "chinese",
+        [Msg("user", "我们的数据库连接超时了", tools=[Tool("Bash", "shell", summary="查看日志", command="tail log")])],
+    )
+    return [*corpus(), command_only_in_action, chinese, *generate_sessions(400, seed=3)]
 
 
 def test_documents_carry_the_reference_texts_of_every_message_with_text() -> None:
@@ -25,13 +31,14 @@ def test_documents_carry_the_reference_texts_of_every_message_with_text() -> Non
         ords = range(100, 100 + len(s.messages))
         built = records.decompose(s, 7, ords, "sha256:x")
         expected = [
-            (o, schema.dialogue_text(m), schema.action_text(m, commands), m.role.lower(), m.time_ms)
+            (o, segment(schema.dialogue_text(m)), segment(schema.action_text(m, commands)), m.role.lower(), m.time_ms)
             for o, m in zip(ords, s.messages, strict=True)
             if schema.dialogue_text(m) or schema.action_text(m, commands)
         ]
         docs = [orjson.loads(d) for d in built.documents]
         got = [(d[schema.MESSAGE_ORD], d[schema.TEXT], d[schema.ACTIONS], d[schema.ROLE], d[schema.TIME]) for d in docs]
         assert got == expected
+        assert all(d[schema.TEXT_STEM] == d[schema.TEXT] for d in docs)  # one text, two analyzers
         assert all(d[schema.SESSION_ORD] == 7 and d[schema.REPO] == s.repo.lower() for d in docs)
         assert built.session_row is not None and built.session_row[-3] == len(docs)  # doc_count
 

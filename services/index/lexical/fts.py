@@ -1,19 +1,27 @@
 """Full-text expressions (plan FtsExpr) analyzed once, then turned into Tantivy queries or evaluated.
 
-`compile_fts` runs every term through the index analyzer, so query and index tokens agree. The
-compiled tree (`Fts`) has three leaf kinds:
-- `term`: one token -> term query;
-- `phrase`: several tokens (a quoted phrase, or a word like `connection_profile.py` that analyzes to
-  several tokens) -> phrase query;
+`compile_fts` runs every word through the index analyzers (analyzer.py), so query and index tokens
+agree. The compiled tree (`Fts`) has three leaf kinds:
+- `term`: one token. An unquoted word carries its stem too: it matches and scores on the stemmed twin
+  of the field (`text_stem` for `text`: `refactoring` finds `refactored`), and on its exact token in a
+  field without one (`actions`). A quoted word has no stem: exact, on the field itself;
+- `phrase`: several tokens (a quoted phrase, or an unquoted word like `connection_profile.py` that
+  analyzes to several tokens: the identifier whole) -> exact phrase query;
 - `prefix`: tokens whose last one is a prefix -> regex `tok.*` for one token (no cap on the words it
-  matches), Tantivy's phrase-prefix query for several;
+  matches), Tantivy's phrase-prefix query for several; exact;
 and three inner kinds: `all` (Must, MustNot for negated items), `any` (Should), `not`.
+
+Unquoted words: Chinese words in them are words of their own (`数据库连接` is `数据库` AND `连接`), and
+stopwords (analyzer.STOPWORDS; negations are not among them) are dropped, unless every positive word
+of the expression is one: then they are all kept, as exact terms, so `the` alone still finds text.
+Quoted words keep their stopwords.
 
 A leaf that analyzes to no token at all (punctuation only) is dropped from its parent; an expression
 with no token left compiles to None, which callers treat as "matches nothing" (never as "match all").
 
-The same tree evaluates in Python over a token list (`matches`), which checks single blocks and finds
-the query terms a hit message contains (`matched_terms`).
+The same tree evaluates in Python over an analyzed text (`matches`), which checks single blocks, finds
+the query words a hit message contains (`matched_terms`) and the words of its text a snippet marks
+(`highlight_terms`); a stemmed leaf compares stems there as Tantivy does.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from quarry.index.lexical import analyzer
+from quarry.index.lexical.schema import STEMMED
 from quarry.v1 import plan_pb2
 
 # The simple tokenizer yields alphanumeric tokens only; escaping the regex metacharacters is a guard.
@@ -34,14 +43,22 @@ _REGEX_SPECIAL = set(".^$*+?()[]{}|\\")
 @dataclass(frozen=True)
 class Fts:
     kind: str  # term | phrase | prefix | all | any | not
-    tokens: tuple[str, ...] = ()
+    tokens: tuple[str, ...] = ()  # exact tokens (the fields without stemming)
     children: tuple[Fts, ...] = ()
     raw: str = ""  # the user's text of a leaf, for substring lowering
+    stem: str = ""  # an unquoted word's stem: a `term` matches it in a field's stemmed twin
 
 
 def compile_fts(expr: plan_pb2.FtsExpr) -> Fts | None:
+    node = _compile(expr, drop_stopwords=True)
+    return node if node is not None else _compile(expr, drop_stopwords=False)
+
+
+def _compile(expr: plan_pb2.FtsExpr, drop_stopwords: bool) -> Fts | None:
     kind = expr.WhichOneof("node")
-    if kind in ("term", "phrase", "prefix"):
+    if kind == "term":
+        return combine("all", (_word(w, drop_stopwords) for w in analyzer.words(expr.term)))
+    if kind in ("phrase", "prefix"):
         raw = getattr(expr, kind)
         toks = tuple(analyzer.tokens(raw))
         if not toks:
@@ -50,11 +67,22 @@ def compile_fts(expr: plan_pb2.FtsExpr) -> Fts | None:
             return Fts("prefix", toks, raw=raw)
         return Fts("term" if len(toks) == 1 else "phrase", toks, raw=raw)
     if kind == "negate":
-        child = compile_fts(expr.negate)
+        child = _compile(expr.negate, drop_stopwords)
         return None if child is None else Fts("not", children=(child,))
     if kind in ("all", "any"):
-        return combine(kind, [compile_fts(item) for item in getattr(expr, kind).items])
+        return combine(kind, [_compile(item, drop_stopwords) for item in getattr(expr, kind).items])
     return None
+
+
+def _word(raw: str, drop_stopwords: bool) -> Fts | None:
+    """One unquoted word: a stemmed term, an exact phrase of an identifier's parts, or (a stopword) None."""
+    toks = tuple(analyzer.tokens(raw))
+    if len(toks) != 1:
+        return Fts("phrase", toks, raw=raw) if toks else None
+    stem = analyzer.stem(toks[0])
+    if not stem and drop_stopwords:
+        return None
+    return Fts("term", toks, raw=raw, stem=stem)
 
 
 def combine(kind: str, items: Iterable[Fts | None]) -> Fts | None:
@@ -90,13 +118,16 @@ def _regex_escape(token: str) -> str:
 def to_query(
     node: Fts, schema: tantivy.Schema, field: str, expansions: Mapping[str, Sequence[str]] | None = None
 ) -> Query:
-    """The Tantivy query of the expression over one field.
+    """The Tantivy query of the expression over one field (stemmed terms over its stemmed twin, if any).
 
     A one-token prefix matches by regex, which scores a constant; with `expansions` (prefix -> its most
     frequent completions) the regex becomes a zero-score filter and the completions add BM25, so
     prefix queries rank like word queries instead of tying everywhere.
     """
     if node.kind == "term":
+        stemmed = STEMMED.get(field) if node.stem else None
+        if stemmed is not None:
+            return Query.term_query(schema, stemmed, node.stem)
         return Query.term_query(schema, field, node.tokens[0])
     if node.kind == "phrase":
         return Query.phrase_query(schema, field, list(node.tokens))
@@ -153,21 +184,43 @@ def _has_sequence(tokens: list[str], seq: tuple[str, ...], last_is_prefix: bool)
     return False
 
 
-def matches(node: Fts, tokens: list[str], token_set: set[str]) -> bool:
-    """Evaluate the expression over the analyzed tokens of one text."""
+class Analyzed:
+    """One text's exact tokens, and its stems when a stemmed leaf first asks for them."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.token_set = set(tokens)
+        self._stems: set[str] | None = None
+
+    @classmethod
+    def of(cls, text: str) -> Analyzed:
+        return cls(analyzer.tokens(text))
+
+    @property
+    def stems(self) -> set[str]:
+        if self._stems is None:
+            self._stems = {analyzer.stem(t) for t in self.token_set} - {""}
+        return self._stems
+
+
+def matches(node: Fts, text: Analyzed, stemmed: bool = True) -> bool:
+    """Evaluate the expression over one analyzed text; `stemmed`: whether its field has a stemmed twin
+    (dialogue text), so that unquoted words compare stems."""
     if node.kind == "term":
-        return node.tokens[0] in token_set
+        if stemmed and node.stem:
+            return node.stem in text.stems
+        return node.tokens[0] in text.token_set
     if node.kind == "phrase":
-        return all(t in token_set for t in node.tokens) and _has_sequence(tokens, node.tokens, False)
+        return all(t in text.token_set for t in node.tokens) and _has_sequence(text.tokens, node.tokens, False)
     if node.kind == "prefix":
         if len(node.tokens) == 1:
-            return any(t.startswith(node.tokens[0]) for t in token_set)
-        return _has_sequence(tokens, node.tokens, True)
+            return any(t.startswith(node.tokens[0]) for t in text.token_set)
+        return _has_sequence(text.tokens, node.tokens, True)
     if node.kind == "not":
-        return not matches(node.children[0], tokens, token_set)
+        return not matches(node.children[0], text, stemmed)
     if node.kind == "all":
-        return all(matches(c, tokens, token_set) for c in node.children)
-    return any(matches(c, tokens, token_set) for c in node.children)
+        return all(matches(c, text, stemmed) for c in node.children)
+    return any(matches(c, text, stemmed) for c in node.children)
 
 
 def query_terms(node: Fts | None) -> list[str]:
@@ -188,36 +241,74 @@ def query_terms(node: Fts | None) -> list[str]:
     return out
 
 
-def matched_terms(node: Fts | None, tokens: list[str]) -> list[str]:
-    """The positive query terms present in `tokens`; a prefix contributes the tokens it matched."""
+def _leaves(node: Fts) -> Iterable[Fts]:
+    if node.kind in ("all", "any"):
+        for c in node.children:
+            yield from _leaves(c)
+    else:
+        yield node
+
+
+def matched_terms(node: Fts | None, tokens: list[str], stemmed: bool = True) -> list[str]:
+    """The positive query words present in `tokens` (an unquoted word also when a token shares its stem,
+    with `stemmed` as in `matches`); a prefix contributes the tokens it matched."""
     node = positive(node)
     if node is None:
         return []
-    token_set = set(tokens)
+    text = Analyzed(tokens)
     out: list[str] = []
 
     def add(t: str) -> None:
         if t not in out:
             out.append(t)
 
-    def walk(n: Fts) -> None:
-        if n.kind in ("all", "any"):
-            for c in n.children:
-                walk(c)
-        elif n.kind == "prefix":
-            for t in n.tokens[:-1]:
-                if t in token_set:
+    for leaf in _leaves(node):
+        if leaf.kind == "prefix":
+            for t in leaf.tokens[:-1]:
+                if t in text.token_set:
                     add(t)
             for t in tokens:
-                if t.startswith(n.tokens[-1]):
+                if t.startswith(leaf.tokens[-1]):
                     add(t)
+        elif leaf.kind == "term" and stemmed and leaf.stem:
+            if leaf.stem in text.stems:
+                add(leaf.tokens[0])
         else:
-            for t in n.tokens:
-                if t in token_set:
+            for t in leaf.tokens:
+                if t in text.token_set:
                     add(t)
-
-    walk(node)
     return out
+
+
+def stemmed_leaves(node: Fts | None) -> bool:
+    """Whether the positive expression has a word that matches by its stem in a stemmed field."""
+    node = positive(node)
+    return node is not None and any(leaf.kind == "term" and leaf.stem for leaf in _leaves(node))
+
+
+def highlight_terms(node: Fts | None, tokens: list[str], field: str) -> list[str]:
+    """The distinct tokens of a text (exact, as `field` or its exact twin indexes them) that the positive
+    expression's leaves match there: what a snippet of the text marks (`refactored` for `refactoring`)."""
+    node = positive(node)
+    if node is None:
+        return []
+    stemmed = field in STEMMED
+    exact: set[str] = set()
+    stems: set[str] = set()
+    prefixes: list[str] = []
+    for leaf in _leaves(node):
+        if leaf.kind == "term" and stemmed and leaf.stem:
+            stems.add(leaf.stem)
+        elif leaf.kind == "prefix":
+            exact.update(leaf.tokens[:-1])
+            prefixes.append(leaf.tokens[-1])
+        else:
+            exact.update(leaf.tokens)
+    return [
+        t
+        for t in dict.fromkeys(tokens)
+        if t in exact or any(t.startswith(p) for p in prefixes) or (stems and analyzer.stem(t) in stems)
+    ]
 
 
 def substring_sql(node: Fts, columns: tuple[str, ...]) -> tuple[str, list[object]]:

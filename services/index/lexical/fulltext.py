@@ -11,7 +11,8 @@ from collections.abc import Collection, Sequence
 import tantivy
 from tantivy import Occur, Query
 
-from quarry.index.lexical import analyzer, fts, schema
+from quarry.core.vocab import DIALOGUE_BLOCK_TYPES
+from quarry.index.lexical import fts, schema
 from quarry.index.lexical.predicates import RoleClause, Sql
 from quarry.index.lexical.store import Store, json_list
 from quarry.v1 import plan_pb2, units_pb2
@@ -60,8 +61,8 @@ def matching_blocks(
     store: Store, node: fts.Fts, message_ords: Sequence[int], condition: Sql | None = None
 ) -> dict[int, tuple[int, str]]:
     """(time, id) by ordinal of the blocks of these messages that pass the SQL condition (alias `u`)
-    and whose own text matches the full expression. The cheap SQL condition runs first, so only its
-    survivors are tokenized."""
+    and whose own text matches the full expression, as the text field of the block's kind would
+    (fts.matches). The cheap SQL condition runs first, so only its survivors are tokenized."""
     extra = f"AND {condition.text}" if condition is not None else ""
     rows = store.reader().execute(
         "SELECT u.ord, u.time_ms, u.id, m.ord, m.proto FROM blocks u JOIN messages m ON m.ord = u.message_ord "
@@ -69,14 +70,18 @@ def matching_blocks(
         [json_list(message_ords), *(condition.params if condition is not None else ())],
     )
     matched: dict[int, tuple[int, str]] = {}
-    texts: dict[str, str] = {}
+    blocks: dict[str, units_pb2.Block] = {}
     current = -1
     for block_ord, time_ms, block_id, message_ord, proto in rows:
         if message_ord != current:
             current = message_ord
-            texts = {b.id: b.text for b in units_pb2.Message.FromString(proto).blocks}
-        tokens = analyzer.tokens(texts.get(block_id, ""))
-        if tokens and fts.matches(node, tokens, set(tokens)):
+            blocks = {b.id: b for b in units_pb2.Message.FromString(proto).blocks}
+        block = blocks.get(block_id)
+        if block is None or not block.text:
+            continue
+        text = fts.Analyzed.of(block.text)
+        # dialogue blocks are in `text` (stemmed twin: unquoted words match by stem), the others in `actions`
+        if text.tokens and fts.matches(node, text, stemmed=block.type in DIALOGUE_BLOCK_TYPES):
             matched[block_ord] = (time_ms, block_id)
     return matched
 

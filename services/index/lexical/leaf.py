@@ -356,8 +356,9 @@ class Leaf:
             texts = {o: schema.dialogue_text(m) for o, m in messages.items()}
         need_tokens = fts.needs_tokens(ranking)
         fixed_terms = [] if need_tokens else fts.query_terms(ranking)
-        generator = None
-        if with_snippets and not fts.prefixes(ranking):
+        stemmed = field in schema.STEMMED
+        generator = None  # one for all hits, unless what a snippet marks differs per hit (prefixes, stems)
+        if with_snippets and not fts.prefixes(ranking) and not (stemmed and fts.stemmed_leaves(ranking)):
             generator = tantivy.SnippetGenerator.create(
                 searcher, fts.to_query(ranking, self.schema, field), self.schema, field
             )
@@ -367,10 +368,12 @@ class Leaf:
         for candidate in top:
             row = rows[candidate.ord]
             text = texts[candidate.ord]
-            hit_terms = fts.matched_terms(ranking, analyzer.tokens(text)) if need_tokens else fixed_terms
+            tokens = analyzer.tokens(text) if need_tokens or (with_snippets and generator is None) else []
+            hit_terms = fts.matched_terms(ranking, tokens, stemmed) if need_tokens else fixed_terms
             snippet = ""
             if with_snippets:
-                snippet = _snippet(generator or self._terms_generator(searcher, hit_terms, field), field, text)
+                marks = generator or self._terms_generator(searcher, fts.highlight_terms(ranking, tokens, field), field)
+                snippet = _snippet(marks, field, text)
             hit = add(
                 score=candidate.score,
                 ranked=True,
@@ -389,7 +392,8 @@ class Leaf:
         return {o: schema.action_text(m, commands) for o, m in messages.items()}
 
     def _terms_generator(self, searcher: tantivy.Searcher, words: list[str], field: str) -> tantivy.SnippetGenerator:
-        """Highlights exactly these words (a prefix query has no terms of its own to highlight)."""
+        """Highlights exactly these words (a prefix query has no terms of its own to highlight, a stemmed
+        word's are in another field)."""
         query = Query.boolean_query([(Occur.Should, Query.term_query(self.schema, field, w)) for w in words])
         generator = tantivy.SnippetGenerator.create(searcher, query, self.schema, field)
         generator.set_max_num_chars(SNIPPET_CHARS)
@@ -499,11 +503,12 @@ def _snippet(generator: tantivy.SnippetGenerator, field: str, text: str) -> str:
     """The best fragment with matches wrapped in [ and ]; the text's start when nothing is highlighted.
 
     Tantivy renders the fragment as HTML (every `&`, `<`, `>` and quote of the text escaped, matches in
-    `<b>`), so its only tags are the highlights and unescaping restores the text exactly."""
+    `<b>`), so its only tags are the highlights and unescaping restores the text exactly. The text is
+    segmented as it was indexed (Chinese words marked one by one), and the separators removed again."""
     doc = tantivy.Document()
-    doc.add_text(field, text)
+    doc.add_text(field, analyzer.segment(text))
     marked = generator.snippet_from_doc(doc).to_html()
     if not marked:
         head = text[:SNIPPET_CHARS]
         return head if len(text) <= SNIPPET_CHARS else head.rsplit(" ", 1)[0] + "…"
-    return html.unescape(marked.replace("<b>", "[").replace("</b>", "]"))
+    return html.unescape(marked.replace("<b>", "[").replace("</b>", "]")).replace(analyzer.SEPARATOR, "")

@@ -3,7 +3,8 @@
 This is the ingest hot path. Every read of a protobuf field builds a new Python object, and every
 iteration of a repeated field builds its wrappers anew, so each message, block and action is visited
 once and gives everything both stores need; the texts it builds are exactly `schema.dialogue_text`
-and `schema.action_text`, and the session's `embed_count` is the number of `quarry.core.dialogue`
+and `schema.action_text` with their Chinese words segmented (`analyzer.segment`; the dialogue text
+goes to both its exact and its stemmed field), and the session's `embed_count` is the number of `quarry.core.dialogue`
 items (tests hold them to it).
 
 Row tuples follow the column lists in store.py (`SESSION_COLUMNS`, `MESSAGE_COLUMNS`, `BLOCK_COLUMNS`,
@@ -143,6 +144,7 @@ def decompose(
     add_block = block_rows.append
     dumps = orjson.dumps
     normalize_path = analyzer.normalize_path
+    segment = analyzer.segment
     dialogue_types = _DIALOGUE_TYPES
     embedded_types = EMBEDDED_BLOCK_TYPES
     embed_count = 0
@@ -198,6 +200,7 @@ def decompose(
                 )
             )
         if dialogue or acted:
+            text = segment("\n".join(dialogue))
             documents.append(
                 dumps(
                     {
@@ -208,8 +211,9 @@ def decompose(
                         schema.MESSAGE_ORD: message_ord,
                         schema.ROLE: role.lower(),
                         schema.TIME: time_ms,
-                        schema.TEXT: "\n".join(dialogue),
-                        schema.ACTIONS: "\n".join(acted),
+                        schema.TEXT: text,
+                        schema.TEXT_STEM: text,
+                        schema.ACTIONS: segment("\n".join(acted)),
                     }
                 ).decode()
             )

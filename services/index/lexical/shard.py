@@ -17,14 +17,18 @@ Upsert order, for crash consistency:
    (fsync'd) and a reader reload, so a search issued after `upsert` returns sees them;
 5. the pending marker is cleared.
 A crash after 3 leaves pending sessions, which opening the shard re-indexes from SQLite; a Tantivy
-index whose document count disagrees with SQLite after that is rebuilt from SQLite.
+index whose document count disagrees with SQLite after that is rebuilt from SQLite. So is an index
+built with another analyzer version (schema.open_index): the searchable text changes, the records in
+SQLite do not.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -43,6 +47,8 @@ _WRITER_HEAP_BYTES = 128_000_000
 # the other shard and the ingest node, so CPU per message is what bounds ingest, not wall time).
 _WRITER_THREADS = 1
 _REINDEX_BATCH = 500
+
+_log = logging.getLogger(__name__)
 
 
 def content_hash(session: units_pb2.Session) -> str:
@@ -144,16 +150,27 @@ class LexicalShard:
             self._writer = self._new_writer()
 
     def _reconcile(self) -> None:
-        """Bring Tantivy in line with SQLite after a crash or a lost index directory."""
+        """Bring Tantivy in line with SQLite after a crash, a lost index directory or an analyzer upgrade
+        (schema.open_index leaves an empty index in place of one built with another analyzer)."""
         self._index.reload()
         self._index_pending()
         if self._index.searcher().num_docs != self._store.expected_documents():
+            started = time.perf_counter()
+            everything = self._store.all_ords()
+            _log.warning(
+                "shard %d: rebuilding its Tantivy index from the store (%d sessions)", self.shard, len(everything)
+            )
             self._writer.delete_all_documents()
             self._writer.commit()
-            everything = self._store.all_ords()
             for start in range(0, len(everything), _REINDEX_BATCH):
                 self._reindex(everything[start : start + _REINDEX_BATCH])
             self._index.reload()
+            _log.warning(
+                "shard %d: Tantivy index rebuilt, %d documents in %.1f s",
+                self.shard,
+                self._index.searcher().num_docs,
+                time.perf_counter() - started,
+            )
 
     def _index_pending(self) -> None:
         pending = self._store.pending_ords()
