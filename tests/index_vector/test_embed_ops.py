@@ -18,18 +18,9 @@ from quarry.index.vector.follower import POLL_S
 from quarry.index.vector.shard import VectorShard
 from quarry.query.embedding import EmbeddingOps, next_action
 from quarry.v1 import embedding_pb2, errors_pb2, index_pb2_grpc, units_pb2, vector_pb2
-from tests.index_vector.test_follower import ShardServer, embedded_texts, topic, wait_for
+from tests.index_vector.test_follower import embedded_texts, topic, wait_for
 
-from .conftest import EmbeddingsServer
-
-
-@pytest.fixture
-def shards(tmp_path: Path) -> Iterator[list[ShardServer]]:
-    servers = [ShardServer(tmp_path / f"index-{i}") for i in range(2)]
-    yield servers
-    for server in servers:
-        server.stop()
-
+from .conftest import EmbeddingsServer, ShardServer
 
 Opener = Callable[..., VectorShard]
 
