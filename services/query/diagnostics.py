@@ -2,10 +2,14 @@
 Diagnostics"), from the plan and the cluster's state, never a guess about the user's intent.
 
 Each caveat names the check that applies and what to try next: an empty archive, an origin the
-archive holds no session of (the query language already rejects an unknown spelling), a shard whose
-index is behind its stored rows, embeddings missing or still being built for a lane that needs them,
-a time bound that may be too narrow, and text an agent wrote into a file (tool input bodies are not in
-the full-text index: the action-evidence query finds them).
+archive holds no session of (the query language already rejects an unknown spelling), embeddings
+missing or still being built for a lane that needs them, a time bound that may be too narrow, and text
+an agent wrote into a file (tool input bodies are not in the full-text index: the action-evidence query
+finds them).
+
+A lexical index that is not ready never shows up here as an empty result: a shard brings its Tantivy
+index in line with its store (after a crash or an analyzer upgrade) before it serves, and a shard that
+does not answer fails the search with SHARD_UNAVAILABLE instead of contributing nothing.
 """
 
 from __future__ import annotations
