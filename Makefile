@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 DATASET ?= ../shared/datasets/scifact
 BENCH_MESSAGES ?= 100000
 
-.PHONY: install run test proto lint bench bench-full clean
+.PHONY: install run test proto lint bench bench-full bench-quality bench-hybrid clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ bench: install
 
 bench-full: install
 	$(BIN)/python bench/run.py --messages 1000000
+
+## bench-quality: nDCG@10 / recall@100 per lane on a BEIR-format folder (DATASET=…, default SciFact beside the repo)
+bench-quality: install
+	$(BIN)/python bench/quality.py --dataset $(DATASET)
+
+## bench-hybrid: hybrid and dialogue search latency on the synthetic archive (BENCH_MESSAGES, default 100k)
+bench-hybrid: install
+	$(BIN)/python bench/hybrid_latency.py --messages $(BENCH_MESSAGES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,246 @@
+"""Hybrid search latency on the synthetic archive, query embedding shown apart, dialogue beside it.
+
+    python bench/hybrid_latency.py [--messages 100000] [--embed-minutes 20] [--out FILE]
+
+MiniLM embeds 15-45 texts/s on the project's 2-core box and the 100k-message archive has ~49k
+distinct dialogue texts (the vector store recognizes a message's unchanged text, never the same text in
+two messages, so every one is embedded), so a full embed takes 20-55 minutes. The run therefore:
+1. starts a 2-shard cluster whose vector node embeds only on request (embed mode `manual`) and
+   ingests the whole archive (every message lexically searchable);
+2. backfills vectors, oldest sessions first, in windows of `--window` sessions until the
+   `--embed-minutes` budget is spent or nothing is left (`VectorService.EmbedBackfill`);
+3. restarts the vector node with the default embedding threads (1), so no backfill runs beside the
+   queries and the query embedding is measured as a default node does it;
+4. times the benchmark's query set (bench/queries.py) on lanes hybrid and dialogue, alternating, after
+   a warm-up pass, on the client's wall clock, with the query node's per-stage `timings_ms`
+   (parse, lexical, actions, embed, vector, fuse, total);
+5. times FAISS `IndexFlatIP` in-process at the slice's size and at the whole archive's text count
+   (random unit vectors: a flat scan costs the same for any values), the part of the vector stage that
+   grows with the archive, to say what full coverage would add.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # `python bench/hybrid_latency.py` puts bench/ on the path, not the repository root
+
+import faiss  # noqa: E402
+import grpc  # noqa: E402
+import numpy as np  # noqa: E402
+
+from bench.queries import BenchQuery, Latency, build_queries  # noqa: E402
+from bench.run import corpus_stats, log, wait_embedder_ready, wait_visible  # noqa: E402
+from quarry.client.client import QuarryClient  # noqa: E402
+from quarry.client.local import LocalCluster  # noqa: E402
+from quarry.core.dialogue import dialogue_items  # noqa: E402
+from quarry.ingest.synthetic import generate_sessions  # noqa: E402
+from quarry.v1 import query_pb2, units_pb2, vector_pb2, vector_pb2_grpc  # noqa: E402
+
+SHARDS = 2
+LIMIT = 20
+DIMENSION = 384
+BACKFILL_THREADS = "2"  # nothing else runs while the slice is embedded
+BACKFILL_TIMEOUT_S = 3600.0
+STAGES = ("parse", "lexical", "actions", "embed", "vector", "fuse", "total")
+
+
+def backfill(address: str, window: int, budget_s: float) -> dict[str, object]:
+    """Embed the oldest queued sessions, `window` at a time, until the budget is spent or none are left."""
+    started = time.perf_counter()
+    sessions = texts = 0
+    with grpc.insecure_channel(address) as channel:
+        stub = vector_pb2_grpc.VectorServiceStub(channel)
+        while time.perf_counter() - started < budget_s:
+            result = stub.EmbedBackfill(vector_pb2.EmbedWindowRequest(max_sessions=window), timeout=BACKFILL_TIMEOUT_S)
+            sessions += result.sessions
+            texts += result.texts
+            elapsed = time.perf_counter() - started
+            log(f"backfill: {sessions:,} sessions, {texts:,} texts in {elapsed:.0f} s; {result.texts_left:,} left")
+            if result.texts_left == 0:
+                break
+        left = result.texts_left
+    seconds = time.perf_counter() - started
+    return {
+        "sessions": sessions,
+        "texts": texts,
+        "texts_left": left,
+        "seconds": round(seconds, 1),
+        "texts_per_s": round(texts / seconds, 2),
+    }
+
+
+def time_lanes(client: QuarryClient, queries: Sequence[BenchQuery], lanes: Sequence[str]) -> dict[str, object]:
+    """Per lane: client wall time and the query node's stage timings, p50 / p95, after a warm-up pass.
+    The lanes alternate query by query, so both see the same machine."""
+
+    def ask(q: BenchQuery, lane: str) -> query_pb2.SearchEnvelope:
+        return client.search(q.quarry, lane=lane, limit=LIMIT)
+
+    for q in queries:
+        for lane in lanes:
+            ask(q, lane)
+    wall: dict[str, list[float]] = {lane: [] for lane in lanes}
+    stages: dict[str, dict[str, list[float]]] = {lane: {} for lane in lanes}
+    empty = dict.fromkeys(lanes, 0)
+    for q in queries:
+        for lane in lanes:
+            started = time.perf_counter()
+            envelope = ask(q, lane)
+            wall[lane].append((time.perf_counter() - started) * 1000)
+            empty[lane] += not envelope.hits
+            for stage, ms in envelope.timings_ms.items():
+                stages[lane].setdefault(stage, []).append(ms)
+    return {
+        lane: {
+            "client_ms": Latency(tuple(wall[lane])).as_dict(),
+            "server_ms": {s: Latency(tuple(v)).as_dict() for s, v in sorted(stages[lane].items())},
+            "empty_answers": empty[lane],
+        }
+        for lane in lanes
+    }
+
+
+def faiss_flat_ms(sizes: dict[str, int], queries: int = 200) -> dict[str, dict[str, float]]:
+    """ms per single query of an exact inner-product scan over `n` vectors, one thread (as ann.py runs it)."""
+    faiss.omp_set_num_threads(1)
+    rng = np.random.default_rng(0)
+    out = {}
+    for name, n in sizes.items():
+        base = rng.standard_normal((n, DIMENSION), dtype=np.float32)
+        base /= np.linalg.norm(base, axis=1, keepdims=True)
+        index = faiss.IndexFlatIP(DIMENSION)
+        index.add(base)
+        probes = base[rng.integers(0, n, queries)]
+        samples = []
+        for probe in probes:
+            started = time.perf_counter()
+            index.search(probe[None, :], LIMIT * 5)
+            samples.append((time.perf_counter() - started) * 1000)
+        out[name] = {"vectors": n, **Latency(tuple(samples)).as_dict()}
+    return out
+
+
+def run(
+    sessions: Sequence[units_pb2.Session],
+    queries: Sequence[BenchQuery],
+    workdir: Path,
+    window: int,
+    budget_s: float,
+    lanes: Sequence[str],
+) -> dict[str, object]:
+    env = {"QUARRY_EMBED_THREADS": BACKFILL_THREADS}
+    cluster = LocalCluster(workdir / "cluster", shards=SHARDS, embedder="minilm", env=env, embed_mode="manual")
+    log(f"starting a local cluster ({SHARDS} shards, MiniLM embedder, manual embed mode)")
+    cluster.start()
+    client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
+    try:
+        wait_embedder_ready(str(cluster.addresses["vector"]))
+        log("ingesting")
+        started = time.perf_counter()
+        client.ingest_sessions(sessions)
+        ingest_s = time.perf_counter() - started
+        wait_visible(client, sessions)
+        log(f"ingested in {ingest_s:.1f} s; backfilling vectors for {budget_s / 60:.0f} minutes at most")
+        filled = backfill(str(cluster.addresses["vector"]), window, budget_s)
+        log("restarting the vector node with the default embedding threads")
+        cluster.kill("vector", signal.SIGTERM)
+        cluster.env.pop("QUARRY_EMBED_THREADS", None)
+        cluster.restart("vector")
+        wait_embedder_ready(str(cluster.addresses["vector"]))
+        vector = next(n for n in client.status().nodes if n.role == "vector")
+        log(f"{vector.vectors:,} vectors, {vector.vectors_pending:,} pending; timing {len(queries)} queries")
+        latency = time_lanes(client, queries, lanes)
+    finally:
+        client.close()
+        cluster.stop()
+    return {
+        "ingest_s": round(ingest_s, 1),
+        "backfill": filled,
+        "vectors": vector.vectors,
+        "vectors_pending": vector.vectors_pending,
+        "lanes": latency,
+    }
+
+
+def render(result: dict) -> str:  # type: ignore[type-arg]
+    c, q = result["corpus"], result["quarry"]
+    lines = [
+        f"hybrid latency: {c['messages']:,} messages in {c['sessions']:,} sessions (seed {result['seed']}), "
+        f"{SHARDS} shards, {result['queries']} queries, limit {LIMIT}",
+        f"command: {result['command']}",
+        f"vectors: {q['vectors']:,} of {result['dialogue_texts']:,} dialogue texts "
+        f"({q['backfill']['sessions']:,} sessions, backfilled at {q['backfill']['texts_per_s']} texts/s); "
+        f"{q['vectors_pending']:,} not embedded",
+        "",
+        f"{'lane':<10} {'client p50':>10} {'p95':>8}   " + "  ".join(f"{s + ' p50/p95':>18}" for s in STAGES),
+    ]
+    for lane, figures in q["lanes"].items():
+        server = figures["server_ms"]
+        cells = [
+            f"{server[s]['p50_ms']:>8.2f} /{server[s]['p95_ms']:>8.2f}" if s in server else f"{'-':>18}" for s in STAGES
+        ]
+        lines.append(
+            f"{lane:<10} {figures['client_ms']['p50_ms']:>10.2f} {figures['client_ms']['p95_ms']:>8.2f}   "
+            + "  ".join(cells)
+        )
+    lines += ["", "FAISS IndexFlatIP, one thread, ms per query (p50 / p95):"]
+    for name, f in result["faiss_flat"].items():
+        lines.append(f"  {name:<12} {f['vectors']:>8,} vectors  {f['p50_ms']:.2f} / {f['p95_ms']:.2f}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--per-class", type=int, default=50, help="queries per class of bench/queries.py")
+    parser.add_argument("--embed-minutes", type=float, default=20.0, help="backfill budget")
+    parser.add_argument("--window", type=int, default=200, help="sessions per backfill call")
+    parser.add_argument("--out", type=Path, help="default bench/results/hybrid-latency-<N>.json")
+    args = parser.parse_args(argv)
+    out = args.out or REPO / "bench" / "results" / f"hybrid-latency-{args.messages}.json"
+
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    log(f"generating {args.messages:,} messages (seed {args.seed})")
+    started = time.perf_counter()
+    sessions = list(generate_sessions(args.messages, seed=args.seed))
+    corpus = corpus_stats(sessions, time.perf_counter() - started)
+    texts = [item.text for s in sessions for item in dialogue_items(s)]
+    queries = build_queries(per_class=args.per_class)
+    with tempfile.TemporaryDirectory(prefix="quarry-hybrid-") as tmp:
+        quarry = run(sessions, queries, Path(tmp), args.window, args.embed_minutes * 60, ("hybrid", "dialogue"))
+    log("timing FAISS flat scans in-process")
+    faiss_sizes = {"slice": max(1, int(quarry["vectors"])), "full": len(texts)}
+    result = {
+        "command": " ".join(["python bench/hybrid_latency.py", *(sys.argv[1:] if argv is None else argv)]),
+        "started": started_at,
+        "messages": args.messages,
+        "seed": args.seed,
+        "machine": {"cpus": len(os.sched_getaffinity(0)), "python": platform.python_version()},
+        "corpus": corpus,
+        "dialogue_texts": len(texts),
+        "distinct_dialogue_texts": len(set(texts)),
+        "queries": len(queries),
+        "quarry": quarry,
+        "faiss_flat": faiss_flat_ms(faiss_sizes),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(render(result))
+    print(f"\nresult: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
