@@ -19,7 +19,7 @@ Paging: `offset` (best effort), or a cursor (cursors.py) for a stable walk. On t
 shard pages after its own anchor, so a walk serves every session that matched when it started exactly
 once while sessions are being ingested: a new session sorting before a shard's anchor is never served
 and never shifts later pages; one sorting after it may appear on a later page. On the semantic and
-hybrid lanes the anchor applies after fusion, here, over each lane's top FUSION_DEPTH: a cursor walk
+hybrid lanes the anchor applies after fusion, here, over each lane's top `fusion_depth`: a cursor walk
 there ends with the fused list, and ingest between pages can reorder what fusion ranks."""
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class Coordinator:
                 semantic_depth = depth if cursor is None else max(FUSION_DEPTH, depth)
                 hits = [_vector_hit(h) for h in self._semantic(run, semantic_depth)]
             else:
-                hits = self._hybrid(run, max(FUSION_DEPTH, depth))
+                hits = self._hybrid(run, fusion_depth(depth))
             hits = _above(hits, effective.min_score)
             if cursors.GLOBAL in anchors:
                 hits = [h for h in hits if _after_fused(h, anchors[cursors.GLOBAL])]
@@ -487,6 +487,15 @@ def _after_fused(hit: query_pb2.SearchHit, anchor: cursors.Anchor) -> bool:
     if hit.match.score_kind == "vector_distance":
         return hit.match.score > anchor.key
     return hit.match.score < anchor.key
+
+
+def fusion_depth(wanted: int) -> int:
+    """How many sessions each hybrid channel contributes to fill `wanted` fused hits: FUSION_DEPTH, or
+    twice what is wanted when more are, because a fused list draws on the union of the channels, and a
+    session low in one channel but present in another must still be there to be fused. On SciFact
+    (bench/RESULTS.md), fusing each channel's top 200 for 100 hits raised recall@100 of RRF from 0.950
+    to 0.965 with the same nDCG@10."""
+    return max(FUSION_DEPTH, 2 * wanted)
 
 
 def _resolve_lane(requested: str, compiled: CompiledQuery) -> str:

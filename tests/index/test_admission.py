@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from quarry.index.lexical import admission, fts
+from quarry.index.lexical import admission, fts, schema
 from quarry.index.lexical.shard import LexicalShard
 from quarry.v1 import index_pb2, plan_pb2
 from tests.index import plans as p
@@ -154,8 +154,12 @@ def test_a_cursor_walk_with_admission_serves_every_admitted_session_once(shard: 
 
 def test_relax_leaves_a_required_and_alone() -> None:
     leaf = fts.compile_fts(p.fts_all(*(p.term(w) for w in WORDS)))
-    assert admission.relax([leaf], index_pb2.LexicalAdmission(coverage=1.0, min_matched_terms=1)) is None
-    relaxed = admission.relax([leaf], index_pb2.LexicalAdmission(coverage=0.5, min_matched_terms=1))
+    assert admission.relax([leaf], index_pb2.LexicalAdmission(coverage=1.0, min_matched_terms=1), schema.TEXT) is None
+    relaxed = admission.relax([leaf], index_pb2.LexicalAdmission(coverage=0.5, min_matched_terms=1), schema.TEXT)
     assert relaxed is not None and relaxed.required == 2 and relaxed.ranking.kind == "any"
+    any_word = index_pb2.LexicalAdmission(coverage=0.0, min_matched_terms=1)
     repeated = fts.compile_fts(p.fts_all(p.term("alpha"), p.term("alpha"), p.term("bravo"), p.term("charlie")))
-    assert len(admission.relax([repeated], index_pb2.LexicalAdmission(coverage=0.0, min_matched_terms=1)).items) == 3
+    assert len(admission.relax([repeated], any_word, schema.TEXT).items) == 3
+    forms = fts.compile_fts(p.fts_all(p.term("neurons"), p.term("neuron"), p.term("bravo")))
+    assert len(admission.relax([forms], any_word, schema.TEXT).items) == 2  # one stem: one term
+    assert len(admission.relax([forms], any_word, schema.ACTIONS).items) == 3  # exact there: two terms

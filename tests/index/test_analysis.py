@@ -255,3 +255,8 @@ def test_compiled_leaves_carry_exact_tokens_and_stems() -> None:
     chinese = compiled(plan_pb2.FtsExpr(term="我们的数据库"))
     assert chinese is not None and chinese.kind == "all"
     assert [c.tokens for c in chinese.children] == [("我们",), ("数据库",)]
+
+
+def test_two_forms_of_one_word_score_as_one_term(shard: LexicalShard) -> None:
+    assert scores(shard, "timeouts timeout") == scores(shard, "timeout")
+    assert scores(shard, "timeout timeout") == scores(shard, "timeout")

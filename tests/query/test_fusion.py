@@ -13,6 +13,7 @@ from quarry.query.fusion import (
     similarity,
     vector_retrieval,
 )
+from quarry.query.root import fusion_depth
 from quarry.v1 import index_pb2, vector_pb2
 
 
@@ -168,3 +169,8 @@ def test_minmax_retrieval_is_within_zero_and_one(
 ) -> None:
     fused = minmax(scored, weights=weights)
     assert all(0.0 <= h.retrieval <= 1.0 for h in fused)
+
+
+def test_each_hybrid_channel_contributes_twice_the_hits_wanted_and_never_fewer_than_the_fusion_depth() -> None:
+    assert fusion_depth(21) == FUSION_DEPTH
+    assert fusion_depth(101) == 202

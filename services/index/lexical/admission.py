@@ -47,17 +47,17 @@ def required_matches(n: int, coverage: float, min_matched_terms: int) -> int:
     return min(n, max(min_matched_terms, math.ceil(coverage * n)))
 
 
-def relax(leaves: Sequence[fts.Fts | None], admission: index_pb2.LexicalAdmission) -> Relaxed | None:
+def relax(leaves: Sequence[fts.Fts | None], admission: index_pb2.LexicalAdmission, field: str) -> Relaxed | None:
     """The admitted form of the group's text leaves; None when every item is required (m == n) or
     there is no positive item."""
     compiled = [leaf for leaf in leaves if leaf is not None]
     if len(compiled) == 1:
         only = compiled[0]
         parts = only.children if only.kind == "all" else (only,)
-        items = tuple(dict.fromkeys(p for p in parts if p.kind != "not"))
+        items = fts.distinct((p for p in parts if p.kind != "not"), field)
         excluded = tuple(p for p in parts if p.kind == "not")
     else:
-        items, excluded = tuple(dict.fromkeys(compiled)), ()
+        items, excluded = fts.distinct(compiled, field), ()
     required = required_matches(len(items), admission.coverage, admission.min_matched_terms)
     if not items or required >= len(items):
         return None

@@ -99,6 +99,23 @@ def combine(kind: str, items: Iterable[Fts | None]) -> Fts | None:
     return Fts(kind, children=tuple(children))
 
 
+def match_key(node: Fts, field: str) -> object:
+    """What a node matches by in `field`: an unquoted word by its stem where the field has a stemmed twin
+    (there `neuron` and `neurons` are one term), anything else by itself."""
+    if node.kind == "term" and node.stem and field in STEMMED:
+        return ("stem", node.stem)
+    return node
+
+
+def distinct(nodes: Iterable[Fts], field: str) -> tuple[Fts, ...]:
+    """The nodes without repeats of one term (the first of each kept): a word typed twice, or two forms
+    of one stem, count and score once, as seed 003's "distinct analyzed query terms" do."""
+    first: dict[object, Fts] = {}
+    for node in nodes:
+        first.setdefault(match_key(node, field), node)
+    return tuple(first.values())
+
+
 def positive(node: Fts | None) -> Fts | None:
     """The expression without its negations: what a ranking scores."""
     if node is None or node.kind == "not":
@@ -147,7 +164,7 @@ def to_query(
             [(Occur.Must, Query.all_query()), (Occur.MustNot, to_query(node.children[0], schema, field))]
         )
     clauses = []
-    for child in node.children:
+    for child in distinct(node.children, field):
         if child.kind == "not":
             clauses.append((Occur.MustNot, to_query(child.children[0], schema, field)))
         else:

@@ -114,7 +114,7 @@ class Leaf:
         session_filter_ords = None
         relaxed = None
         if exprs and request.HasField("admission"):
-            relaxed = admission.relax([fts.compile_fts(e) for e in exprs], request.admission)
+            relaxed = admission.relax([fts.compile_fts(e) for e in exprs], request.admission, field)
         if relaxed is not None:
             group, ranking = relaxed.group, relaxed.ranking
             admitted = admission.admitted_sessions(searcher, self.schema, field, relaxed, roles)
