@@ -20,7 +20,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from quarry.core.vocab import UNIT_SOURCES
 from quarry.ingest.normalize import build_session
 from quarry.ingest.sources import DraftBlock, DraftMessage, DraftSession
 from quarry.v1 import units_pb2
@@ -30,13 +29,6 @@ NATIVE_PREFIX = "beir-"
 SESSION_PREFIX = f"{ORIGIN}:{NATIVE_PREFIX}"
 # Every document gets the same time: a corpus has no chronology, and equal times keep runs byte-identical.
 DOC_TIME_MS = 1_700_000_000_000
-# Upper-case AND / OR / NOT are the query language's operators; lower-case they are words.
-_OPERATORS = frozenset(("AND", "OR", "NOT"))
-# Lower-case keywords that survive the removal of punctuation: a unit name (or `sessions`) opening the
-# query makes it a unit query, and `between` after a count field (`words between 3 and 5`) a comparison.
-# Capitalized, they lex as words (the keywords are case-sensitive) and analyze to the same terms.
-_LEADING_KEYWORDS = frozenset(("sessions", *UNIT_SOURCES.values()))
-_KEYWORDS = frozenset(("between",))
 
 Qrels = dict[str, dict[str, int]]  # query id -> doc id -> relevance grade
 
@@ -120,19 +112,6 @@ def doc_id(session_id: str) -> str:
     if not session_id.startswith(SESSION_PREFIX):
         raise ValueError(f"{session_id!r} is not a session made from a BEIR document")
     return session_id[len(SESSION_PREFIX) :]
-
-
-def query_text(text: str) -> str:
-    """A natural-language query as query-language text whose bare terms are the query's words.
-
-    Every character that is not a letter or digit becomes a space (the language gives `:` `"` `(` `)`
-    `~` `*` `-` `|` `>` `=` meaning), the operators AND / OR / NOT are lower-cased into plain words, and
-    the keywords that remain (a leading unit name, `between`) are capitalized into plain words."""
-    words = "".join(c if c.isalnum() else " " for c in text).split()
-    out = [w.lower() if w in _OPERATORS else w.capitalize() if w in _KEYWORDS else w for w in words]
-    if out and out[0] in _LEADING_KEYWORDS:
-        out[0] = out[0].capitalize()
-    return " ".join(out)
 
 
 # ----- metrics -----------------------------------------------------------------------------------

@@ -32,13 +32,14 @@ sys.path.insert(0, str(REPO))  # `python bench/quality.py` puts bench/ on the pa
 
 from google.protobuf.json_format import MessageToDict  # noqa: E402
 
-from bench.beir import Dataset, doc_id, doc_session, load_dataset, mean_metrics, ndcg_at, query_text, recall_at  # noqa: E402
+from bench.beir import Dataset, doc_id, doc_session, load_dataset, mean_metrics, ndcg_at, recall_at  # noqa: E402
 from bench.queries import Latency  # noqa: E402
 from bench.run import log, wait_embedder_ready, wait_visible  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
 from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
 from quarry.core.errors import QuarryError  # noqa: E402
+from quarry.dsl import plain_text_query  # noqa: E402
 from quarry.v1 import query_pb2  # noqa: E402
 
 DEFAULT_DATASET = REPO.parent / "shared" / "datasets" / "scifact"
@@ -149,7 +150,7 @@ class LaneAnswers:
 def ask(client: QuarryClient, run: LaneRun, queries: dict[str, str]) -> LaneAnswers:
     answers = LaneAnswers({}, [], [], {}, {})
     for n, (qid, text) in enumerate(queries.items()):
-        query, controls = query_text(text), run.controls()
+        query, controls = plain_text_query(text), run.controls()
         try:
             if n == 0:  # one untimed warm-up request per lane
                 client.search(query, lane=run.lane, limit=LIMIT, controls=controls)

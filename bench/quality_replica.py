@@ -26,9 +26,10 @@ sys.path.insert(0, str(REPO))
 import faiss  # noqa: E402
 import tantivy  # noqa: E402
 
-from bench.beir import Dataset, doc_session, load_dataset, ndcg_at, query_text, recall_at  # noqa: E402
+from bench.beir import Dataset, doc_session, load_dataset, ndcg_at, recall_at  # noqa: E402
 from quarry.core.embed import load_embedder  # noqa: E402
 from quarry.core.shards import shard_for  # noqa: E402
+from quarry.dsl import plain_text_query  # noqa: E402
 from quarry.index.lexical import analyzer  # noqa: E402
 
 RRF_K = 60
@@ -69,7 +70,7 @@ def _stem_without_stopwords() -> tantivy.TextAnalyzer:
 
 
 def lexical(indexes: Sequence[tantivy.Index], text: str, exact_weight: float, depth: int) -> list[str]:
-    tokens = [t for t in dict.fromkeys(analyzer.tokens(query_text(text))) if analyzer.stem(t)]
+    tokens = [t for t in dict.fromkeys(analyzer.tokens(plain_text_query(text))) if analyzer.stem(t)]
     stems = list(dict.fromkeys(analyzer.stem(t) for t in tokens))
     hits: list[tuple[float, str]] = []
     for index in indexes:
@@ -95,7 +96,7 @@ def semantic(dataset: Dataset, depth: int) -> dict[str, list[str]]:
     assert embedder is not None
     docs = embedder.embed([f"{d.title}\n\n{d.text}" for d in dataset.docs])
     ids = list(dataset.queries)
-    queries = embedder.embed([query_text(dataset.queries[q]) for q in ids])
+    queries = embedder.embed([plain_text_query(dataset.queries[q]) for q in ids])
     index = faiss.IndexFlatIP(docs.shape[1])
     index.add(docs)
     _, nearest = index.search(queries, depth)

@@ -11,7 +11,6 @@ import pytest
 
 from bench import beir, quality
 from quarry.core.dialogue import dialogue_items
-from quarry.dsl.compile import compile_query
 from quarry.ingest.validate import session_problems
 
 TINY = Path(__file__).resolve().parent.parent / "fixtures" / "beir_tiny"
@@ -83,27 +82,6 @@ def test_a_document_becomes_one_valid_session_whose_id_gives_the_document_back()
     assert [i.text for i in dialogue_items(session)] == ["A title\n\nBody text of the abstract."]
     with pytest.raises(ValueError):
         beir.doc_id("claude-code-session:abc")
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("Starter smells like acetone?", "Starter smells like acetone"),
-        ("tides: moon's gravity", "tides moon s gravity"),
-        ('IL-6 (interleukin) "AND" NOT ~x*', "IL 6 interleukin and not x"),
-        ("Cats OR dogs", "Cats or dogs"),
-        # keywords that would turn the query into a unit query or a comparison become plain words
-        ("runs of heavy rain", "Runs of heavy rain"),
-        ("sessions where bees fly", "Sessions where bees fly"),
-        ("words between 3 and 5", "words Between 3 and 5"),
-    ],
-)
-def test_query_text_keeps_words_and_drops_query_syntax(text, expected):
-    converted = beir.query_text(text)
-    assert converted == expected
-    compiled = compile_query(converted)
-    assert compiled.kind == "sessions" and compiled.has_text
-    assert compiled.semantic_text == expected
 
 
 # ----- end to end -----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ def test_search_options_without_the_command_are_a_search():
     assert with_default_command(["--format", "json", "--lexical", "sqlite"]) == [
         "--format", "json", "search", "--lexical", "sqlite",
     ]  # fmt: skip
+    assert with_default_command(["--plain", "runs of heavy rain?"]) == ["search", "--plain", "runs of heavy rain?"]
     assert with_default_command(["--explain", "--semantic", "flaky network"]) == [
         "--explain", "search", "--semantic", "flaky network",
     ]  # fmt: skip

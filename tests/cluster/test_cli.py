@@ -51,6 +51,11 @@ def test_up_ingest_search_status_down(tmp_path):
         plain = quarry(home, "search", "flexbox").stdout
         assert session_id("css") in plain
 
+        prose = quarry(home, "--format", "json", "--plain", "--coverage", "0", "runs of (SQLite) locking: why?")
+        envelope = orjson.loads(prose.stdout)
+        assert envelope["query"] == "Runs of SQLite locking why"
+        assert envelope["hits"][0]["session"]["id"] == session_id("sqlite")
+
         status = orjson.loads(quarry(home, "--format", "json", "status").stdout)
         roles = sorted(n["role"] for n in status["nodes"])
         assert roles == ["index", "index", "ingest", "query", "vector"]

@@ -23,7 +23,7 @@ from quarry.client.client import QuarryClient
 from quarry.client.controls_json import controls_from_json, controls_to_json, with_flags
 from quarry.core.config import resolve_home
 from quarry.core.errors import QuarryError
-from quarry.dsl import compile_query
+from quarry.dsl import compile_query, plain_text_query
 from quarry.dsl.shell import join_words
 from quarry.v1 import errors_pb2, query_pb2
 from quarry.v1.ingest_pb2 import IngestProgress
@@ -189,6 +189,10 @@ def search(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     offset: Annotated[int, typer.Option(min=0)] = 0,
     cursor: Annotated[str, typer.Option(help="Continue a walk: the next_cursor of the previous page.")] = "",
+    plain: Annotated[
+        bool,
+        typer.Option("--plain", help="Search the words as typed: no operators, fields or keywords (for prose)."),
+    ] = False,
     controls: Annotated[
         str | None,
         typer.Option(
@@ -220,7 +224,7 @@ def search(
 ) -> None:
     """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
     context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
-    text = settings.query = join_words(query)
+    text = settings.query = plain_text_query(" ".join(query)) if plain else join_words(query)
     chosen = search_lane(lane, lexical=lexical, semantic=semantic)
     flags: dict[tuple[str, ...], tuple[str, object]] = {}
     for path, flag, value in (
