@@ -230,12 +230,13 @@ class Coordinator:
         vectors = None
         if lane in VECTOR_LANES and self.vector is not None:
             vectors = gather(["vector-0"], [call(self.vector.Stats, vector_pb2.VectorStatsRequest())], deadline)[0]
-        stored = self._stored_origins(named_origins(plan), deadline) if named_origins(plan) else None
+        stored = self._stored_origins(deadline) if named_origins(plan) else None
         return empty_result_caveats(plan, lane, shards, vectors, stored)
 
-    def _stored_origins(self, named: list[str], deadline: Deadline) -> set[str]:
-        """The origins the archive holds sessions of (each shard asked for one session per origin)."""
-        origins = sorted(set(named) | set(ORIGINS))
+    def _stored_origins(self, deadline: Deadline) -> set[str]:
+        """The origins the archive holds sessions of (each shard asked for one session per origin; the
+        query language admits no other origin names)."""
+        origins = sorted(ORIGINS)
         calls = []
         for origin in origins:
             where = plan_pb2.Predicate(field=plan_pb2.FieldClause(field="origin", values=[origin]))
