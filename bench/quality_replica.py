@@ -28,7 +28,7 @@ import tantivy  # noqa: E402
 
 from bench.beir import Dataset, doc_session, load_dataset, ndcg_at, recall_at  # noqa: E402
 from quarry.core.embed import load_embedder  # noqa: E402
-from quarry.core.shards import shard_for  # noqa: E402
+from quarry.core.partitions import partition_for  # noqa: E402
 from quarry.dsl import plain_text_query  # noqa: E402
 from quarry.index.lexical import analyzer  # noqa: E402
 
@@ -50,7 +50,9 @@ def build_shards(dataset: Dataset, shards: int, stopwords: bool) -> list[tantivy
     writers = [index.writer(heap_size=100_000_000, num_threads=1) for index in indexes]
     for doc in dataset.docs:
         text = f"{doc.title}\n\n{doc.text}"
-        writers[shard_for(doc_session(doc).id, shards)].add_document(tantivy.Document(stem=text, exact=text, id=doc.id))
+        writers[partition_for(doc_session(doc).id, shards)].add_document(
+            tantivy.Document(stem=text, exact=text, id=doc.id)
+        )
     for index, writer in zip(indexes, writers, strict=True):
         writer.commit()
         writer.wait_merging_threads()

@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 
 from quarry.client.client import QuarryClient  # noqa: E402
 from quarry.client.local import LocalCluster  # noqa: E402
-from quarry.index.lexical.shard import LexicalShard  # noqa: E402
+from quarry.index.lexical.partition import LexicalPartition  # noqa: E402
 from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 
 BATCH = 500
@@ -84,11 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sessions = list(generate_sessions(args.messages, seed=args.seed))
     with tempfile.TemporaryDirectory(prefix="quarry-units-") as tmp:
-        single = LexicalShard(Path(tmp) / "single", 0)
+        single = LexicalPartition(Path(tmp) / "single", 0)
         for start in range(0, len(sessions), BATCH):
             single.upsert(sessions[start : start + BATCH])
         single.close()
-        db = sqlite3.connect(Path(tmp) / "single" / "shard-0" / "store.sqlite3")
+        db = sqlite3.connect(Path(tmp) / "single" / "store.sqlite3")
         cluster = LocalCluster(Path(tmp) / "home", shards=2, embedder="none")
         cluster.start()
         try:

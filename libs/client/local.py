@@ -59,7 +59,16 @@ class LocalCluster:
         try:
             for shard in range(self.shards):
                 name = f"index-{shard}"
-                self._spawn(name, ["index", "--shard", str(shard), "--data", str(self._data(name))], detach)
+                args = [
+                    "index",
+                    "--partition",
+                    str(shard),
+                    "--partitions",
+                    str(self.shards),
+                    "--data",
+                    str(self._data(name)),
+                ]
+                self._spawn(name, args, detach)
             self._wait([f"index-{i}" for i in range(self.shards)])
             index_list = ",".join(self.node_addresses[f"index-{i}"] for i in range(self.shards))
             vector_args = ["vector", "--data", str(self._data("vector")), "--embedder", self.embedder]

@@ -34,6 +34,8 @@ _STATUS_BY_CODE: dict[int, grpc.StatusCode] = {
     errors_pb2.INGEST_REJECTED: grpc.StatusCode.INVALID_ARGUMENT,
     errors_pb2.INTERNAL: grpc.StatusCode.INTERNAL,
     errors_pb2.NOT_JUDGEABLE: grpc.StatusCode.FAILED_PRECONDITION,
+    errors_pb2.PARTITION_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    errors_pb2.NOT_HOSTED: grpc.StatusCode.UNAVAILABLE,
 }
 
 
@@ -49,6 +51,7 @@ class QuarryError(Exception):
     token: str = ""
     parameter: str = ""
     expected: list[str] = field(default_factory=list)
+    partitions: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -72,6 +75,7 @@ class QuarryError(Exception):
             token=self.token,
             parameter=self.parameter,
             expected=self.expected,
+            partitions=self.partitions,
         )
         if self.offset is not None:
             detail.position.offset = self.offset
@@ -91,6 +95,7 @@ class QuarryError(Exception):
             token=detail.token,
             parameter=detail.parameter,
             expected=list(detail.expected),
+            partitions=list(detail.partitions),
         )
 
     def to_status(self) -> grpc.Status:
@@ -110,6 +115,8 @@ class QuarryError(Exception):
             out["parameter"] = self.parameter
         if self.expected:
             out["expected"] = self.expected
+        if self.partitions:
+            out["partitions"] = self.partitions
         return out
 
 

@@ -82,6 +82,11 @@ def traced_channel(address: str) -> grpc.Channel:
         options=[
             ("grpc.max_send_message_length", 256 * 1024 * 1024),
             ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+            # A node restarted on its port is found again within a second (gRPC's defaults back off
+            # to two minutes), and a dead one fails calls at once rather than holding them.
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 1000),
         ],
     )
     if not tracing_enabled():

@@ -1,6 +1,8 @@
-"""Route whole sessions to their shards in batches; acknowledge after every shard has committed.
+"""The embedded default's write path: route whole sessions to their partition's index node in batches,
+and acknowledge after every node has committed what it was sent.
 
-Nothing else waits on the acknowledgement: the vector node pulls what to embed from the shards."""
+Partition i is on index node i (the addresses come in partition order), the only copy. Nothing else
+waits on the acknowledgement: the vector node pulls what to embed from the partitions."""
 
 from __future__ import annotations
 
@@ -13,46 +15,72 @@ import grpc
 from quarry.core import telemetry
 from quarry.core.errors import from_rpc_error
 from quarry.core.fanout import submit_in_context
-from quarry.core.shards import shard_for
+from quarry.core.partitions import partition_for
+from quarry.ingest.acks import APPLIED, check_ack
 from quarry.ingest.validate import session_problems
 from quarry.v1 import index_pb2, index_pb2_grpc, ingest_pb2, units_pb2
 
 BATCH_MESSAGES = 20_000
 BATCH_SESSIONS = 1_000
 SHARD_TIMEOUT_S = 300.0
-MAX_IN_FLIGHT = 2  # batches per shard whose commit is pending while the next one is built
+MAX_IN_FLIGHT = 2  # batches per partition whose commit is pending while the next one is built
 _AFTER_EVERYTHING = 2**63 - 1  # an EmbedFeed cursor past every change: the reply is the store identity alone
 
 
 Upserts = list[Future[index_pb2.UpsertSessionsResponse]]
 
 
-class ShardRouter:
-    """Owns the channels to every shard; one instance per ingest node."""
+class DirectRouter:
+    """Owns the channels to every partition's node; one instance per ingest node."""
 
     def __init__(self, index_addresses: list[str]) -> None:
         self.shards = [index_pb2_grpc.IndexServiceStub(telemetry.traced_channel(a)) for a in index_addresses]
-        self._shard_pools = [ThreadPoolExecutor(1, thread_name_prefix=f"shard-{i}") for i in range(len(self.shards))]
+        self._shard_pools = [ThreadPoolExecutor(1, thread_name_prefix=f"p{i}") for i in range(len(self.shards))]
 
     def close(self) -> None:
         for pool in self._shard_pools:
             pool.shutdown(wait=True)
 
-    def store_ids(self) -> list[str]:
-        """Each shard's store id, in shard order: a wiped or rebuilt shard has a new one."""
-        request = index_pb2.EmbedFeedRequest(after_seq=_AFTER_EVERYTHING, max_sessions=0)
+    def epoch(self) -> str:
+        """What the archive is: each partition's store id, in partition order (a wiped or rebuilt
+        partition has a new one, and files are then read again)."""
         try:
-            return [
-                shard.EmbedFeed(request, timeout=SHARD_TIMEOUT_S, wait_for_ready=True).store_uuid
-                for shard in self.shards
-            ]
+            return "partitions " + " ".join(
+                shard.EmbedFeed(
+                    index_pb2.EmbedFeedRequest(after_seq=_AFTER_EVERYTHING, max_sessions=0, partition=partition),
+                    timeout=SHARD_TIMEOUT_S,
+                    wait_for_ready=True,
+                ).store_uuid
+                for partition, shard in enumerate(self.shards)
+            )
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
 
-    def ingest(self, sessions: Iterable[units_pb2.Session], report: ingest_pb2.IngestReport) -> None:
+    def delete(self, session_ids: list[str], ack: str) -> ingest_pb2.DeleteReport:
+        """Remove the sessions from their partitions; returns once every node has committed it."""
+        check_ack(ack, has_log=False)
+        report = ingest_pb2.DeleteReport()
+        by_partition: dict[int, list[str]] = {}
+        for session_id in dict.fromkeys(session_ids):
+            by_partition.setdefault(partition_for(session_id, len(self.shards)), []).append(session_id)
+        for partition, ids in sorted(by_partition.items()):
+            request = index_pb2.DeleteSessionsRequest(partition=partition, session_ids=ids)
+            try:
+                response = self.shards[partition].DeleteSessions(request, timeout=SHARD_TIMEOUT_S, wait_for_ready=True)
+            except grpc.RpcError as error:
+                raise from_rpc_error(error) from None
+            report.deleted.extend(response.deleted)
+            report.not_found.extend(response.not_found)
+        report.in_log = report.searchable = True
+        return report
+
+    def ingest(
+        self, sessions: Iterable[units_pb2.Session], report: ingest_pb2.IngestReport, ack: str = APPLIED
+    ) -> None:
         """Write every valid session; adds counts and rejected sessions to `report`.
 
-        Returns only when every shard has durably committed what it was sent."""
+        Returns only when every partition's node has durably committed what it was sent."""
+        check_ack(ack, has_log=False)
         started = time.perf_counter()
         pending: list[Upserts] = []
         batch: list[units_pb2.Session] = []
@@ -78,19 +106,20 @@ class ShardRouter:
             pending.append(self._send(batch))
         for item in pending:
             self._collect(item, report)
+        report.in_log = report.searchable = True
         report.elapsed_ms += (time.perf_counter() - started) * 1000
 
     def _send(self, batch: list[units_pb2.Session]) -> Upserts:
         groups: dict[int, list[units_pb2.Session]] = {}
         for session in batch:
-            groups.setdefault(shard_for(session.id, len(self.shards)), []).append(session)
+            groups.setdefault(partition_for(session.id, len(self.shards)), []).append(session)
         return [
             submit_in_context(self._shard_pools[shard], self._upsert, shard, group)
             for shard, group in sorted(groups.items())
         ]
 
     def _upsert(self, shard: int, sessions: list[units_pb2.Session]) -> index_pb2.UpsertSessionsResponse:
-        request = index_pb2.UpsertSessionsRequest(sessions=sessions)
+        request = index_pb2.UpsertSessionsRequest(sessions=sessions, partition=shard)
         try:
             return self.shards[shard].UpsertSessions(request, timeout=SHARD_TIMEOUT_S, wait_for_ready=True)
         except grpc.RpcError as error:
@@ -99,7 +128,7 @@ class ShardRouter:
     @staticmethod
     def _collect(upserts: Upserts, report: ingest_pb2.IngestReport) -> None:
         for upsert in upserts:
-            response = upsert.result()  # a failed shard fails the ingest: nothing is acknowledged falsely
+            response = upsert.result()  # a failed partition fails the ingest: nothing is acknowledged falsely
             report.sessions_written += response.sessions_written
             report.sessions_unchanged += response.sessions_unchanged
             report.messages_written += response.messages_written

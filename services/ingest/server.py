@@ -6,34 +6,68 @@ import contextvars
 import importlib.metadata
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 import grpc
 
+from quarry.core.errors import QuarryError
 from quarry.core.node import Service, serve, typed_errors
+from quarry.core.public_refs import REF_KINDS, parse_ref
+from quarry.ingest.acks import METADATA_KEY
 from quarry.ingest.discover import iter_source_files, standard_locations
 from quarry.ingest.follow import Watcher
 from quarry.ingest.parse import parse_bytes
-from quarry.ingest.router import ShardRouter
 from quarry.ingest.tracking import Change, FileMark, FileTracker, examine
-from quarry.v1 import ingest_pb2, ingest_pb2_grpc, units_pb2
+from quarry.v1 import errors_pb2, ingest_pb2, ingest_pb2_grpc, units_pb2
 
 TRACKING_FILE = "files.sqlite3"
-EPOCH_CAVEAT = "the shards or the parsers changed since the last ingest: every file was read again"
+EPOCH_CAVEAT = "the partitions or the parsers changed since the last ingest: every file was read again"
+
+
+class Router(Protocol):
+    """Where sessions go: the partitions' index nodes directly (router.DirectRouter), or the
+    replicated log (quarry.ingest.publisher.LogPublisher)."""
+
+    def epoch(self) -> str: ...
+
+    def ingest(self, sessions: Iterable[units_pb2.Session], report: ingest_pb2.IngestReport, ack: str) -> None: ...
+
+    def delete(self, session_ids: list[str], ack: str) -> ingest_pb2.DeleteReport: ...
+
+    def close(self) -> None: ...
 
 
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
-    def __init__(self, router: ShardRouter, tracker: FileTracker) -> None:
+    def __init__(self, router: Router, tracker: FileTracker) -> None:
         self.router = router
         self.tracker = tracker
         self.epoch_prefix = f"quarry {importlib.metadata.version('quarry')}"
 
     @typed_errors
     def IngestSessions(self, request_iterator: Iterator[units_pb2.Session], context: grpc.ServicerContext):
+        ack = dict(context.invocation_metadata()).get(METADATA_KEY, "")
         report = ingest_pb2.IngestReport()
-        self.router.ingest(request_iterator, report)
+        self.router.ingest(request_iterator, report, ack)
         return report
+
+    @typed_errors
+    def DeleteSessions(self, request: ingest_pb2.DeleteRequest, context: grpc.ServicerContext):
+        if not request.refs:
+            raise QuarryError(errors_pb2.INVALID_REQUEST, "name at least one session to delete", parameter="refs")
+        session_ids = []
+        for n, ref in enumerate(request.refs):
+            named_kind = ref.partition(":")[0] in REF_KINDS
+            parsed = parse_ref(ref if named_kind else f"session:{ref}", f"refs[{n}]")
+            if parsed.kind != "session":
+                raise QuarryError(
+                    errors_pb2.INVALID_REQUEST,
+                    f"{ref!r} names a {parsed.kind}: delete takes sessions (session:<id> or a session id)",
+                    parameter=f"refs[{n}]",
+                )
+            session_ids.append(parsed.session_id)
+        return self.router.delete(session_ids, request.ack)
 
     @typed_errors
     def IngestPaths(self, request: ingest_pb2.IngestPathsRequest, context: grpc.ServicerContext):
@@ -47,23 +81,24 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             if not root.exists():
                 report.issues.add(path=str(root), code="unreadable", reason="no such file or directory")
         if not request.follow:
-            yield from self._round(list(iter_source_files([r for r in roots if r.exists()])), report, live=False)
+            files = list(iter_source_files([r for r in roots if r.exists()]))
+            yield from self._round(files, report, live=False, ack=request.ack)
             return
         stopped = threading.Event()
         context.add_callback(stopped.set)
         watcher = Watcher(roots)  # a root missing now is watched too: its files count once it appears
-        yield from self._round(watcher.due(), report, live=True)
+        yield from self._round(watcher.due(), report, live=True, ack=request.ack)
         while not stopped.wait(watcher.interval):
             if files := watcher.due():
-                yield from self._round(files, ingest_pb2.IngestReport(), live=True)
+                yield from self._round(files, ingest_pb2.IngestReport(), live=True, ack=request.ack)
 
     def _round(
-        self, files: list[Path], report: ingest_pb2.IngestReport, live: bool
+        self, files: list[Path], report: ingest_pb2.IngestReport, live: bool, ack: str
     ) -> Iterator[ingest_pb2.IngestProgress]:
         """Read and parse the files that changed on a worker thread feeding one routed stream; yield
-        progress per file, then the report once every shard has acknowledged and the files' marks
-        are recorded."""
-        if files and self.tracker.enter_epoch(f"{self.epoch_prefix} · shards {' '.join(self.router.store_ids())}"):
+        progress per file, then the report once the sessions are acknowledged (`ack`) and the files'
+        marks are recorded."""
+        if files and self.tracker.enter_epoch(f"{self.epoch_prefix} · {self.router.epoch()}"):
             report.caveats.append(EPOCH_CAVEAT)
         events: queue.Queue[ingest_pb2.FileProgress | BaseException | None] = queue.Queue()
         marks: list[tuple[str, FileMark]] = []
@@ -76,7 +111,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
 
         def work() -> None:
             try:
-                self.router.ingest(sessions(), report)
+                self.router.ingest(sessions(), report, ack)
                 self.tracker.record(marks)
                 events.put(None)
             except BaseException as error:
@@ -99,7 +134,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         marks: list[tuple[str, FileMark]],
     ) -> Iterator[units_pb2.Session]:
         """The sessions of one file that changed since its mark; counts it in `report` and
-        `progress`, and adds the mark to record once the shards have acknowledged them."""
+        `progress`, and adds the mark to record once their acknowledgement came."""
         name = str(path)
         report.files += 1
         mark = self.tracker.get(name)
@@ -134,8 +169,8 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         marks.append((name, FileMark.of(seen.data, seen.mtime_ns, len(parsed.sessions))))
 
 
-def serve_ingest(index_addresses: list[str], data_dir: Path, host: str, port: int, run_file: Path | None) -> None:
-    router = ShardRouter(index_addresses)
+def serve_ingest(router: Router, data_dir: Path, host: str, port: int, run_file: Path | None) -> None:
+    """Serve IngestService, writing through `router`, until SIGTERM / SIGINT."""
     tracker = FileTracker(Path(data_dir) / TRACKING_FILE)
 
     def stop() -> None:

@@ -1,76 +1,88 @@
-"""Assertion calls on the query node, routed to the shard that holds the target's session.
+"""Assertion calls on the query node, routed to the partition that holds the target's session.
 
-An assertion lives on the shard of the session its target belongs to. Assertion ids are global
+An assertion lives in the partition of the session its target belongs to. Assertion ids are global
 digests, so a call that names only an assertion (judging it, or asserting about it) first asks every
-shard which one holds it: exactly one does."""
+partition which one holds it: at most one does. A lookup that could not reach every partition and did
+not find the assertion says so (PARTITION_UNAVAILABLE) rather than NOT_FOUND."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any
 
 from quarry.core.errors import QuarryError
+from quarry.core.partitions import partition_for
 from quarry.core.public_refs import bare_assertion_id, parse_ref
-from quarry.core.shards import shard_for
-from quarry.query.scatter import Deadline, call, gather, gather_settled
-from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, units_pb2
+from quarry.query.cluster_client import ASSERTIONS, ClusterClient, unavailable
+from quarry.query.scatter import Deadline
+from quarry.v1 import assertions_pb2, errors_pb2, units_pb2
 
-R = TypeVar("R")
 DEADLINE_MS = 5000.0
 DEFAULT_LIMIT = 50
 
 
 class AssertionRouter:
-    def __init__(self, shards: Sequence[assertions_pb2_grpc.AssertionServiceStub]) -> None:
-        self.shards = list(shards)
-        self.names = [f"index-{i}" for i in range(len(self.shards))]
+    def __init__(self, cluster: ClusterClient) -> None:
+        self.cluster = cluster
 
     def write(self, request: assertions_pb2.WriteAssertionRequest) -> units_pb2.Assertion:
         target = parse_ref(request.assertion.target_ref, "assertion.target_ref")
         if target.session_id:
-            shard = shard_for(target.session_id, len(self.shards))
+            partition = partition_for(target.session_id, self.cluster.partitions)
         else:
-            shard = self._holder(target.id, "assertion.target_ref")
-        return self._one(shard, self.shards[shard].WriteAssertion, request)
+            partition = self._holder(target.id, "assertion.target_ref")
+        call = assertions_pb2.PartitionWriteAssertion(partition=partition, request=request)
+        return self._one(partition, "WriteAssertion", call)
 
     def list_candidates(self, request: assertions_pb2.ListCandidatesRequest) -> assertions_pb2.CandidateList:
-        """One shard for a target in a session; every shard otherwise, merged pending first, then oldest."""
+        """One partition for a target in a session; every partition otherwise, merged pending first, then
+        oldest (the partitions that did not answer are left out)."""
+        partitions = None
         if request.target_ref:
             target = parse_ref(request.target_ref, "target_ref")
             if target.session_id:
-                shard = shard_for(target.session_id, len(self.shards))
-                return self._one(shard, self.shards[shard].ListCandidates, request)
-        responses = gather(self.names, [call(s.ListCandidates, request) for s in self.shards], Deadline(DEADLINE_MS))
+                partitions = [partition_for(target.session_id, self.cluster.partitions)]
+        fanned = self.cluster.fan_out(
+            "ListCandidates",
+            lambda ps: assertions_pb2.NodeListCandidates(partitions=ps, request=request),
+            Deadline(DEADLINE_MS),
+            partitions=partitions,
+            service=ASSERTIONS,
+        )
+        if partitions is not None and fanned.missing:
+            raise unavailable(fanned.missing)
         entries = sorted(
-            (e for r in responses for e in r.entries),
+            (e for r in fanned.results.values() for e in r.entries),
             key=lambda e: (e.assertion.status != "candidate", e.assertion.created_ms, e.assertion.id),
         )
         return assertions_pb2.CandidateList(entries=entries[: request.limit or DEFAULT_LIMIT])
 
     def judge(self, request: assertions_pb2.JudgeCandidateRequest) -> assertions_pb2.JudgeCandidateResponse:
-        shard = self._holder(bare_assertion_id(request.id), "id")
-        return self._one(shard, self.shards[shard].JudgeCandidate, request)
+        partition = self._holder(bare_assertion_id(request.id), "id")
+        call = assertions_pb2.PartitionJudgeCandidate(partition=partition, request=request)
+        return self._one(partition, "JudgeCandidate", call)
 
     def find(self, assertion_id: str) -> tuple[int, units_pb2.Assertion] | None:
-        """The shard holding the assertion and the assertion, asking every shard; None when none has it."""
-        request = assertions_pb2.GetAssertionRequest(id=assertion_id)
-        outcomes = gather_settled(
-            self.names, [call(s.GetAssertion, request) for s in self.shards], Deadline(DEADLINE_MS)
+        """The partition holding the assertion and the assertion, asking every partition; None when
+        none has it (PARTITION_UNAVAILABLE when a partition that did not answer might)."""
+        fanned = self.cluster.fan_out(
+            "GetAssertion",
+            lambda ps: assertions_pb2.NodeGetAssertion(partitions=ps, id=assertion_id),
+            Deadline(DEADLINE_MS),
+            service=ASSERTIONS,
         )
-        for shard, outcome in enumerate(outcomes):
-            if not isinstance(outcome, QuarryError):
-                return shard, outcome
-            if outcome.code != errors_pb2.NOT_FOUND:
-                raise outcome
+        for partition, answer in sorted(fanned.results.items()):
+            if answer.found:
+                return partition, answer.assertion
+        if fanned.missing:
+            raise unavailable(fanned.missing)
         return None
 
     def _holder(self, assertion_id: str, parameter: str) -> int:
-        """The shard holding the assertion; NOT_FOUND when none does."""
+        """The partition holding the assertion; NOT_FOUND when none does."""
         found = self.find(assertion_id)
         if found is None:
             raise QuarryError(errors_pb2.NOT_FOUND, f"no assertion {assertion_id!r}", parameter=parameter)
         return found[0]
 
-    def _one(self, shard: int, method: Callable[..., R], request: object) -> R:
-        result: R = gather([self.names[shard]], [call(method, request)], Deadline(DEADLINE_MS))[0]
-        return result
+    def _one(self, partition: int, rpc: str, request: object) -> Any:
+        return self.cluster.one(partition, rpc, request, Deadline(DEADLINE_MS), service=ASSERTIONS)

@@ -2,15 +2,21 @@
 
 A token is URL-safe base64 (no padding) of a versioned orjson envelope. It binds the request it was
 minted for (a digest of the compiled plan's deterministic bytes, the resolved lane, the limit, the
-shard count, a digest of the effective search controls: admission, fusion and min_score select and
-order the hits; include_scores is left out, since it only adds metadata to the same hits in the same
-order) and carries where the walk stands:
+cluster's partition count, a digest of the effective search controls: admission, fusion and min_score
+select and order the hits; include_scores is left out, since it only adds metadata to the same hits in
+the same order) and carries where the walk stands:
 
-- lexical lanes: one anchor per shard, that shard's last session consumed so far, under the shard's
-  natural order (ranked: BM25 desc then session id; unranked lists: sort_time_ms desc then session id).
-  Each shard pages strictly after its own anchor, so every shard's ranking is walked as one stream:
-  no session is served twice and none is skipped, whatever the scores of other shards do meanwhile.
+- lexical lanes: one anchor per partition, that partition's last session consumed so far, under the
+  partition's natural order (ranked: BM25 desc then session id; unranked lists: sort_time_ms desc then
+  session id), with the replica that served it. Each partition pages strictly after its own anchor, so
+  every partition's ranking is walked as one stream: no session is served twice and none is skipped,
+  whatever the scores of other partitions do meanwhile. The walk asks the same replica again while it
+  lives (its scores are those the anchor was taken under); on another replica after a failover the
+  anchor is re-scored there, as it is after any change to the corpus.
 - fused / vector lanes: one global anchor (rrf score desc, or vector distance asc, then session id).
+
+Partitions are fixed when a cluster is created, so a cursor survives index nodes joining, leaving and
+partitions moving between them; only another partition count makes it stale.
 
 The clock the first page resolved relative dates against (`since:7d`) travels too, so every page
 of a walk selects the same window. Nothing is kept on the server: a cursor survives any restart.
@@ -30,7 +36,7 @@ import orjson
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2, plan_pb2
 
-VERSION = 1
+VERSION = 2
 GLOBAL = -1  # the anchor key of lanes ordered after fusion (hybrid, semantic)
 _SUM_BYTES = 8
 
@@ -42,16 +48,17 @@ class Anchor:
 
     key: float
     session_id: str
+    node: str = ""  # the replica that served it (lexical lanes): asked again while it lives
 
 
 @dataclass(frozen=True)
 class Binding:
-    """What a cursor is valid for: another query, lane, limit or cluster shape makes it stale."""
+    """What a cursor is valid for: another query, lane, limit or partition count makes it stale."""
 
     query: str  # hex digest of the compiled plan
     lane: str
     limit: int
-    shards: int
+    partitions: int
     controls: str = ""  # digest of the effective search controls (controls.Effective.digest)
 
 
@@ -60,12 +67,12 @@ class Cursor:
     binding: Binding
     now_ms: int  # the clock relative dates resolved against on the first page
     served: int  # hits served before this cursor's page: the next rank is served + 1
-    anchors: dict[int, Anchor] = field(default_factory=dict)  # shard (or GLOBAL) -> anchor
+    anchors: dict[int, Anchor] = field(default_factory=dict)  # partition (or GLOBAL) -> anchor
 
 
-def binding(plan: plan_pb2.QueryPlan, lane: str, limit: int, shards: int, controls: str = "") -> Binding:
+def binding(plan: plan_pb2.QueryPlan, lane: str, limit: int, partitions: int, controls: str = "") -> Binding:
     digest = hashlib.sha256(plan.SerializeToString(deterministic=True)).hexdigest()[:32]
-    return Binding(query=digest, lane=lane, limit=limit, shards=shards, controls=controls)
+    return Binding(query=digest, lane=lane, limit=limit, partitions=partitions, controls=controls)
 
 
 def encode(cursor: Cursor) -> str:
@@ -74,11 +81,11 @@ def encode(cursor: Cursor) -> str:
         "q": cursor.binding.query,
         "lane": cursor.binding.lane,
         "limit": cursor.binding.limit,
-        "shards": cursor.binding.shards,
+        "partitions": cursor.binding.partitions,
         "controls": cursor.binding.controls,
         "now": cursor.now_ms,
         "served": cursor.served,
-        "after": [[shard, a.key, a.session_id] for shard, a in sorted(cursor.anchors.items())],
+        "after": [[partition, a.key, a.session_id, a.node] for partition, a in sorted(cursor.anchors.items())],
     }
     payload = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
     token = payload + b"." + _checksum(payload).encode()
@@ -95,13 +102,13 @@ def decode(token: str) -> Cursor:
         body = orjson.loads(payload)
         if body.get("v") != VERSION:
             raise _invalid(f"cursor version {body.get('v')!r} is not {VERSION}: restart the walk from page 1")
-        anchors = {int(shard): Anchor(float(key), str(sid)) for shard, key, sid in body["after"]}
+        anchors = {int(p): Anchor(float(key), str(sid), str(node)) for p, key, sid, node in body["after"]}
         return Cursor(
             binding=Binding(
                 query=str(body["q"]),
                 lane=str(body["lane"]),
                 limit=int(body["limit"]),
-                shards=int(body["shards"]),
+                partitions=int(body["partitions"]),
                 controls=str(body["controls"]),
             ),
             now_ms=int(body["now"]),
@@ -124,8 +131,8 @@ def check(cursor: Cursor, expected: Binding) -> None:
         differs.append(f"the lane ({minted.lane} → {expected.lane})")
     if minted.limit != expected.limit:
         differs.append(f"the limit ({minted.limit} → {expected.limit})")
-    if minted.shards != expected.shards:
-        differs.append(f"the cluster's shard count ({minted.shards} → {expected.shards})")
+    if minted.partitions != expected.partitions:
+        differs.append(f"the cluster's partition count ({minted.partitions} → {expected.partitions})")
     if minted.controls != expected.controls:
         differs.append("the search controls (admission, fusion or min_score)")
     if differs:

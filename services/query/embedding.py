@@ -1,22 +1,22 @@
 """EmbeddingService: embedding status, preflight and backfill (seed 000 "Embedding Activation And Catch-Up").
 
 The vector node knows its embedder, queue and runs; this node adds the archive side (sessions and
-messages summed over the shards' Stats, so coverage = embedded sessions / archive sessions) and the
+messages summed over the partitions' Stats, so coverage = embedded sessions / archive sessions) and the
 next action an operator or an agent should take. Status always answers: a vector node that is missing
 or does not answer is itself the state it reports.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import grpc
 
 from quarry.core.embed_window import check_max_sessions
 from quarry.core.errors import QuarryError, from_rpc_error
-from quarry.query.scatter import Deadline, call, gather_settled
-from quarry.v1 import embedding_pb2, errors_pb2, index_pb2, index_pb2_grpc, vector_pb2, vector_pb2_grpc
+from quarry.query.cluster_client import ClusterClient
+from quarry.query.scatter import Deadline
+from quarry.v1 import embedding_pb2, errors_pb2, index_pb2, vector_pb2, vector_pb2_grpc
 
 STATUS_TIMEOUT_S = 2.0
 DEFAULT_OPERATION_TIMEOUT_S = 600.0  # a preflight or backfill whose caller set no deadline
@@ -31,15 +31,15 @@ def backfill_args(max_sessions: int) -> list[str]:
 
 
 class EmbeddingOps:
-    """Serves EmbeddingService over the lexical shards' stubs and the vector node's (None: no vector node)."""
+    """Serves EmbeddingService over the partitions and the vector node (None: no vector node)."""
 
     def __init__(
         self,
-        shards: Sequence[index_pb2_grpc.IndexServiceStub],
+        cluster: ClusterClient,
         vector: vector_pb2_grpc.VectorServiceStub | None,
         vector_address: str,
     ) -> None:
-        self.shards = list(shards)
+        self.cluster = cluster
         self.vector = vector
         self.vector_address = vector_address if vector is not None else ""
 
@@ -90,20 +90,17 @@ class EmbeddingOps:
             raise typed from None
 
     def _add_archive(self, status: embedding_pb2.EmbeddingStatus) -> None:
-        """Sessions and messages over every shard that answers; the others become caveats."""
-        if not self.shards:
-            return
-        names = [f"index-{i}" for i in range(len(self.shards))]
-        request = index_pb2.ShardStatsRequest()
-        answers = gather_settled(
-            names, [call(s.Stats, request) for s in self.shards], Deadline(STATUS_TIMEOUT_S * 1000)
+        """Sessions and messages over every partition that answers; the others become caveats."""
+        fanned = self.cluster.fan_out(
+            "Stats",
+            lambda partitions: index_pb2.ShardStatsRequest(partitions=partitions),
+            Deadline(STATUS_TIMEOUT_S * 1000),
         )
-        for name, answer in zip(names, answers, strict=True):
-            if isinstance(answer, QuarryError):
-                status.caveats.append(f"{name} did not answer ({answer.message}): archive counts leave it out")
-            else:
-                status.archive_sessions += answer.sessions
-                status.archive_messages += answer.messages
+        for stats in fanned.ordered():
+            status.archive_sessions += stats.sessions
+            status.archive_messages += stats.messages
+        for partition, why in sorted(fanned.missing.items()):
+            status.caveats.append(f"partition {partition} did not answer ({why}): archive counts leave it out")
 
 
 def next_action(status: embedding_pb2.EmbeddingStatus) -> embedding_pb2.NextAction:

@@ -11,10 +11,12 @@ the IDF of the same value in the global view.
 Families: origins, tags and count_buckets by default; repos and action_types are deferred by default
 (archive-wide scans over more rows) and counted when asked for by name or with include_deferred.
 
-Budget: every shard is asked in parallel with the time left, and answered for at most that long; a
-shard stops starting family scans (and interrupts the running one) a margin before it. A family is
-complete when every shard counted it; the others are marked deferred with reason `budget_exceeded`,
-and the response says `budget_exceeded`. Nothing waits past the budget.
+Budget: every partition is asked in parallel (one call per index node) with the time left, and
+answered for at most that long; a partition stops starting family scans (and interrupts the running
+one) a margin before it. A family is complete when every partition that answered counted it; the
+others are marked deferred with reason `budget_exceeded`, and the response says `budget_exceeded`.
+Nothing waits past the budget. A partition with no replica answering is left out and named in
+`missing` (`partial`), its sessions absent from both views' totals.
 """
 
 from __future__ import annotations
@@ -23,24 +25,19 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from functools import partial
 
-import grpc
-
-from quarry.core.errors import QuarryError, from_rpc_error
-from quarry.core.fanout import submit_in_context
+from quarry.core.errors import QuarryError
 from quarry.core.vocab import ORIGINS
 from quarry.dsl import CompiledQuery
+from quarry.query.cluster_client import ClusterClient, missing_partitions
 from quarry.query.scatter import Deadline
-from quarry.v1 import errors_pb2, index_pb2, index_pb2_grpc, plan_pb2, query_pb2
+from quarry.v1 import errors_pb2, index_pb2, plan_pb2, query_pb2
 
 FAMILIES = ("origins", "tags", "repos", "action_types", "count_buckets")
 DEFERRED_BY_DEFAULT = ("repos", "action_types")
 DEFAULT_BUDGET_MS = 5000.0
 MAX_BUDGET_MS = 60_000.0
-SHARD_SHARE = 0.8  # of the time left, what a shard may spend counting (the rest carries the answer back)
-_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="facets")
+PARTITION_SHARE = 0.8  # of the time left, what a partition may spend counting (the rest carries the answer back)
 
 PlanResolver = Callable[[plan_pb2.QueryPlan, Deadline], plan_pb2.QueryPlan]
 
@@ -50,16 +47,16 @@ def _invalid(message: str, parameter: str) -> QuarryError:
 
 
 class FacetCounter:
-    """Serves Facets over the lexical shards. `compile` turns a query into a plan (with this node's
+    """Serves Facets over the partitions. `compile` turns a query into a plan (with this node's
     clock); `resolve` resolves the plan's semantic leaves on the vector node within a deadline."""
 
     def __init__(
         self,
-        shards: Sequence[index_pb2_grpc.IndexServiceStub],
+        cluster: ClusterClient,
         compile: Callable[[str], CompiledQuery],
         resolve: PlanResolver,
     ) -> None:
-        self.shards = list(shards)
+        self.cluster = cluster
         self.compile = compile
         self.resolve = resolve
 
@@ -74,7 +71,7 @@ class FacetCounter:
         shard_request = index_pb2.ShardFacetsRequest(families=wanted, scoped=scoped)
         if where is not None:
             shard_request.where.CopyFrom(where)
-        answers = self._ask_shards(shard_request, deadline)
+        answers, missing = self._ask_partitions(shard_request, deadline)
         use_idf = request.idf if request.HasField("idf") else True
         response = query_pb2.FacetsResponse(
             query=request.query,
@@ -102,10 +99,12 @@ class FacetCounter:
                 response.deferred_families.append(family)
             response.family_status.append(status)
         response.budget_exceeded = len(complete) < len(wanted)
-        if len(answers) < len(self.shards):
+        if missing:
+            response.partial = True
+            response.missing.extend(missing_partitions(missing))
             response.caveats.append(
-                f"{len(answers)} of {len(self.shards)} shards answered within the {budget_ms:g} ms budget: "
-                "session totals cover those shards only"
+                f"{len(answers)} of {len(answers) + len(missing)} partitions answered within the {budget_ms:g} ms "
+                "budget: session totals cover those partitions only"
             )
         return response
 
@@ -127,33 +126,23 @@ class FacetCounter:
             return None
         return parts[0] if len(parts) == 1 else plan_pb2.Predicate(all=plan_pb2.PredicateList(items=parts))
 
-    def _ask_shards(
+    def _ask_partitions(
         self, request: index_pb2.ShardFacetsRequest, deadline: Deadline
-    ) -> list[index_pb2.ShardFacetsResponse]:
-        """The answers of the shards that answered within the budget (a failed shard fails the call)."""
+    ) -> tuple[list[index_pb2.ShardFacetsResponse], dict[int, str]]:
+        """The answers of the partitions that answered within the budget, and the others with why."""
         left = _left(deadline)
-        if left <= 0 or not self.shards:
-            return []
-        request.budget_ms = left * 1000.0 * SHARD_SHARE
-        futures: list[Future[index_pb2.ShardFacetsResponse]] = [
-            submit_in_context(_POOL, partial(stub.ShardFacets, timeout=left), request) for stub in self.shards
-        ]
-        wait(futures, timeout=left)
-        answers: list[index_pb2.ShardFacetsResponse] = []
-        for shard, future in enumerate(futures):
-            if not future.done():
-                continue
-            error = future.exception()
-            if error is None:
-                answers.append(future.result())
-            elif isinstance(error, grpc.RpcError) and error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                continue
-            elif isinstance(error, grpc.RpcError):
-                typed = from_rpc_error(error)
-                raise QuarryError(typed.code, f"index-{shard}: {typed.message}") from None
-            else:
-                raise error
-        return answers
+        if left <= 0:
+            return [], {p: "the budget was spent before counting" for p in range(self.cluster.partitions)}
+        request.budget_ms = left * 1000.0 * PARTITION_SHARE
+
+        def build(partitions: list[int]) -> index_pb2.ShardFacetsRequest:
+            node_request = index_pb2.ShardFacetsRequest()
+            node_request.CopyFrom(request)
+            node_request.partitions.extend(partitions)
+            return node_request
+
+        fanned = self.cluster.fan_out("ShardFacets", build, deadline, split_for_retry=False)
+        return fanned.ordered(), fanned.missing
 
 
 def _left(deadline: Deadline) -> float:

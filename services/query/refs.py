@@ -1,33 +1,27 @@
 """Public ref resolution on the query node (QueryService.ResolveRef), routed like assertion calls.
 
-Every ref but an assertion's names its session, so it goes to the one shard holding that session
-(`shard_for`), which reads the object (quarry.index.lexical.refs). An assertion id is global: every
-shard's AssertionService is asked, and the one holding it answers. A malformed ref, or a ref to
+Every ref but an assertion's names its session, so it goes to a replica of the one partition holding
+that session (`partition_for`), which reads the object (quarry.index.lexical.refs). An assertion id is
+global: every partition is asked, and the one holding it answers. A malformed ref, or a ref to
 nothing, comes back unresolved with caveats: never an error, never a search."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from quarry.core.errors import QuarryError
+from quarry.core.partitions import partition_for
 from quarry.core.public_refs import parse_ref
-from quarry.core.shards import shard_for
 from quarry.query.assertions import AssertionRouter
-from quarry.query.scatter import Deadline, call, gather
-from quarry.v1 import errors_pb2, index_pb2_grpc, refs_pb2
+from quarry.query.cluster_client import ClusterClient
+from quarry.query.scatter import Deadline
+from quarry.v1 import errors_pb2, index_pb2, refs_pb2
 
 DEADLINE_MS = 5000.0
 
 
 class RefResolver:
-    def __init__(
-        self,
-        shards: Sequence[index_pb2_grpc.IndexServiceStub],
-        assertions: AssertionRouter,
-    ) -> None:
-        self.shards = list(shards)
+    def __init__(self, cluster: ClusterClient, assertions: AssertionRouter) -> None:
+        self.cluster = cluster
         self.assertions = assertions
-        self.names = [f"index-{i}" for i in range(len(self.shards))]
 
     def resolve(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
         if request.max_chars < 0:
@@ -38,10 +32,9 @@ class RefResolver:
             return refs_pb2.ResolvedRef(ref=request.ref, caveats=[error.message])
         if ref.kind == "assertion":
             return self._assertion(request.ref, ref.id)
-        shard = shard_for(ref.session_id, len(self.shards))
-        resolved: refs_pb2.ResolvedRef = gather(
-            [self.names[shard]], [call(self.shards[shard].ResolveRef, request)], Deadline(DEADLINE_MS)
-        )[0]
+        partition = partition_for(ref.session_id, self.cluster.partitions)
+        call = index_pb2.ShardResolveRefRequest(partition=partition, request=request)
+        resolved: refs_pb2.ResolvedRef = self.cluster.one(partition, "ResolveRef", call, Deadline(DEADLINE_MS))
         return resolved
 
     def _assertion(self, ref: str, assertion_id: str) -> refs_pb2.ResolvedRef:

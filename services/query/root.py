@@ -1,4 +1,5 @@
-"""The coordinator: compile the query, scatter to shards and the vector node, gather, merge, fuse.
+"""The coordinator (Quickwit's root): compile the query, fan out to the partitions (through the
+cluster client, cluster_client.py) and the vector node, gather, merge, fuse.
 
 Lanes: dialogue (BM25 over message text, merged across shards), actions (BM25 over tool_use /
 tool_result text, merged the same way; reported by rank, score_kind null), semantic (nearest sessions
@@ -16,11 +17,16 @@ computed whatever the request says (so nothing can depend on include_scores) and
 page unless it asked for them.
 
 Paging: `offset` (best effort), or a cursor (cursors.py) for a stable walk. On the lexical lanes each
-shard pages after its own anchor, so a walk serves every session that matched when it started exactly
-once while sessions are being ingested: a new session sorting before a shard's anchor is never served
-and never shifts later pages; one sorting after it may appear on a later page. On the semantic and
-hybrid lanes the anchor applies after fusion, here, over each lane's top `fusion_depth`: a cursor walk
-there ends with the fused list, and ingest between pages can reorder what fusion ranks."""
+partition pages after its own anchor, so a walk serves every session that matched when it started
+exactly once while sessions are being ingested: a new session sorting before a partition's anchor is
+never served and never shifts later pages; one sorting after it may appear on a later page. On the
+semantic and hybrid lanes the anchor applies after fusion, here, over each lane's top `fusion_depth`: a
+cursor walk there ends with the fused list, and ingest between pages can reorder what fusion ranks.
+
+Partial results: a partition none of whose replicas answered is left out and named in the envelope's
+`missing` (with `partial`), or fails the request PARTITION_UNAVAILABLE when it requires a complete
+answer. A cursor page that missed a partition anchors nothing there: that partition's walk starts on a
+later page."""
 
 from __future__ import annotations
 
@@ -29,15 +35,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from quarry.core import telemetry
 from quarry.core.errors import QuarryError
-from quarry.core.shards import shard_for
 from quarry.core.vocab import ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.query import controls, cursors, units
 from quarry.query.assertions import AssertionRouter
+from quarry.query.cluster_client import ClusterClient, missing_partitions, partitions_of, require
 from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins
 from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.query.facets import FacetCounter
@@ -45,11 +49,11 @@ from quarry.query.fusion import FUSION_DEPTH, FusionSpec, bm25_retrieval, hybrid
 from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
 from quarry.query.scatter import Deadline, both, call, gather
+from quarry.query.status import cluster_status
+from quarry.query.topology import Topology
 from quarry.v1 import (
-    assertions_pb2_grpc,
     errors_pb2,
     index_pb2,
-    index_pb2_grpc,
     plan_pb2,
     query_pb2,
     units_pb2,
@@ -77,7 +81,8 @@ class LaneHit:
     session_id: str
     shard_hit: index_pb2.ShardHit | None = None
     vector_hit: vector_pb2.VectorHit | None = None
-    shard: int = cursors.GLOBAL  # the lexical shard that served it
+    partition: int = cursors.GLOBAL  # the lexical partition it came from
+    node: str = ""  # the replica that served it
 
 
 @dataclass
@@ -91,27 +96,26 @@ class _Run:
     vector_stats: vector_pb2.VectorStats | None = None  # from the capability check, for vector lanes
     timings: dict[str, float] = field(default_factory=dict)
     caveats: list[str] = field(default_factory=list)
+    missing: dict[int, str] = field(default_factory=dict)  # partitions no replica answered for, and why
 
 
 class Coordinator:
     def __init__(
         self,
-        index_addresses: list[str],
+        topology: Topology,
         vector_address: str | None,
         ingest_address: str | None,
         clock: Callable[[], int] | None = None,
     ) -> None:
-        """`clock` gives the time (epoch ms) relative dates (`since:7d`, `yesterday`) count from; the
-        wall clock by default."""
+        """`topology`: the cluster's partitions and replicas; `clock` gives the time (epoch ms)
+        relative dates (`since:7d`, `yesterday`) count from; the wall clock by default."""
         self.clock = clock
-        self.index_addresses = index_addresses
         self.vector_address = vector_address
         self.ingest_address = ingest_address
-        channels = [telemetry.traced_channel(a) for a in index_addresses]
-        self.shards = [index_pb2_grpc.IndexServiceStub(c) for c in channels]
-        self.assertions = AssertionRouter([assertions_pb2_grpc.AssertionServiceStub(c) for c in channels])
-        self.refs = RefResolver(self.shards, self.assertions)
-        self.facets = FacetCounter(self.shards, self.compile, self.with_semantic_leaves_resolved)
+        self.cluster = ClusterClient(topology)
+        self.assertions = AssertionRouter(self.cluster)
+        self.refs = RefResolver(self.cluster, self.assertions)
+        self.facets = FacetCounter(self.cluster, self.compile, self.with_semantic_leaves_resolved)
         self.vector = (
             vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
         )
@@ -146,7 +150,7 @@ class Coordinator:
         lane = _resolve_lane(requested, compiled)
         supplied = request.controls if request.HasField("controls") else None
         effective = controls.validate(supplied, lane, compiled.has_text)
-        bound = cursors.binding(compiled.plan, lane, limit, len(self.shards), effective.digest())
+        bound = cursors.binding(compiled.plan, lane, limit, self.cluster.partitions, effective.digest())
         if cursor is not None:
             cursors.check(cursor, bound)
         vector_stats = self._require_embedder(effective.vector_requirement, deadline)
@@ -157,7 +161,7 @@ class Coordinator:
         if lane in LEXICAL_LANES:
             lane_hits = self._lexical(run, depth, anchors, lane)
             hits = _above([_lexical_hit(h, lane) for h in lane_hits], effective.min_score)
-            next_anchors = _shard_anchors(lane_hits[: min(len(hits), offset + limit)], anchors)
+            next_anchors = _partition_anchors(lane_hits[: min(len(hits), offset + limit)], anchors)
         else:
             if lane == "semantic":
                 semantic_depth = depth if cursor is None else max(FUSION_DEPTH, depth)
@@ -180,8 +184,9 @@ class Coordinator:
         if not effective.include_scores:
             for hit in page:
                 hit.match.ClearField("scores")
-        self._hydrate([h for h in page if not h.session.origin], deadline)
-        if not page and cursor is None and offset == 0:
+        self._hydrate(run, [h for h in page if not h.session.origin])
+        require(run.missing, request.require_complete)
+        if not page and cursor is None and offset == 0 and not run.missing:
             run.caveats.extend(self._why_empty(run.plan, lane, deadline))
         run.timings["total"] = _ms(started)
         return query_pb2.SearchEnvelope(
@@ -197,6 +202,8 @@ class Coordinator:
             offset=offset,
             timings_ms=run.timings,
             controls=effective.to_proto(),
+            partial=bool(run.missing),
+            missing=missing_partitions(run.missing),
         )
 
     def _require_embedder(self, parameter: str, deadline: Deadline) -> vector_pb2.VectorStats | None:
@@ -225,27 +232,28 @@ class Coordinator:
 
     def _why_empty(self, plan: plan_pb2.QueryPlan, lane: str, deadline: Deadline) -> list[str]:
         """Seed 000's empty-result diagnostics that apply, from the cluster's state."""
-        stats_request = index_pb2.ShardStatsRequest()
-        shards = gather(self._shard_names(), [call(s.Stats, stats_request) for s in self.shards], deadline)
+        partitions = self.cluster.fan_out("Stats", lambda ps: index_pb2.ShardStatsRequest(partitions=ps), deadline)
         vectors = None
         if lane in VECTOR_LANES and self.vector is not None:
             vectors = gather(["vector-0"], [call(self.vector.Stats, vector_pb2.VectorStatsRequest())], deadline)[0]
         stored = self._stored_origins(deadline) if named_origins(plan) else None
-        return empty_result_caveats(plan, lane, shards, vectors, stored)
+        return empty_result_caveats(plan, lane, partitions.ordered(), vectors, stored)
 
     def _stored_origins(self, deadline: Deadline) -> set[str]:
-        """The origins the archive holds sessions of (each shard asked for one session per origin; the
-        query language admits no other origin names)."""
-        origins = sorted(ORIGINS)
-        calls = []
-        for origin in origins:
+        """The origins the archive holds sessions of (each partition asked for one session per origin;
+        the query language admits no other origin names)."""
+        stored = set()
+        for origin in sorted(ORIGINS):
             where = plan_pb2.Predicate(field=plan_pb2.FieldClause(field="origin", values=[origin]))
-            request = index_pb2.ShardSearchRequest(plan=plan_pb2.QueryPlan(unit="sessions", where=where), limit=1)
-            calls.extend(call(s.SearchSessions, request) for s in self.shards)
-        names = [f"index-{i}" for _ in origins for i in range(len(self.shards))]
-        responses = gather(names, calls, deadline)
-        width = len(self.shards)
-        return {o for i, o in enumerate(origins) if any(r.hits for r in responses[i * width : (i + 1) * width])}
+            plan = plan_pb2.QueryPlan(unit="sessions", where=where)
+
+            def build(partitions: list[int], plan: plan_pb2.QueryPlan = plan) -> index_pb2.ShardSearchRequest:
+                anchors = [index_pb2.PartitionAnchor(partition=p) for p in partitions]
+                return index_pb2.ShardSearchRequest(plan=plan, limit=1, partitions=anchors)
+
+            if any(r.hits for r in self.cluster.fan_out("SearchSessions", build, deadline).ordered()):
+                stored.add(origin)
+        return stored
 
     def compile(self, query: str) -> CompiledQuery:
         return compile_query(query, now_ms=self._now())
@@ -281,8 +289,8 @@ class Coordinator:
     def _lexical(
         self, run: _Run, depth: int, anchors: dict[int, cursors.Anchor] | None = None, lane: str = "dialogue"
     ) -> list[LaneHit]:
-        """The merged top `depth` of every shard in a lexical lane (dialogue or actions); with `anchors`,
-        each shard's sessions after its anchor."""
+        """The merged top `depth` of every partition in a lexical lane (dialogue or actions); with
+        `anchors`, each partition's sessions after its anchor, read on the replica that served it."""
         started = time.perf_counter()
         anchors = anchors or {}
         with _tracer.start_as_current_span(f"quarry.lane.{lane}"):
@@ -290,13 +298,24 @@ class Coordinator:
             admission = run.controls.shard_admission()
             if admission is not None:
                 request.admission.CopyFrom(admission)
-            calls = [call(s.SearchSessions, _after(request, anchors.get(i))) for i, s in enumerate(self.shards)]
-            responses = gather(self._shard_names(), calls, run.deadline)
-        tagged = [[LaneHit(h.session.id, shard_hit=h, shard=i) for h in r.hits] for i, r in enumerate(responses)]
+
+            def build(partitions: list[int]) -> index_pb2.ShardSearchRequest:
+                node_request = index_pb2.ShardSearchRequest()
+                node_request.CopyFrom(request)
+                node_request.partitions.extend(_anchor(p, anchors.get(p)) for p in partitions)
+                return node_request
+
+            affinity = {p: a.node for p, a in anchors.items() if a.node}
+            fanned = self.cluster.fan_out("SearchSessions", build, run.deadline, prefer=affinity)
+        run.missing.update(fanned.missing)
+        tagged = [
+            [LaneHit(h.session.id, shard_hit=h, partition=p, node=fanned.served_by[p]) for h in r.hits]
+            for p, r in fanned.results.items()
+        ]
         merged = heapq.merge(*tagged, key=lambda h: _shard_order(h.shard_hit))
         timing, slowest = _LEXICAL_TIMINGS[lane]
         run.timings[timing] = _ms(started)
-        run.timings[slowest] = max(r.elapsed_ms for r in responses)
+        run.timings[slowest] = max((r.elapsed_ms for r in fanned.results.values()), default=0.0)
         return [h for _, h in zip(range(depth), merged, strict=False)]
 
     def _semantic(self, run: _Run, depth: int) -> list[LaneHit]:
@@ -306,7 +325,7 @@ class Coordinator:
                 errors_pb2.INVALID_REQUEST, "the semantic lane needs query text to embed", parameter="query"
             )
         started = time.perf_counter()
-        allowed = self._allow_list(run.plan, run.deadline)
+        allowed = self._allow_list(run)
         with _tracer.start_as_current_span("quarry.lane.semantic"):
             response = self._vector_search(text, depth, allowed, run.deadline)
         run.timings["embed"] = response.embed_ms
@@ -345,14 +364,18 @@ class Coordinator:
         run.timings["fuse"] = _ms(started)
         return hits
 
-    def _allow_list(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> list[str] | None:
+    def _allow_list(self, run: _Run) -> list[str] | None:
         """Sessions the structured part of the query admits; None when it admits every session."""
-        where = without_text(plan.where) if plan.HasField("where") else None
+        where = without_text(run.plan.where) if run.plan.HasField("where") else None
         if where is None:
             return None
-        request = index_pb2.MatchSessionIdsRequest(where=where)
-        responses = gather(self._shard_names(), [call(s.MatchSessionIds, request) for s in self.shards], deadline)
-        return sorted(sid for r in responses for sid in r.session_ids)
+        fanned = self.cluster.fan_out(
+            "MatchSessionIds",
+            lambda partitions: index_pb2.MatchSessionIdsRequest(where=where, partitions=partitions),
+            run.deadline,
+        )
+        run.missing.update(fanned.missing)
+        return sorted(sid for r in fanned.results.values() for sid in r.session_ids)
 
     def _vector_search(
         self, text: str, limit: int, allowed: list[str] | None, deadline: Deadline
@@ -376,20 +399,20 @@ class Coordinator:
             raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, "this cluster has no vector node")
         return self.vector
 
-    def _hydrate(self, hits: list[query_pb2.SearchHit], deadline: Deadline) -> None:
-        """Fill session summaries of hits that only the vector lane found, from their shards."""
-        by_shard: dict[int, list[str]] = {}
-        for hit in hits:
-            by_shard.setdefault(shard_for(hit.session.id, len(self.shards)), []).append(hit.session.id)
-        if not by_shard:
+    def _hydrate(self, run: _Run, hits: list[query_pb2.SearchHit]) -> None:
+        """Fill session summaries of hits that only the vector lane found, from their partitions (a hit
+        whose partition does not answer keeps its id alone, and the partition is reported missing)."""
+        by_partition = partitions_of([hit.session.id for hit in hits], self.cluster.partitions)
+        if not by_partition:
             return
-        shards = sorted(by_shard)
-        responses = gather(
-            [f"index-{i}" for i in shards],
-            [call(self.shards[i].GetSessions, index_pb2.GetSessionsRequest(session_ids=by_shard[i])) for i in shards],
-            deadline,
-        )
-        sessions = {s.id: s for r in responses for s in r.sessions}
+
+        def build(partitions: list[int]) -> index_pb2.GetSessionsRequest:
+            ids = [sid for p in partitions for sid in by_partition[p]]
+            return index_pb2.GetSessionsRequest(session_ids=ids, partitions=partitions)
+
+        fanned = self.cluster.fan_out("GetSessions", build, run.deadline, partitions=by_partition)
+        run.missing.update(fanned.missing)
+        sessions = {s.id: s for r in fanned.results.values() for s in r.sessions}
         for hit in hits:
             if hit.session.id in sessions:
                 hit.session.CopyFrom(sessions[hit.session.id])
@@ -407,48 +430,28 @@ class Coordinator:
                 "`actions where`, `files where`, `runs where`, …), or use Search",
             )
         plan = self.with_semantic_leaves_resolved(compiled.plan, deadline)
-        shard_request = index_pb2.ShardUnitsRequest(plan=plan, limit=units.shard_limit(plan, limit, offset))
-        responses = gather(self._shard_names(), [call(s.QueryUnits, shard_request) for s in self.shards], deadline)
-        return units.envelope(request.query, plan, responses, limit, offset)
+        wanted = units.shard_limit(plan, limit, offset)
+        fanned = self.cluster.fan_out(
+            "QueryUnits",
+            lambda partitions: index_pb2.ShardUnitsRequest(plan=plan, limit=wanted, partitions=partitions),
+            deadline,
+        )
+        require(fanned.missing, request.require_complete)
+        envelope = units.envelope(request.query, plan, fanned.ordered(), limit, offset)
+        envelope.partial = bool(fanned.missing)
+        envelope.missing.extend(missing_partitions(fanned.missing))
+        return envelope
 
     # ----- status -------------------------------------------------------------------------------
 
     def status(self) -> query_pb2.ClusterStatusResponse:
-        nodes: list[query_pb2.NodeStatus] = []
-        deadline_s = 2.0
-        for shard, (address, stub) in enumerate(zip(self.index_addresses, self.shards, strict=True)):
-            node = query_pb2.NodeStatus(name=f"index-{shard}", role="index", address=address, shard=shard)
-            try:
-                stats = stub.Stats(index_pb2.ShardStatsRequest(), timeout=deadline_s)
-                node.up, node.sessions, node.documents = True, stats.sessions, stats.documents
-            except Exception as error:
-                node.detail = _short(error)
-            nodes.append(node)
-        if self.vector is not None:
-            node = query_pb2.NodeStatus(name="vector-0", role="vector", address=self.vector_address or "")
-            try:
-                stats = self.vector.Stats(vector_pb2.VectorStatsRequest(), timeout=deadline_s)
-                node.up, node.vectors, node.vectors_pending = True, stats.vectors, stats.pending
-                node.detail = (
-                    f"embedder {stats.embedder}: {stats.model} ({stats.dimension}d)"
-                    if stats.embedder
-                    else "no embedder configured: the semantic lane is unavailable"
-                )
-                if stats.last_error:
-                    node.detail += f"; last error: {stats.last_error}"
-            except Exception as error:
-                node.detail = _short(error)
-            nodes.append(node)
-        if self.ingest_address:
-            nodes.append(_health("ingest", "ingest", self.ingest_address, deadline_s))
-        nodes.append(query_pb2.NodeStatus(name="query", role="query", up=True))
-        return query_pb2.ClusterStatusResponse(nodes=nodes)
-
-    def _shard_names(self) -> list[str]:
-        return [f"index-{i}" for i in range(len(self.shards))]
+        return cluster_status(self.cluster, self.vector, self.vector_address, self.ingest_address)
 
 
-_LEXICAL_TIMINGS = {"dialogue": ("lexical", "slowest_shard"), "actions": ("actions", "slowest_actions_shard")}
+_LEXICAL_TIMINGS = {
+    "dialogue": ("lexical", "slowest_partition"),
+    "actions": ("actions", "slowest_actions_partition"),
+}
 
 
 def _shard_order(hit: index_pb2.ShardHit) -> tuple[float, int, str]:
@@ -457,27 +460,27 @@ def _shard_order(hit: index_pb2.ShardHit) -> tuple[float, int, str]:
     return (0.0, -hit.sort_time_ms, hit.session.id)
 
 
-def _after(request: index_pb2.ShardSearchRequest, anchor: cursors.Anchor | None) -> index_pb2.ShardSearchRequest:
-    """The shard's request, paging after its anchor when it has one (the plain request otherwise)."""
+def _anchor(partition: int, anchor: cursors.Anchor | None) -> index_pb2.PartitionAnchor:
+    """The partition to search, paging after its cursor anchor when it has one."""
     if anchor is None:
-        return request
-    anchored = index_pb2.ShardSearchRequest()
-    anchored.CopyFrom(request)
-    anchored.has_after = True
-    anchored.after_score = anchor.key
-    anchored.after_time_ms = int(anchor.key)
-    anchored.after_session_id = anchor.session_id
-    return anchored
+        return index_pb2.PartitionAnchor(partition=partition)
+    return index_pb2.PartitionAnchor(
+        partition=partition,
+        has_after=True,
+        after_score=anchor.key,
+        after_time_ms=int(anchor.key),
+        after_session_id=anchor.session_id,
+    )
 
 
-def _shard_anchors(consumed: list[LaneHit], previous: dict[int, cursors.Anchor]) -> dict[int, cursors.Anchor]:
-    """Each shard's last consumed session (its BM25, or its sort time when unranked); a shard that
-    served nothing more keeps its previous anchor."""
+def _partition_anchors(consumed: list[LaneHit], previous: dict[int, cursors.Anchor]) -> dict[int, cursors.Anchor]:
+    """Each partition's last consumed session (its BM25, or its sort time when unranked) and the replica
+    that served it; a partition that served nothing more keeps its previous anchor."""
     anchors = dict(previous)
     for hit in consumed:
         assert hit.shard_hit is not None
         key = hit.shard_hit.score if hit.shard_hit.ranked else float(hit.shard_hit.sort_time_ms)
-        anchors[hit.shard] = cursors.Anchor(key, hit.session_id)
+        anchors[hit.partition] = cursors.Anchor(key, hit.session_id, hit.node)
     return anchors
 
 
@@ -549,22 +552,6 @@ def _hit(lane_hit: LaneHit, match: query_pb2.SessionSearchMatch) -> query_pb2.Se
     if lane_hit.shard_hit is not None:
         return query_pb2.SearchHit(session=lane_hit.shard_hit.session, match=match)
     return query_pb2.SearchHit(session=units_pb2.Session(id=lane_hit.session_id), match=match)
-
-
-def _health(name: str, role: str, address: str, timeout: float) -> query_pb2.NodeStatus:
-    node = query_pb2.NodeStatus(name=name, role=role, address=address)
-    try:
-        stub = health_pb2_grpc.HealthStub(telemetry.traced_channel(address))
-        response = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
-        node.up = response.status == health_pb2.HealthCheckResponse.SERVING
-    except Exception as error:
-        node.detail = _short(error)
-    return node
-
-
-def _short(error: Exception) -> str:
-    text = getattr(error, "details", lambda: str(error))() or str(error)
-    return text.splitlines()[0][:200]
 
 
 def _ms(started: float) -> float:

@@ -35,7 +35,7 @@ class Deadline:
 
 
 Call = Callable[[float], Any]
-_POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="scatter")
+POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="scatter")
 
 
 def call(method: Any, request: Any) -> Call:
@@ -64,7 +64,7 @@ def gather_settled(names: Sequence[str], calls: Sequence[Call], deadline: Deadli
 def _start(calls: Sequence[Call], deadline: Deadline) -> list[Future[Any]]:
     """Every call but the last on the pool, the last on this thread."""
     timeout = deadline.remaining_s()
-    futures = [submit_in_context(_POOL, start, timeout) for start in calls[:-1]]
+    futures = [submit_in_context(POOL, start, timeout) for start in calls[:-1]]
     return [*futures, _run_inline(calls[-1], timeout)] if calls else []
 
 
@@ -89,5 +89,5 @@ def _result(name: str, future: Future[Any]) -> Any:
 
 def both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
     """Run two independent steps of one request concurrently (e.g. the lexical and the vector lane)."""
-    pending = submit_in_context(_POOL, second)
+    pending = submit_in_context(POOL, second)
     return first(), pending.result()

@@ -9,6 +9,7 @@ import grpc
 from quarry.core.node import Service, serve, typed_errors
 from quarry.query.embedding import EmbeddingOps
 from quarry.query.root import Coordinator
+from quarry.query.topology import Topology
 from quarry.v1 import assertions_pb2, embedding_pb2, embedding_pb2_grpc, query_pb2, query_pb2_grpc, refs_pb2
 
 
@@ -71,14 +72,15 @@ class EmbeddingServicer(embedding_pb2_grpc.EmbeddingServiceServicer):
 
 
 def serve_query(
-    index_addresses: list[str],
+    topology: Topology,
     vector_address: str | None,
     ingest_address: str | None,
     host: str,
     port: int,
     run_file: Path | None,
 ) -> None:
-    coordinator = Coordinator(index_addresses, vector_address, ingest_address)
+    """Serve QueryService and EmbeddingService over the cluster `topology` describes, until SIGTERM."""
+    coordinator = Coordinator(topology, vector_address, ingest_address)
     services = [
         Service(
             query_pb2.DESCRIPTOR.services_by_name["QueryService"],
@@ -88,7 +90,7 @@ def serve_query(
         Service(
             embedding_pb2.DESCRIPTOR.services_by_name["EmbeddingService"],
             embedding_pb2_grpc.add_EmbeddingServiceServicer_to_server,
-            EmbeddingServicer(EmbeddingOps(coordinator.shards, coordinator.vector, vector_address or "")),
+            EmbeddingServicer(EmbeddingOps(coordinator.cluster, coordinator.vector, vector_address or "")),
         ),
     ]
-    serve("query", "query", services, host, port, run_file, workers=32)
+    serve("query", "query", services, host, port, run_file, workers=32, on_stop=coordinator.cluster.close)

@@ -12,7 +12,7 @@ import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.core.errors import QuarryError
-from quarry.core.shards import shard_for
+from quarry.core.partitions import partition_for
 from quarry.v1 import errors_pb2, units_pb2
 
 pytestmark = pytest.mark.cluster
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.cluster
 
 def session_on(shard: int) -> str:
     """A session id the two-shard cluster routes to `shard`."""
-    return next(sid for n in range(100) if shard_for(sid := f"codex-session:target-{n}", 2) == shard)
+    return next(sid for n in range(100) if partition_for(sid := f"codex-session:target-{n}", 2) == shard)
 
 
 def claim(session_id: str, body: str, author: str = "detector") -> units_pb2.Assertion:

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from quarry.client.client import QuarryClient
-from quarry.core.shards import shard_for
+from quarry.core.partitions import partition_for
 from tests.index.sessions import Msg, session
 
 pytestmark = pytest.mark.cluster
@@ -21,7 +21,7 @@ def twin_ids() -> list[str]:
     """Native ids of two identical sessions on one shard: BM25's statistics are per shard, so only
     there do identical texts score exactly alike."""
     natives = [f"twin-{n:02d}" for n in range(20)]
-    on_zero = [n for n in natives if shard_for(f"claude-code-session:{n}", 2) == 0]
+    on_zero = [n for n in natives if partition_for(f"claude-code-session:{n}", 2) == 0]
     return on_zero[:2]
 
 

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from quarry.client.client import QuarryClient
-from quarry.core.shards import shard_for
+from quarry.core.partitions import partition_for
 from quarry.v1 import units_pb2
 from tests.index.test_units_store import ANSWER, CONTEXT, FOLLOW_UP, INSTRUCTION, RESULT, child_session, parent_session
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.cluster
 
 def native_on(shard: int) -> str:
     """A native id whose session family the two-shard cluster routes to `shard`."""
-    return next(n for i in range(100) if shard_for(f"claude-code-session:{(n := f'family-{i}')}", 2) == shard)
+    return next(n for i in range(100) if partition_for(f"claude-code-session:{(n := f'family-{i}')}", 2) == shard)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from quarry.client.client import QuarryClient
 from quarry.client.controls_json import controls_from_json
 from quarry.core.errors import QuarryError
-from quarry.core.shards import shard_for
+from quarry.core.partitions import partition_for
 from quarry.v1 import errors_pb2, query_pb2
 from tests.index.sessions import BASE_MS, Msg, session
 
@@ -76,7 +76,7 @@ def archive(light_client: QuarryClient) -> list[str]:
     ]
     report = light_client.ingest_sessions(sessions)
     assert report.sessions_written == len(sessions)
-    assert {shard_for(s.id, 2) for s in sessions} == {0, 1}
+    assert {partition_for(s.id, 2) for s in sessions} == {0, 1}
     return [s.id for s in sessions]
 
 

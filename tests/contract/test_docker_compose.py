@@ -38,8 +38,8 @@ def test_every_quarry_service_command_exists_in_the_cli():
 
 def test_an_unknown_option_in_a_service_command_would_be_caught():
     with pytest.raises(Exception) as raised:
-        _resolve(["node", "index", "--shard", "0", "--data", "/d", "--no-such-option"])
+        _resolve(["node", "index", "--partition", "0", "--data", "/d", "--no-such-option"])
     assert type(raised.value).__name__ == "NoSuchOption"
     with pytest.raises(Exception) as missing:
-        _resolve(["node", "index", "--data", "/d"])
+        _resolve(["node", "index", "--partition", "0"])
     assert type(missing.value).__name__ == "MissingParameter"

@@ -28,16 +28,12 @@ from pathlib import Path
 import grpc
 
 from quarry.core import refs
-from quarry.core.shards import shard_for
-from quarry.index.lexical.assertion_service import AssertionServicer
-from quarry.index.lexical.assertions import AssertionStore
-from quarry.index.lexical.server import IndexServicer
-from quarry.index.lexical.shard import LexicalShard
-from quarry.index.lexical.unit_tables import ASSERTIONS_FILE
+from quarry.core.partitions import partition_for
 from quarry.query.root import Coordinator
 from quarry.query.server import QueryServicer
-from quarry.v1 import assertions_pb2, assertions_pb2_grpc, index_pb2_grpc, query_pb2, query_pb2_grpc, units_pb2
+from quarry.v1 import assertions_pb2, query_pb2, query_pb2_grpc, units_pb2
 from tests.index.sessions import Msg, Tool, session
+from tests.partition_servers import one_partition_each, topology
 
 MINUTE = 60_000
 
@@ -529,26 +525,19 @@ def assertions() -> list[units_pb2.Assertion]:
 
 
 class ConformanceCluster:
-    """The archive on `shards` real lexical shards (each with its AssertionService) behind gRPC, a
-    coordinator over them and a QueryService server; assertions written through the query node."""
+    """The archive on `shards` real partitions, one per in-process index node (each with its
+    AssertionService) behind gRPC, a coordinator over them and a QueryService server; assertions
+    written through the query node."""
 
     def __init__(self, root: Path, shards: int) -> None:
-        self.shards = [LexicalShard(root / f"shard-{i}", i) for i in range(shards)]
-        self.stores = [AssertionStore(shard.directory / ASSERTIONS_FILE) for shard in self.shards]
+        self.nodes = one_partition_each(root, shards)
+        self.shards = [node.lexical(i) for i, node in enumerate(self.nodes)]
         sessions = archive()
         for i, shard in enumerate(self.shards):
-            shard.upsert([s for s in sessions if shard_for(s.id, shards) == i])
+            shard.upsert([s for s in sessions if partition_for(s.id, shards) == i])
         self.servers: list[grpc.Server] = []
-        addresses = []
-        for shard, store in zip(self.shards, self.stores, strict=True):
-            server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-            index_pb2_grpc.add_IndexServiceServicer_to_server(IndexServicer(shard), server)
-            assertions_pb2_grpc.add_AssertionServiceServicer_to_server(AssertionServicer(store), server)
-            addresses.append(f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}")
-            server.start()
-            self.servers.append(server)
         query = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        coordinator = Coordinator(addresses, None, None, clock=lambda: NOW)
+        coordinator = Coordinator(topology(self.nodes), None, None, clock=lambda: NOW)
         query_pb2_grpc.add_QueryServiceServicer_to_server(QueryServicer(coordinator), query)
         address = f"127.0.0.1:{query.add_insecure_port('127.0.0.1:0')}"
         query.start()
@@ -571,6 +560,5 @@ class ConformanceCluster:
         self.channel.close()
         for server in self.servers:
             server.stop(None)
-        for shard, store in zip(self.shards, self.stores, strict=True):
-            shard.close()
-            store.close()
+        for node in self.nodes:
+            node.stop()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import units_pb2
 from tests.index.sessions import BASE_MS, Msg, Tool, session
 
@@ -91,15 +91,15 @@ def sid(native_id: str, origin: str = "claude-code-session") -> str:
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
-    shard = LexicalShard(Path(tmp_path_factory.mktemp("lexical")), 0)
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+    shard = LexicalPartition(Path(tmp_path_factory.mktemp("lexical")), 0)
     shard.upsert(corpus())
     yield shard
     shard.close()
 
 
 @pytest.fixture
-def fresh(tmp_path: Path) -> Iterator[LexicalShard]:
-    shard = LexicalShard(tmp_path, 0)
+def fresh(tmp_path: Path) -> Iterator[LexicalPartition]:
+    shard = LexicalPartition(tmp_path, 0)
     yield shard
     shard.close()

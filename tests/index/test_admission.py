@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from quarry.index.lexical import admission, fts, schema
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import index_pb2, plan_pb2
 from tests.index import plans as p
 from tests.index.conftest import sid
@@ -18,8 +18,8 @@ WORDS = ("alpha", "bravo", "charlie", "delta")
 
 
 @pytest.fixture(scope="module")
-def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
-    shard = LexicalShard(Path(tmp_path_factory.mktemp("admission")), 0)
+def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+    shard = LexicalPartition(Path(tmp_path_factory.mktemp("admission")), 0)
     shard.upsert(
         [
             session("all4", [Msg("user", "alpha bravo charlie delta")], start_ms=BASE_MS),
@@ -53,7 +53,7 @@ def admitted(
     return request
 
 
-def found(shard: LexicalShard, request: index_pb2.ShardSearchRequest) -> set[str]:
+def found(shard: LexicalPartition, request: index_pb2.ShardSearchRequest) -> set[str]:
     return {h.session.id.split(":", 1)[1] for h in shard.search(request).hits}
 
 
@@ -75,7 +75,7 @@ def test_the_required_count_follows_the_seed_rule(n: int, coverage: float, min_t
     assert admission.required_matches(n, coverage, min_terms) == m
 
 
-def test_without_admission_every_word_must_match_in_one_message(shard: LexicalShard) -> None:
+def test_without_admission_every_word_must_match_in_one_message(shard: LexicalPartition) -> None:
     assert found(shard, admitted(p.text(*WORDS))) == {"all4"}
 
 
@@ -89,16 +89,16 @@ def test_without_admission_every_word_must_match_in_one_message(shard: LexicalSh
     ],
 )
 def test_coverage_admits_sessions_holding_m_of_n_words(
-    shard: LexicalShard, coverage: float, min_terms: int, expected: set[str]
+    shard: LexicalPartition, coverage: float, min_terms: int, expected: set[str]
 ) -> None:
     assert found(shard, admitted(p.text(*WORDS), coverage, min_terms)) == expected
 
 
-def test_two_words_need_only_one_whatever_the_coverage(shard: LexicalShard) -> None:
+def test_two_words_need_only_one_whatever_the_coverage(shard: LexicalPartition) -> None:
     assert found(shard, admitted(p.text("alpha", "delta"), 1.0, 64)) == {"all4", "three", "two", "one", "split3"}
 
 
-def test_admitted_sessions_rank_by_bm25_of_the_words_they_hold(shard: LexicalShard) -> None:
+def test_admitted_sessions_rank_by_bm25_of_the_words_they_hold(shard: LexicalPartition) -> None:
     hits = shard.search(admitted(p.text(*WORDS), 0.0, 1)).hits
     assert hits[0].session.id == sid("all4")
     scores = [h.score for h in hits]
@@ -106,49 +106,52 @@ def test_admitted_sessions_rank_by_bm25_of_the_words_they_hold(shard: LexicalSha
     assert set(hits[0].matched_terms) == set(WORDS)
 
 
-def test_a_negated_word_still_excludes_its_messages(shard: LexicalShard) -> None:
+def test_a_negated_word_still_excludes_its_messages(shard: LexicalPartition) -> None:
     words = p.fts(p.fts_all(*(p.term(w) for w in WORDS[:3]), p.fts_not(p.term("delta"))))
     # all4's only message holds delta: it is out, the others keep two of alpha / bravo / charlie
     assert found(shard, admitted(words, 0.25, 2)) == {"three", "two", "split3"}
     assert found(shard, admitted(words)) == {"three"}
 
 
-def test_a_phrase_is_one_item(shard: LexicalShard) -> None:
+def test_a_phrase_is_one_item(shard: LexicalPartition) -> None:
     words = p.fts(p.fts_all(p.phrase("alpha bravo"), p.term("charlie"), p.term("delta")))
     # n = 3, m = 2: the phrase and charlie (three), or the phrase, charlie and delta (all4)
     assert found(shard, admitted(words, 0.25, 2)) == {"all4", "three"}
 
 
-def test_separate_leaves_are_one_item_each(shard: LexicalShard) -> None:
+def test_separate_leaves_are_one_item_each(shard: LexicalPartition) -> None:
     leaves = p.all_(p.text("alpha", "bravo"), p.text("charlie"))
     assert found(shard, admitted(leaves)) == {"all4", "three"}  # both leaves, each in some message
     # two items: one is enough (a message with alpha and bravo, or one with charlie)
     assert found(shard, admitted(leaves, 1.0, 64)) == {"all4", "three", "two", "split3"}
 
 
-def test_role_clauses_hold_in_the_message_an_item_matches(shard: LexicalShard) -> None:
+def test_role_clauses_hold_in_the_message_an_item_matches(shard: LexicalPartition) -> None:
     with_role = p.all_(p.text(*WORDS), p.field("role", "user"))
     # split3's bravo is the assistant's: as a user it holds alpha and charlie, still two
     assert found(shard, admitted(with_role, 0.75, 2)) == {"all4", "three"}
     assert found(shard, admitted(with_role, 0.25, 2)) == {"all4", "three", "two", "split3"}
 
 
-def test_the_actions_lane_admits_on_action_text(shard: LexicalShard) -> None:
+def test_the_actions_lane_admits_on_action_text(shard: LexicalPartition) -> None:
     assert found(shard, admitted(p.text(*WORDS), lane="actions")) == set()
     assert found(shard, admitted(p.text(*WORDS), 0.75, 2, lane="actions")) == {"tool"}
 
 
-def test_a_cursor_walk_with_admission_serves_every_admitted_session_once(shard: LexicalShard) -> None:
+def test_a_cursor_walk_with_admission_serves_every_admitted_session_once(shard: LexicalPartition) -> None:
     full = [h.session.id for h in shard.search(admitted(p.text(*WORDS), 0.25, 2)).hits]
     walked: list[str] = []
     request = admitted(p.text(*WORDS), 0.25, 2)
     request.limit = 1
+    anchor = None
     while True:
-        hits = shard.search(request).hits
+        hits = shard.search(request, anchor).hits
         if not hits:
             break
         walked.extend(h.session.id for h in hits)
-        request.has_after, request.after_score, request.after_session_id = True, hits[-1].score, hits[-1].session.id
+        anchor = index_pb2.PartitionAnchor(
+            has_after=True, after_score=hits[-1].score, after_session_id=hits[-1].session.id
+        )
     assert walked == full and len(full) == 4
 
 

@@ -17,7 +17,7 @@ import tantivy
 
 from quarry.dsl.compile import compile_query
 from quarry.index.lexical import analyzer, fts, records, schema
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.store import Store
 from quarry.v1 import index_pb2, plan_pb2, units_pb2
 from tests.index.conftest import sid
@@ -46,34 +46,34 @@ def _corpus() -> list[units_pb2.Session]:
 
 
 @pytest.fixture(scope="module")
-def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
-    lexical = LexicalShard(Path(tmp_path_factory.mktemp("analysis")), 0)
+def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+    lexical = LexicalPartition(Path(tmp_path_factory.mktemp("analysis")), 0)
     lexical.upsert(_corpus())
     yield lexical
     lexical.close()
 
 
-def hits(shard: LexicalShard, query: str, lane: str = "dialogue") -> list[index_pb2.ShardHit]:
+def hits(shard: LexicalPartition, query: str, lane: str = "dialogue") -> list[index_pb2.ShardHit]:
     request = index_pb2.ShardSearchRequest(plan=compile_query(query).plan, lane=lane, limit=20, with_snippets=True)
     return list(shard.search(request).hits)
 
 
-def found(shard: LexicalShard, query: str, lane: str = "dialogue") -> set[str]:
+def found(shard: LexicalPartition, query: str, lane: str = "dialogue") -> set[str]:
     return {h.session.id.split(":", 1)[1] for h in hits(shard, query, lane)}
 
 
-def scores(shard: LexicalShard, query: str) -> dict[str, float]:
+def scores(shard: LexicalPartition, query: str) -> dict[str, float]:
     return {h.session.id: h.score for h in hits(shard, query)}
 
 
-def test_identifiers_are_found_whole_and_by_their_parts(shard: LexicalShard) -> None:
+def test_identifiers_are_found_whole_and_by_their_parts(shard: LexicalPartition) -> None:
     assert found(shard, "connection_profile.py") == {"profile"}  # whole: its parts in order, not scattered
     assert found(shard, "connection") == {"profile", "words"}
     assert found(shard, "profile") == {"profile", "words"}
     assert found(shard, "profile_connection") == set()
 
 
-def test_unquoted_words_match_by_stem_quoted_words_exactly(shard: LexicalShard) -> None:
+def test_unquoted_words_match_by_stem_quoted_words_exactly(shard: LexicalPartition) -> None:
     assert found(shard, "refactoring") == {"refactored", "exact"}
     assert found(shard, '"refactoring"') == {"exact"}
     assert found(shard, "refactored") == {"refactored", "exact"}
@@ -83,7 +83,7 @@ def test_unquoted_words_match_by_stem_quoted_words_exactly(shard: LexicalShard) 
     assert found(shard, "refactoring", lane="actions") == set()
 
 
-def test_unquoted_stopwords_are_dropped_quoted_ones_searched(shard: LexicalShard) -> None:
+def test_unquoted_stopwords_are_dropped_quoted_ones_searched(shard: LexicalPartition) -> None:
     assert scores(shard, "the timeout") == scores(shard, "timeout")
     assert set(scores(shard, "timeout")) == {sid("timeout"), sid("timeouts")}
     assert "article" in found(shard, '"the"')
@@ -93,20 +93,20 @@ def test_unquoted_stopwords_are_dropped_quoted_ones_searched(shard: LexicalShard
     assert found(shard, '"hit the timeout"') == set()
 
 
-def test_negations_are_not_stopwords(shard: LexicalShard) -> None:
+def test_negations_are_not_stopwords(shard: LexicalPartition) -> None:
     assert found(shard, "not working") == {"negation"}
     assert found(shard, "working") == {"negation", "working"}
     assert found(shard, "without cache") == {"negation"}
 
 
-def test_folding_in_both_directions(shard: LexicalShard) -> None:
+def test_folding_in_both_directions(shard: LexicalPartition) -> None:
     assert found(shard, "zrobilem") == {"polish"}
     assert found(shard, "lodz") == {"polish"}
     assert found(shard, "Łódź") == {"polish"}
     assert found(shard, "migracje") == {"polish"}
 
 
-def test_chinese_text_is_segmented_into_words(shard: LexicalShard) -> None:
+def test_chinese_text_is_segmented_into_words(shard: LexicalPartition) -> None:
     assert found(shard, "数据库") == {"chinese"}
     assert found(shard, "超时") == {"chinese"}
     assert found(shard, "数据库连接") == {"chinese"}  # an unsegmented query run: its words
@@ -118,7 +118,7 @@ def test_chinese_text_is_segmented_into_words(shard: LexicalShard) -> None:
     assert found(shard, '"的"') == {"chinese"}  # quoted, it is searched (的确 is one word of its own)
 
 
-def test_matched_terms_are_the_query_words_as_found(shard: LexicalShard) -> None:
+def test_matched_terms_are_the_query_words_as_found(shard: LexicalPartition) -> None:
     (hit,) = [h for h in hits(shard, "refactoring parser") if h.session.id == sid("exact")]
     assert list(hit.matched_terms) == ["refactoring", "parser"]
     by_session = {h.session.id: list(h.matched_terms) for h in hits(shard, "refactoring OR yesterday")}
@@ -128,14 +128,14 @@ def test_matched_terms_are_the_query_words_as_found(shard: LexicalShard) -> None
     assert list(chinese.matched_terms) == ["数据库"]
 
 
-def test_snippets_mark_the_words_a_stem_or_a_chinese_word_matched(shard: LexicalShard) -> None:
+def test_snippets_mark_the_words_a_stem_or_a_chinese_word_matched(shard: LexicalPartition) -> None:
     (hit,) = [h for h in hits(shard, "refactoring") if h.session.id == sid("refactored")]
     assert hit.snippet == "I [refactored] the pool module yesterday"
     (chinese,) = hits(shard, "数据库")
     assert chinese.snippet == "我们的[数据库]连接超时了"
 
 
-def test_blocks_match_as_their_field_does(shard: LexicalShard) -> None:
+def test_blocks_match_as_their_field_does(shard: LexicalPartition) -> None:
     """A dialogue block matches an unquoted word by stem, a tool block only as written (as the
     `text_stem` and `actions` fields do in Tantivy)."""
 
@@ -193,11 +193,11 @@ def _old_schema() -> tantivy.Schema:
 def test_an_index_of_an_older_analyzer_is_rebuilt_from_the_store(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    shard = LexicalShard(tmp_path, 0)
+    shard = LexicalPartition(tmp_path, 0)
     shard.upsert(_corpus())
     summaries = shard.get_sessions([s.id for s in _corpus()])
     shard.close()
-    directory = tmp_path / "shard-0"
+    directory = tmp_path
     store = Store(directory / "store.sqlite3")
     store_uuid = store.store_uuid
     documents = [
@@ -223,7 +223,7 @@ def test_an_index_of_an_older_analyzer_is_rebuilt_from_the_store(
     assert schema.index_version(directory / "tantivy") == 1
 
     with caplog.at_level(logging.WARNING, logger="quarry.index.lexical"):
-        reopened = LexicalShard(tmp_path, 0)
+        reopened = LexicalPartition(tmp_path, 0)
     try:
         assert schema.index_version(directory / "tantivy") == analyzer.VERSION
         assert any("rebuilt" in r.getMessage() for r in caplog.records)
@@ -236,7 +236,7 @@ def test_an_index_of_an_older_analyzer_is_rebuilt_from_the_store(
     finally:
         reopened.close()
     caplog.clear()
-    again = LexicalShard(tmp_path, 0)  # the current version opens as it is
+    again = LexicalPartition(tmp_path, 0)  # the current version opens as it is
     again.close()
     assert not any("rebuil" in r.getMessage() for r in caplog.records)
 
@@ -257,6 +257,6 @@ def test_compiled_leaves_carry_exact_tokens_and_stems() -> None:
     assert [c.tokens for c in chinese.children] == [("我们",), ("数据库",)]
 
 
-def test_two_forms_of_one_word_score_as_one_term(shard: LexicalShard) -> None:
+def test_two_forms_of_one_word_score_as_one_term(shard: LexicalPartition) -> None:
     assert scores(shard, "timeouts timeout") == scores(shard, "timeout")
     assert scores(shard, "timeout timeout") == scores(shard, "timeout")

@@ -7,16 +7,15 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
-from concurrent import futures
 from pathlib import Path
 
 import grpc
 import pytest
 
 from quarry.core.errors import QuarryError, from_rpc_error
-from quarry.index.lexical.assertion_service import AssertionServicer
 from quarry.index.lexical.assertions import AssertionStore
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, units_pb2
+from tests.partition_servers import PartitionServer
 
 REPO = Path(__file__).resolve().parents[2]
 SID = "codex-session:abc123"
@@ -312,36 +311,37 @@ def test_a_returned_write_survives_a_killed_process(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def served(store: AssertionStore) -> Iterator[str]:
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    assertions_pb2_grpc.add_AssertionServiceServicer_to_server(AssertionServicer(store), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield f"127.0.0.1:{port}"
-    server.stop(grace=None)
+def served(tmp_path: Path) -> Iterator[str]:
+    node = PartitionServer(tmp_path / "index-0", [0], 1)
+    yield node.address
+    node.stop()
 
 
 def test_the_servicer_serves_the_workflow_with_typed_errors(served: str) -> None:
     with grpc.insecure_channel(served) as channel:
-        shard = assertions_pb2_grpc.AssertionServiceStub(channel)
+        node = assertions_pb2_grpc.AssertionServiceStub(channel)
         write = assertions_pb2.WriteAssertionRequest(assertion=claim("retry twice then fail"))
-        candidate = shard.WriteAssertion(write)
+        candidate = node.WriteAssertion(assertions_pb2.PartitionWriteAssertion(partition=0, request=write))
         assert candidate.status == "candidate"
-        assert shard.GetAssertion(assertions_pb2.GetAssertionRequest(id=f"assertion:{candidate.id}")) == candidate
+        found = node.GetAssertion(assertions_pb2.NodeGetAssertion(partitions=[0], id=f"assertion:{candidate.id}"))
+        assert [(p.partition, p.found, p.assertion) for p in found.partitions] == [(0, True, candidate)]
 
-        listed = shard.ListCandidates(assertions_pb2.ListCandidatesRequest(target_ref=TARGET))
-        assert [e.assertion.id for e in listed.entries] == [candidate.id]
+        wanted = assertions_pb2.ListCandidatesRequest(target_ref=TARGET)
+        listed = node.ListCandidates(assertions_pb2.NodeListCandidates(partitions=[0], request=wanted))
+        assert [e.assertion.id for e in listed.partitions[0].entries] == [candidate.id]
         judge = assertions_pb2.JudgeCandidateRequest(
             id=candidate.id, judgment="supersede", reason="r", kind="summary", body="b"
         )
-        judged = shard.JudgeCandidate(judge)
+        judged = node.JudgeCandidate(assertions_pb2.PartitionJudgeCandidate(partition=0, request=judge))
         assert (judged.candidate.status, judged.created.supersedes) == ("superseded", candidate.id)
 
+        again_request = assertions_pb2.JudgeCandidateRequest(id=candidate.id, judgment="accept")
         with pytest.raises(grpc.RpcError) as again:
-            shard.JudgeCandidate(assertions_pb2.JudgeCandidateRequest(id=candidate.id, judgment="accept"))
+            node.JudgeCandidate(assertions_pb2.PartitionJudgeCandidate(partition=0, request=again_request))
         typed = from_rpc_error(again.value)
         assert (again.value.code(), typed.code) == (grpc.StatusCode.FAILED_PRECONDITION, errors_pb2.NOT_JUDGEABLE)
         assert typed.message.startswith("candidate_superseded")
-        with pytest.raises(grpc.RpcError) as missing:
-            shard.GetAssertion(assertions_pb2.GetAssertionRequest(id="nope"))
-        assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+        missing = node.GetAssertion(assertions_pb2.NodeGetAssertion(partitions=[0], id="nope"))
+        assert [(p.partition, p.found) for p in missing.partitions] == [(0, False)]
+        elsewhere = node.GetAssertion(assertions_pb2.NodeGetAssertion(partitions=[3], id="nope"))
+        assert [(f.partition, f.error.code) for f in elsewhere.failures] == [(3, errors_pb2.NOT_HOSTED)]

@@ -5,26 +5,26 @@ from __future__ import annotations
 import pytest
 
 from quarry.dsl.compile import compile_query
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import index_pb2
 from tests.index.conftest import sid
 
 
-def sessions(shard: LexicalShard, query: str, lane: str = "dialogue") -> list[index_pb2.ShardHit]:
+def sessions(shard: LexicalPartition, query: str, lane: str = "dialogue") -> list[index_pb2.ShardHit]:
     plan = compile_query(query).plan
     return list(shard.search(index_pb2.ShardSearchRequest(plan=plan, lane=lane, limit=10, with_snippets=True)).hits)
 
 
-def rows(shard: LexicalShard, query: str) -> list[str]:
+def rows(shard: LexicalPartition, query: str) -> list[str]:
     plan = compile_query(query).plan
     return [r.sort_id for r in shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows]
 
 
-def test_compact_text_with_role(loaded: LexicalShard) -> None:
+def test_compact_text_with_role(loaded: LexicalPartition) -> None:
     assert [h.session.id for h in sessions(loaded, "sqlite locking role:assistant")] == [sid("lock-same")]
 
 
-def test_separate_fts_leaves_hold_each_in_some_message(loaded: LexicalShard) -> None:
+def test_separate_fts_leaves_hold_each_in_some_message(loaded: LexicalPartition) -> None:
     """Compact text is one leaf: both words in one message. Separate `~` leaves each hold in some
     message of the session, so lock-split (the words in different messages) matches them too; where
     one message holds both, it scores as the compact query does."""
@@ -36,7 +36,7 @@ def test_separate_fts_leaves_hold_each_in_some_message(loaded: LexicalShard) -> 
         assert leaves[session_id] == pytest.approx(score, rel=1e-6)
 
 
-def test_or_of_fts_leaves_and_negated_text(loaded: LexicalShard) -> None:
+def test_or_of_fts_leaves_and_negated_text(loaded: LexicalPartition) -> None:
     either = {h.session.id for h in sessions(loaded, 'sessions where ~"kangaroo" OR ~"zebra"')}
     assert either == {sid("tie-a"), sid("tie-b"), sid("zebra-hi"), sid("zebra-lo")}
     # `-word` alone: sessions with no message containing it (unranked, newest first)
@@ -44,18 +44,18 @@ def test_or_of_fts_leaves_and_negated_text(loaded: LexicalShard) -> None:
     assert without == [sid("tools"), sid("lock-user"), sid("lock-same")]
 
 
-def test_phrase_prefix_and_filters(loaded: LexicalShard) -> None:
+def test_phrase_prefix_and_filters(loaded: LexicalPartition) -> None:
     assert [h.session.id for h in sessions(loaded, '"locking keeps failing" tag:active')] == [sid("lock-same")]
     assert {h.session.id for h in sessions(loaded, "kanga*")} == {sid("tie-a"), sid("tie-b")}
     assert [h.session.id for h in sessions(loaded, "pool tool:bash -tag:stale")] == [sid("tools")]
     assert [h.session.id for h in sessions(loaded, 'title:"lodz" migration')] == [sid("polish")]
 
 
-def test_actions_lane(loaded: LexicalShard) -> None:
+def test_actions_lane(loaded: LexicalPartition) -> None:
     assert [h.session.id for h in sessions(loaded, "pytest", lane="actions")] == [sid("tools")]
 
 
-def test_unit_pipelines(loaded: LexicalShard) -> None:
+def test_unit_pipelines(loaded: LexicalPartition) -> None:
     assert rows(loaded, "messages where role:assistant AND text:locking") == [
         f"{sid('lock-same')}:m1",
         f"{sid('lock-split', 'codex-session')}:m1",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import threading
 
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from tests.index import plans as p
 from tests.index.conftest import corpus, sid
 from tests.index.sessions import Msg, session
 
 
-def test_searches_during_upserts(fresh: LexicalShard) -> None:
+def test_searches_during_upserts(fresh: LexicalPartition) -> None:
     fresh.upsert(corpus())
     stop = threading.Event()
     errors: list[BaseException] = []
@@ -45,7 +45,7 @@ def test_searches_during_upserts(fresh: LexicalShard) -> None:
     assert fresh.stats().sessions == 9 + 60
 
 
-def test_concurrent_upserts_are_serialized(fresh: LexicalShard) -> None:
+def test_concurrent_upserts_are_serialized(fresh: LexicalPartition) -> None:
     errors: list[BaseException] = []
 
     def writer(n: int) -> None:

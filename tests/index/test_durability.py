@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import errors_pb2
 from tests.index import plans as p
 from tests.index.conftest import corpus, sid
@@ -22,7 +22,7 @@ from tests.index.sessions import Msg, session
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_unchanged_reupsert_writes_nothing(fresh: LexicalShard) -> None:
+def test_unchanged_reupsert_writes_nothing(fresh: LexicalPartition) -> None:
     first = fresh.upsert(corpus())
     assert (first.sessions_written, first.sessions_unchanged) == (9, 0)
     assert first.messages_written == sum(len(s.messages) for s in corpus())
@@ -39,7 +39,7 @@ def test_unchanged_reupsert_writes_nothing(fresh: LexicalShard) -> None:
     watcher.close()
 
 
-def test_replacement_removes_the_old_version(fresh: LexicalShard) -> None:
+def test_replacement_removes_the_old_version(fresh: LexicalPartition) -> None:
     fresh.upsert([session("s1", [Msg("user", "alpha topic"), Msg("assistant", "alpha answer")])])
     fresh.upsert([session("s1", [Msg("user", "beta topic")])])
 
@@ -51,7 +51,7 @@ def test_replacement_removes_the_old_version(fresh: LexicalShard) -> None:
     assert (stats.sessions, stats.messages, stats.documents) == (1, 1, 1)
 
 
-def test_content_hash_is_computed_when_missing_and_the_last_duplicate_wins(fresh: LexicalShard) -> None:
+def test_content_hash_is_computed_when_missing_and_the_last_duplicate_wins(fresh: LexicalPartition) -> None:
     old = session("s1", [Msg("user", "first draft")])
     new = session("s1", [Msg("user", "second draft")])
     response = fresh.upsert([old, new])
@@ -62,12 +62,12 @@ def test_content_hash_is_computed_when_missing_and_the_last_duplicate_wins(fresh
 
 
 def test_reopen_keeps_everything_and_still_folds(tmp_path: Path) -> None:
-    shard = LexicalShard(tmp_path, 3)
+    shard = LexicalPartition(tmp_path, 3)
     shard.upsert(corpus())
     before = shard.stats()
     shard.close()
 
-    reopened = LexicalShard(tmp_path, 3)
+    reopened = LexicalPartition(tmp_path, 3)
     try:
         assert reopened.stats() == before
         assert [h.session.id for h in reopened.search(p.search(p.text("zrobilem"))).hits] == [sid("polish")]
@@ -79,12 +79,12 @@ def test_reopen_keeps_everything_and_still_folds(tmp_path: Path) -> None:
 
 
 def test_lost_tantivy_index_is_rebuilt_from_sqlite(tmp_path: Path) -> None:
-    shard = LexicalShard(tmp_path, 0)
+    shard = LexicalPartition(tmp_path, 0)
     shard.upsert(corpus())
     shard.close()
-    shutil.rmtree(tmp_path / "shard-0" / "tantivy")
+    shutil.rmtree(tmp_path / "tantivy")
 
-    rebuilt = LexicalShard(tmp_path, 0)
+    rebuilt = LexicalPartition(tmp_path, 0)
     try:
         assert rebuilt.stats().documents == sum(len(s.messages) for s in corpus())
         assert {h.session.id for h in rebuilt.search(p.search(p.text("sqlite", "locking"))).hits} == {
@@ -100,9 +100,9 @@ def _run_child(body: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
         f"""
         import os, signal, sys
         from pathlib import Path
-        from quarry.index.lexical.shard import LexicalShard
+        from quarry.index.lexical.partition import LexicalPartition
         from tests.index.sessions import Msg, session
-        shard = LexicalShard(Path({str(data_dir)!r}), 0)
+        shard = LexicalPartition(Path({str(data_dir)!r}), 0)
         """
     ) + textwrap.dedent(body)
     return subprocess.run(
@@ -126,7 +126,7 @@ def test_sigkill_right_after_upsert_returns_loses_nothing(tmp_path: Path) -> Non
     acknowledged = [sid_ for line in child.stdout.splitlines() if line.startswith("ack ") for sid_ in line.split()[1:]]
     assert len(acknowledged) == 100
 
-    shard = LexicalShard(tmp_path, 0)
+    shard = LexicalPartition(tmp_path, 0)
     try:
         assert [s.id for s in shard.get_sessions(acknowledged)] == acknowledged
         assert shard.stats().documents == 100
@@ -150,7 +150,7 @@ def test_crash_between_the_sqlite_and_tantivy_commits_is_repaired_at_open(tmp_pa
     assert child.returncode == -signal.SIGKILL, child.stderr
 
     # Same document count in both stores: only the pending marks tell what Tantivy missed.
-    shard = LexicalShard(tmp_path, 0)
+    shard = LexicalPartition(tmp_path, 0)
     try:
         assert [h.session.id for h in shard.search(p.search(p.text("orphan"))).hits] == [sid("two")]
         assert [h.session.id for h in shard.search(p.search(p.text("replaced"))).hits] == [sid("one")]
@@ -178,7 +178,7 @@ class _CommitFailsOnce:
         return getattr(self.writer, name)
 
 
-def test_a_failed_tantivy_commit_is_retried_by_the_next_upsert(fresh: LexicalShard) -> None:
+def test_a_failed_tantivy_commit_is_retried_by_the_next_upsert(fresh: LexicalPartition) -> None:
     fresh._writer = _CommitFailsOnce(fresh._writer)  # type: ignore[assignment]
     first = session("s1", [Msg("user", "quokka sighting")])
     with pytest.raises(ValueError, match="No space"):
@@ -191,7 +191,7 @@ def test_a_failed_tantivy_commit_is_retried_by_the_next_upsert(fresh: LexicalSha
     assert [h.session.id for h in fresh.search(p.search(p.text("quokka"))).hits] == [sid("s1")]
 
 
-def test_one_batch_of_new_and_replaced_sessions_keeps_ordinals_and_replaces_tags(fresh: LexicalShard) -> None:
+def test_one_batch_of_new_and_replaced_sessions_keeps_ordinals_and_replaces_tags(fresh: LexicalPartition) -> None:
     fresh.upsert(
         [
             session("a", [Msg("user", "apple orchard")], tags=("old",)),
@@ -224,16 +224,15 @@ def test_one_batch_of_new_and_replaced_sessions_keeps_ordinals_and_replaces_tags
 
 
 def test_a_store_in_another_format_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "shard-0" / "store.sqlite3"
-    path.parent.mkdir()
+    path = tmp_path / "store.sqlite3"
     old = sqlite3.connect(path)
     old.execute("CREATE TABLE sessions (ord INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, cwd TEXT NOT NULL)")
     old.close()
     with pytest.raises(QuarryError) as refused:
-        LexicalShard(tmp_path, 0)
+        LexicalPartition(tmp_path, 0)
     assert refused.value.code == errors_pb2.SHARD_UNAVAILABLE
     assert "re-ingest" in str(refused.value)
 
 
-def hit_ids(shard: LexicalShard, where: object) -> list[str]:
+def hit_ids(shard: LexicalPartition, where: object) -> list[str]:
     return [h.session.id for h in shard.search(p.search(where)).hits]  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import pytest
 from quarry.core.dialogue import MAX_EMBED_CHARS, dialogue_items
 from quarry.core.errors import QuarryError
 from quarry.index.lexical import records
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.store import SESSION_COLUMNS
 from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import errors_pb2, index_pb2, units_pb2
@@ -35,7 +35,7 @@ def edge_cases() -> units_pb2.Session:
     return s
 
 
-def feed_all(shard: LexicalShard, after: int = 0, page: int = 3) -> list[index_pb2.FeedSession]:
+def feed_all(shard: LexicalPartition, after: int = 0, page: int = 3) -> list[index_pb2.FeedSession]:
     """Every session after `after`, paged through with the cursor as a follower would."""
     out: list[index_pb2.FeedSession] = []
     while True:
@@ -63,7 +63,7 @@ def test_dialogue_items_follow_the_rule() -> None:
     assert len(items[2].text) == MAX_EMBED_CHARS
 
 
-def test_feed_from_zero_returns_every_session_in_order_with_its_dialogue_items(fresh: LexicalShard) -> None:
+def test_feed_from_zero_returns_every_session_in_order_with_its_dialogue_items(fresh: LexicalPartition) -> None:
     sessions = [*corpus(), edge_cases(), *generate_sessions(300, seed=11)]
     fresh.upsert(sessions)
     fed = feed_all(fresh)
@@ -77,7 +77,7 @@ def test_feed_from_zero_returns_every_session_in_order_with_its_dialogue_items(f
     assert not head.sessions  # max_sessions 0: only the head and the backlog
 
 
-def test_backlog_counts_the_texts_after_the_cursor(fresh: LexicalShard) -> None:
+def test_backlog_counts_the_texts_after_the_cursor(fresh: LexicalPartition) -> None:
     sessions = corpus()
     fresh.upsert(sessions)
     texts = [len(dialogue_items(s)) for s in sessions]
@@ -87,7 +87,7 @@ def test_backlog_counts_the_texts_after_the_cursor(fresh: LexicalShard) -> None:
         assert [f.change_seq for f in response.sessions] == list(range(cursor + 1, min(cursor + 2, len(sessions)) + 1))
 
 
-def test_unchanged_reingest_adds_nothing_and_a_changed_session_comes_back_later(fresh: LexicalShard) -> None:
+def test_unchanged_reingest_adds_nothing_and_a_changed_session_comes_back_later(fresh: LexicalPartition) -> None:
     fresh.upsert(corpus())
     head = fresh.embed_feed(0, 0).head_seq
     fresh.upsert(corpus())
@@ -105,7 +105,7 @@ def test_unchanged_reingest_adds_nothing_and_a_changed_session_comes_back_later(
     assert fresh.embed_feed(head, 0).backlog_texts == 1
 
 
-def test_a_changed_session_without_dialogue_is_fed_with_no_items(fresh: LexicalShard) -> None:
+def test_a_changed_session_without_dialogue_is_fed_with_no_items(fresh: LexicalPartition) -> None:
     fresh.upsert(corpus())
     head = fresh.embed_feed(0, 0).head_seq
     fresh.upsert([session("polish", [Msg("system", "nothing to embed")])])
@@ -114,17 +114,17 @@ def test_a_changed_session_without_dialogue_is_fed_with_no_items(fresh: LexicalS
 
 
 def test_the_store_uuid_is_kept_across_reopen_and_new_for_a_new_store(tmp_path: Path) -> None:
-    shard = LexicalShard(tmp_path / "a", 0)
+    shard = LexicalPartition(tmp_path / "a", 0)
     shard.upsert(corpus())
     first = shard.embed_feed(0, 0)
     shard.close()
-    reopened = LexicalShard(tmp_path / "a", 0)
+    reopened = LexicalPartition(tmp_path / "a", 0)
     again = reopened.embed_feed(0, 0)
     assert (again.store_uuid, again.head_seq) == (first.store_uuid, first.head_seq)
     reopened.upsert([session("new", [Msg("user", "after the reopen")])])
     assert reopened.embed_feed(first.head_seq, 5).sessions[0].change_seq == first.head_seq + 1
     reopened.close()
-    other = LexicalShard(tmp_path / "b", 0)
+    other = LexicalPartition(tmp_path / "b", 0)
     fresh_feed = other.embed_feed(0, 0)
     assert fresh_feed.store_uuid and fresh_feed.store_uuid != first.store_uuid
     assert (fresh_feed.head_seq, fresh_feed.backlog_texts) == (0, 0)
@@ -132,7 +132,7 @@ def test_the_store_uuid_is_kept_across_reopen_and_new_for_a_new_store(tmp_path: 
 
 
 @pytest.mark.parametrize(("after", "limit", "parameter"), [(-1, 5, "after_seq"), (0, -1, "max_sessions")])
-def test_negative_arguments_are_invalid(fresh: LexicalShard, after: int, limit: int, parameter: str) -> None:
+def test_negative_arguments_are_invalid(fresh: LexicalPartition, after: int, limit: int, parameter: str) -> None:
     with pytest.raises(QuarryError) as caught:
         fresh.embed_feed(after, limit)
     assert caught.value.code == errors_pb2.INVALID_REQUEST

@@ -11,7 +11,7 @@ import pytest
 from quarry.core.errors import QuarryError
 from quarry.dsl import compile_query
 from quarry.index.lexical.facets import FAMILIES
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import errors_pb2, index_pb2, units_pb2
 from tests.index.sessions import BASE_MS, Msg, Tool, session
 
@@ -35,14 +35,14 @@ def _archive() -> list[units_pb2.Session]:
 
 
 @pytest.fixture(scope="module")
-def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
-    lexical = LexicalShard(Path(tmp_path_factory.mktemp("facets")), 0)
+def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+    lexical = LexicalPartition(Path(tmp_path_factory.mktemp("facets")), 0)
     lexical.upsert(_archive())
     yield lexical
     lexical.close()
 
 
-def _counts(shard: LexicalShard, query: str = "", scoped: bool = False, **fields: object) -> dict:
+def _counts(shard: LexicalPartition, query: str = "", scoped: bool = False, **fields: object) -> dict:
     request = index_pb2.ShardFacetsRequest(scoped=scoped, **fields)
     if query:
         request.where.CopyFrom(compile_query(query).plan.where)
@@ -64,7 +64,7 @@ def _expected(sessions: list[units_pb2.Session]) -> dict[str, Counter]:
     }
 
 
-def test_global_counts_are_sessions_per_value_in_every_family(shard: LexicalShard) -> None:
+def test_global_counts_are_sessions_per_value_in_every_family(shard: LexicalPartition) -> None:
     counts = _counts(shard)
     assert set(counts) == set(FAMILIES)
     for family, expected in _expected(_archive()).items():
@@ -73,7 +73,7 @@ def test_global_counts_are_sessions_per_value_in_every_family(shard: LexicalShar
     assert counts["count_buckets"] == {"1-9": 3, "10-49": 1, "50-199": 1}
 
 
-def test_scoped_counts_cover_only_the_sessions_the_predicate_selects(shard: LexicalShard) -> None:
+def test_scoped_counts_cover_only_the_sessions_the_predicate_selects(shard: LexicalPartition) -> None:
     response = shard.facets(
         index_pb2.ShardFacetsRequest(scoped=True, where=compile_query("sqlite").plan.where, families=["tags"])
     )
@@ -86,26 +86,26 @@ def test_scoped_counts_cover_only_the_sessions_the_predicate_selects(shard: Lexi
     }
 
 
-def test_a_scope_that_selects_nothing_gives_empty_families(shard: LexicalShard) -> None:
+def test_a_scope_that_selects_nothing_gives_empty_families(shard: LexicalPartition) -> None:
     counts = _counts(shard, "nonexistentword", scoped=True)
     assert set(counts) == set(FAMILIES)
     assert all(values == {} for values in counts.values())
 
 
-def test_only_the_families_asked_for_are_counted_in_family_order(shard: LexicalShard) -> None:
+def test_only_the_families_asked_for_are_counted_in_family_order(shard: LexicalPartition) -> None:
     response = shard.facets(index_pb2.ShardFacetsRequest(families=["count_buckets", "origins"]))
     assert [f.family for f in response.families] == ["origins", "count_buckets"]
     assert not response.unfinished
 
 
-def test_an_unknown_family_is_a_typed_error(shard: LexicalShard) -> None:
+def test_an_unknown_family_is_a_typed_error(shard: LexicalPartition) -> None:
     with pytest.raises(QuarryError) as error:
         shard.facets(index_pb2.ShardFacetsRequest(families=["origin"]))
     assert error.value.code == errors_pb2.INVALID_REQUEST
     assert error.value.parameter == "families"
 
 
-def test_a_spent_budget_leaves_families_unfinished_instead_of_half_counted(shard: LexicalShard) -> None:
+def test_a_spent_budget_leaves_families_unfinished_instead_of_half_counted(shard: LexicalPartition) -> None:
     response = shard.facets(index_pb2.ShardFacetsRequest(budget_ms=1e-6))
     assert list(response.unfinished) == list(FAMILIES)
     assert not response.families

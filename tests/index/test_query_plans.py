@@ -9,19 +9,19 @@ from __future__ import annotations
 import pytest
 
 from quarry.index.lexical.fulltext import FullText
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.predicates import Lowering, Sql
 from quarry.index.lexical.rows import listing_sql
-from quarry.index.lexical.shard import LexicalShard
 from quarry.v1 import plan_pb2
 from tests.index import plans as p
 
 
-def query_plan(shard: LexicalShard, sql: Sql) -> str:
+def query_plan(shard: LexicalPartition, sql: Sql) -> str:
     rows = shard._store.reader().execute(f"EXPLAIN QUERY PLAN {sql.text}", sql.params).fetchall()
     return " | ".join(row[3] for row in rows)
 
 
-def lowering(shard: LexicalShard) -> Lowering:
+def lowering(shard: LexicalPartition) -> Lowering:
     return Lowering(FullText(shard._index.searcher(), shard._index.schema, shard._store))
 
 
@@ -39,7 +39,7 @@ def lowering(shard: LexicalShard) -> Lowering:
     ],
 )
 def test_unit_listings_walk_a_time_index(
-    fresh: LexicalShard, unit: str, where: plan_pb2.Predicate, descending: bool, index: str
+    fresh: LexicalPartition, unit: str, where: plan_pb2.Predicate, descending: bool, index: str
 ) -> None:
     plan = query_plan(fresh, listing_sql(unit, lowering(fresh).unit(unit, where), descending, 50))
     assert f"INDEX {index}" in plan
@@ -57,7 +57,7 @@ def test_unit_listings_walk_a_time_index(
         (p.field("role", "user"), "SEARCH m USING COVERING INDEX messages_session"),
     ],
 )
-def test_session_filters_seek_per_session(fresh: LexicalShard, where: plan_pb2.Predicate, seek: str) -> None:
+def test_session_filters_seek_per_session(fresh: LexicalPartition, where: plan_pb2.Predicate, seek: str) -> None:
     condition = lowering(fresh).session(where)
     candidates = Sql(
         f"SELECT s.ord FROM sessions s WHERE s.ord IN (SELECT value FROM json_each(?)) AND {condition.text}",

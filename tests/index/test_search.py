@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import errors_pb2, plan_pb2
 from tests.index import plans as p
 from tests.index.conftest import HOUR, sid
 from tests.index.sessions import BASE_MS, Msg, Tool, session
 
 
-def hit_ids(shard: LexicalShard, request) -> list[str]:
+def hit_ids(shard: LexicalPartition, request) -> list[str]:
     return [h.session.id for h in shard.search(request).hits]
 
 
-def test_plain_ascii_finds_polish_diacritics_including_l_stroke(loaded: LexicalShard) -> None:
+def test_plain_ascii_finds_polish_diacritics_including_l_stroke(loaded: LexicalPartition) -> None:
     assert hit_ids(loaded, p.search(p.text("zrobilem"))) == [sid("polish")]
     assert hit_ids(loaded, p.search(p.text("lodz"))) == [sid("polish")]
     assert hit_ids(loaded, p.search(p.text("latwo", "dziala"))) == [sid("polish")]
@@ -24,7 +24,7 @@ def test_plain_ascii_finds_polish_diacritics_including_l_stroke(loaded: LexicalS
     assert hit_ids(loaded, p.search(p.text("Łódź"))) == [sid("polish")]
 
 
-def test_and_requires_all_words_in_the_same_message(loaded: LexicalShard) -> None:
+def test_and_requires_all_words_in_the_same_message(loaded: LexicalPartition) -> None:
     found = hit_ids(loaded, p.search(p.text("sqlite", "locking")))
     assert set(found) == {sid("lock-same"), sid("lock-user")}  # lock-split has them in two messages
     # two separate fts leaves in one `all` group are still message-level
@@ -32,7 +32,7 @@ def test_and_requires_all_words_in_the_same_message(loaded: LexicalShard) -> Non
     assert set(hit_ids(loaded, p.search(split_leaves))) == set(found)
 
 
-def test_or_not_phrase_and_prefix(loaded: LexicalShard) -> None:
+def test_or_not_phrase_and_prefix(loaded: LexicalPartition) -> None:
     either = p.fts(p.fts_any(p.term("kangaroo"), p.term("zebra")))
     assert set(hit_ids(loaded, p.search(either))) == {sid(s) for s in ("tie-a", "tie-b", "zebra-hi", "zebra-lo")}
 
@@ -53,12 +53,12 @@ def test_or_not_phrase_and_prefix(loaded: LexicalShard) -> None:
     assert hit_ids(loaded, p.search(p.fts(p.prefix("migr")))) == [sid("polish")]  # migrację and migration
 
 
-def test_word_that_analyzes_to_several_tokens_is_a_phrase(loaded: LexicalShard) -> None:
+def test_word_that_analyzes_to_several_tokens_is_a_phrase(loaded: LexicalPartition) -> None:
     assert hit_ids(loaded, p.search(p.text("connection_profile"))) == [sid("tools")]
     assert hit_ids(loaded, p.search(p.text("profile_connection"))) == []
 
 
-def test_role_filter_holds_in_the_matching_message(loaded: LexicalShard) -> None:
+def test_role_filter_holds_in_the_matching_message(loaded: LexicalPartition) -> None:
     assistant = p.all_(p.text("sqlite", "locking"), p.field("role", "assistant"))
     assert hit_ids(loaded, p.search(assistant)) == [sid("lock-same")]
     user = p.all_(p.text("sqlite", "locking"), p.field("role", "user"))
@@ -68,7 +68,7 @@ def test_role_filter_holds_in_the_matching_message(loaded: LexicalShard) -> None
     assert hit_ids(loaded, p.search(not_user)) == [sid("lock-same")]
 
 
-def test_role_filter_does_not_change_scores(loaded: LexicalShard) -> None:
+def test_role_filter_does_not_change_scores(loaded: LexicalPartition) -> None:
     plain = {h.session.id: h for h in loaded.search(p.search(p.text("sqlite", "locking"))).hits}
     user = p.all_(p.text("sqlite", "locking"), p.field("role", "user"))
     filtered = {h.session.id: h for h in loaded.search(p.search(user)).hits}
@@ -77,7 +77,7 @@ def test_role_filter_does_not_change_scores(loaded: LexicalShard) -> None:
     assert filtered[sid("lock-user")].score == pytest.approx(plain[sid("lock-user")].score, rel=1e-6)
 
 
-def test_session_field_filters(loaded: LexicalShard) -> None:
+def test_session_field_filters(loaded: LexicalPartition) -> None:
     base = p.text("sqlite")
     assert set(hit_ids(loaded, p.search(p.all_(base, p.field("repo", "QUARRY"))))) == {
         sid("lock-same"),
@@ -104,7 +104,7 @@ def test_session_field_filters(loaded: LexicalShard) -> None:
     assert hit_ids(loaded, p.search(p.all_(base, p.ids("claude-code-session:not-here")))) == []
 
 
-def test_session_id_filters(loaded: LexicalShard) -> None:
+def test_session_id_filters(loaded: LexicalPartition) -> None:
     base = p.text("sqlite")
     assert hit_ids(loaded, p.search(p.all_(base, p.field("session", sid("lock-user"))))) == [sid("lock-user")]
     both = p.field("session", sid("lock-user"), sid("lock-same"))
@@ -118,7 +118,7 @@ def test_session_id_filters(loaded: LexicalShard) -> None:
     assert len(hit_ids(loaded, p.search(p.all_(base, p.not_(p.field("session", "x:nope")))))) == 3
 
 
-def test_action_filters_on_sessions(loaded: LexicalShard) -> None:
+def test_action_filters_on_sessions(loaded: LexicalPartition) -> None:
     assert hit_ids(loaded, p.search(p.all_(p.text("pool"), p.field("tool", "bash")))) == [sid("tools")]
     assert hit_ids(loaded, p.search(p.all_(p.text("pool"), p.field("action", "file_edit")))) == [sid("tools")]
     by_path = p.all_(p.text("pool"), p.field("path", "db/connection_profile.py"))
@@ -126,7 +126,7 @@ def test_action_filters_on_sessions(loaded: LexicalShard) -> None:
     assert hit_ids(loaded, p.search(p.all_(p.text("pool"), p.field("tool", "webfetch")))) == []
 
 
-def test_ranking_order_and_ties_break_on_session_id(loaded: LexicalShard) -> None:
+def test_ranking_order_and_ties_break_on_session_id(loaded: LexicalPartition) -> None:
     zebras = loaded.search(p.search(p.text("zebra"))).hits
     assert [h.session.id for h in zebras] == [sid("zebra-hi"), sid("zebra-lo")]
     assert zebras[0].score > zebras[1].score > 0
@@ -136,14 +136,14 @@ def test_ranking_order_and_ties_break_on_session_id(loaded: LexicalShard) -> Non
     assert all(h.ranked for h in ties)
 
 
-def test_limit_keeps_the_best_sessions(loaded: LexicalShard) -> None:
+def test_limit_keeps_the_best_sessions(loaded: LexicalPartition) -> None:
     response = loaded.search(p.search(p.fts(p.fts_any(p.term("zebra"), p.term("kangaroo"))), limit=1))
     assert len(response.hits) == 1
     assert response.hits[0].session.id == sid("zebra-hi")
     assert response.matched_sessions >= 1
 
 
-def test_hit_evidence_message_snippet_and_terms(loaded: LexicalShard) -> None:
+def test_hit_evidence_message_snippet_and_terms(loaded: LexicalPartition) -> None:
     (hit,) = loaded.search(p.search(p.all_(p.text("sqlite", "locking"), p.field("role", "assistant")))).hits
     assert hit.message_id == f"{sid('lock-same')}:m1"
     assert hit.match_surface == "message"
@@ -169,19 +169,19 @@ def test_hit_evidence_message_snippet_and_terms(loaded: LexicalShard) -> None:
     assert list(either.matched_terms) == ["zebra"]
 
 
-def test_snippets_keep_the_text_exactly_around_the_marks(fresh: LexicalShard) -> None:
+def test_snippets_keep_the_text_exactly_around_the_marks(fresh: LexicalPartition) -> None:
     text = "a <b>&amp; tag</b> & 'quoted' \"x\" > y [zebra] zebra"
     fresh.upsert([session("markup", [Msg("user", text)])])
     (hit,) = fresh.search(p.search(p.text("zebra"))).hits
     assert hit.snippet == "a <b>&amp; tag</b> & 'quoted' \"x\" > y [[zebra]] [zebra]"
 
 
-def test_snippets_are_optional(loaded: LexicalShard) -> None:
+def test_snippets_are_optional(loaded: LexicalPartition) -> None:
     hits = loaded.search(p.search(p.text("zebra"), snippets=False)).hits
     assert hits and all(h.snippet == "" for h in hits)
 
 
-def test_ranking_text_scores_while_where_filters(loaded: LexicalShard) -> None:
+def test_ranking_text_scores_while_where_filters(loaded: LexicalPartition) -> None:
     # where: sessions with a "sqlite" message; ranking: by "locking"
     response = loaded.search(p.search(p.text("sqlite"), ranking=p.term("locking")))
     assert {h.session.id for h in response.hits} <= {
@@ -192,7 +192,7 @@ def test_ranking_text_scores_while_where_filters(loaded: LexicalShard) -> None:
     assert list(response.hits[0].matched_terms) == ["locking"]
 
 
-def test_actions_lane_searches_tool_traffic_not_dialogue(loaded: LexicalShard) -> None:
+def test_actions_lane_searches_tool_traffic_not_dialogue(loaded: LexicalPartition) -> None:
     assert hit_ids(loaded, p.search(p.text("pytest"))) == []
     (hit,) = loaded.search(p.search(p.text("pytest"), lane="actions")).hits
     assert hit.session.id == sid("tools")
@@ -204,7 +204,7 @@ def test_actions_lane_searches_tool_traffic_not_dialogue(loaded: LexicalShard) -
     assert hit_ids(loaded, p.search(p.text("connection_profile"), lane="actions")) == [sid("tools")]
 
 
-def test_actions_lane_finds_and_shows_a_command_kept_only_in_the_action(fresh: LexicalShard) -> None:
+def test_actions_lane_finds_and_shows_a_command_kept_only_in_the_action(fresh: LexicalPartition) -> None:
     hidden = Tool("Bash", "shell", summary="run the release script", command="make deploy-prod")
     fresh.upsert([session("deploy", [Msg("assistant", "shipping it", tools=[hidden])])])
     (hit,) = fresh.search(p.search(p.text("deploy"), lane="actions")).hits
@@ -213,7 +213,7 @@ def test_actions_lane_finds_and_shows_a_command_kept_only_in_the_action(fresh: L
     assert "[deploy]" in hit.snippet and "release script" in hit.snippet
 
 
-def test_without_text_sessions_are_listed_by_update_time(loaded: LexicalShard) -> None:
+def test_without_text_sessions_are_listed_by_update_time(loaded: LexicalPartition) -> None:
     response = loaded.search(p.search(p.field("repo", "quarry"), limit=3))
     assert [h.session.id for h in response.hits] == [sid("zebra-hi"), sid("zebra-lo"), sid("tie-a")]
     assert all(not h.ranked and h.score == 0 for h in response.hits)
@@ -223,7 +223,7 @@ def test_without_text_sessions_are_listed_by_update_time(loaded: LexicalShard) -
     assert len(everything.hits) == 9
 
 
-def test_match_session_ids_returns_every_match(loaded: LexicalShard) -> None:
+def test_match_session_ids_returns_every_match(loaded: LexicalPartition) -> None:
     assert loaded.match_session_ids(p.text("sqlite")) == sorted(
         [sid("lock-same"), sid("lock-split", "codex-session"), sid("lock-user")]
     )
@@ -244,13 +244,13 @@ def test_match_session_ids_returns_every_match(loaded: LexicalShard) -> None:
     assert len(loaded.match_session_ids(p.field("until", "2025-06-15"))) == 8
 
 
-def test_get_sessions_keeps_the_order_asked_and_skips_unknown(loaded: LexicalShard) -> None:
+def test_get_sessions_keeps_the_order_asked_and_skips_unknown(loaded: LexicalPartition) -> None:
     got = loaded.get_sessions([sid("zebra-hi"), "claude-code-session:nope", sid("polish")])
     assert [s.id for s in got] == [sid("zebra-hi"), sid("polish")]
     assert all(not s.messages for s in got)
 
 
-def test_typed_errors(loaded: LexicalShard) -> None:
+def test_typed_errors(loaded: LexicalPartition) -> None:
     with pytest.raises(QuarryError) as unknown:
         loaded.search(p.search(p.all_(p.text("sqlite"), p.field("colour", "red"))))
     assert unknown.value.code == errors_pb2.UNKNOWN_FIELD
@@ -262,11 +262,11 @@ def test_typed_errors(loaded: LexicalShard) -> None:
     assert semantic.value.code == errors_pb2.UNSUPPORTED_FORM
 
 
-def test_text_without_tokens_matches_nothing(loaded: LexicalShard) -> None:
+def test_text_without_tokens_matches_nothing(loaded: LexicalPartition) -> None:
     assert hit_ids(loaded, p.search(p.text("!!!"))) == []
 
 
-def test_ties_across_pages_still_break_on_session_id(fresh: LexicalShard) -> None:
+def test_ties_across_pages_still_break_on_session_id(fresh: LexicalPartition) -> None:
     # 50 equal messages, newest id indexed first: the smallest ids come last in Tantivy's order
     fresh.upsert([session(f"same-{n:02d}", [Msg("user", "wombat burrow")]) for n in reversed(range(50))])
     hits = fresh.search(p.search(p.text("wombat"), limit=3)).hits

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2
 from tests.index import plans as p
 from tests.index.sessions import BASE_MS
@@ -19,11 +19,11 @@ ALL = sorted(sid(n) for n in ("edit-run", "run-edit", "quiet", "edit-run/agent-1
 
 
 @pytest.fixture(scope="module")
-def units_shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
+def units_shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
     yield from open_shard(tmp_path_factory)
 
 
-def sessions(shard: LexicalShard, where: Predicate) -> list[str]:
+def sessions(shard: LexicalPartition, where: Predicate) -> list[str]:
     return shard.match_session_ids(where)
 
 
@@ -59,12 +59,12 @@ def action(category: str) -> Predicate:
     ],
 )
 def test_count_comparisons_are_distinct_at_the_boundary(
-    units_shard: LexicalShard, op: int, values: list[str], expected: list[str]
+    units_shard: LexicalPartition, op: int, values: list[str], expected: list[str]
 ) -> None:
     assert sessions(units_shard, p.field("messages", *values, op=op)) == names(*expected)
 
 
-def test_numeric_fields_of_sessions_and_messages(units_shard: LexicalShard) -> None:
+def test_numeric_fields_of_sessions_and_messages(units_shard: LexicalPartition) -> None:
     assert sessions(units_shard, p.field("duration_ms", "60000", op=plan_pb2.GE)) == names("run-edit", "quiet")
     assert sessions(units_shard, p.field("duration_ms", "60000", op=plan_pb2.GT)) == names("quiet")
     assistant_ids = {
@@ -84,7 +84,7 @@ def test_numeric_fields_of_sessions_and_messages(units_shard: LexicalShard) -> N
     ]
 
 
-def test_dates_compare_the_session_update_time(units_shard: LexicalShard) -> None:
+def test_dates_compare_the_session_update_time(units_shard: LexicalPartition) -> None:
     # updated_ms: the last message; edit-run's is BASE + 4 min, run-edit's DAY + 3 min, quiet's 2 DAY + 1 min
     day1 = str(BASE_MS + DAY)
     assert sessions(units_shard, p.field("date", day1, op=plan_pb2.LT)) == names("edit-run")
@@ -112,19 +112,19 @@ def test_dates_compare_the_session_update_time(units_shard: LexicalShard) -> Non
     ],
 )
 def test_exists_for_every_unit(
-    units_shard: LexicalShard, unit: str, where: Predicate | None, expected: list[str]
+    units_shard: LexicalPartition, unit: str, where: Predicate | None, expected: list[str]
 ) -> None:
     assert sessions(units_shard, exists(unit, where)) == names(*expected)
 
 
-def test_exists_joins_other_session_clauses_and_scopes_session_search(units_shard: LexicalShard) -> None:
+def test_exists_joins_other_session_clauses_and_scopes_session_search(units_shard: LexicalPartition) -> None:
     both = p.all_(p.field("origin", "claude-code-session"), exists("action", action("shell")))
     assert sessions(units_shard, both) == names("edit-run", "run-edit")
     hits = units_shard.search(p.search(p.all_(p.text("pool"), exists("delegation")))).hits
     assert [h.session.id for h in hits] == [sid("edit-run")]
 
 
-def test_seq_matches_an_ordered_subsequence(units_shard: LexicalShard) -> None:
+def test_seq_matches_an_ordered_subsequence(units_shard: LexicalPartition) -> None:
     assert sessions(units_shard, seq(action("file_edit"), action("shell"))) == names("edit-run")
     assert sessions(units_shard, seq(action("shell"), action("file_edit"))) == names("edit-run", "run-edit")
     # both actions, any order: what exists alone says
@@ -138,7 +138,7 @@ def test_seq_matches_an_ordered_subsequence(units_shard: LexicalShard) -> None:
     assert sessions(units_shard, seq(action("shell"), action("shell"))) == []
 
 
-def test_lineage_selects_the_whole_family(units_shard: LexicalShard) -> None:
+def test_lineage_selects_the_whole_family(units_shard: LexicalPartition) -> None:
     family = names("edit-run", "edit-run/agent-1")
     assert sessions(units_shard, Predicate(lineage=sid("edit-run/agent-1"))) == family
     assert sessions(units_shard, Predicate(lineage=sid("edit-run"))) == family
@@ -146,7 +146,7 @@ def test_lineage_selects_the_whole_family(units_shard: LexicalShard) -> None:
     assert {r.session_id for r in units_shard.query_units(scoped).rows} == set(family)
 
 
-def groups(shard: LexicalShard, unit: str, field: str, where: Predicate | None = None) -> dict[str, int]:
+def groups(shard: LexicalPartition, unit: str, field: str, where: Predicate | None = None) -> dict[str, int]:
     plan = plan_pb2.QueryPlan(unit=unit)
     if where is not None:
         plan.where.CopyFrom(where)
@@ -157,7 +157,7 @@ def groups(shard: LexicalShard, unit: str, field: str, where: Predicate | None =
     return {g.key: g.count for g in response.groups}
 
 
-def test_group_by_count(units_shard: LexicalShard) -> None:
+def test_group_by_count(units_shard: LexicalPartition) -> None:
     assert groups(units_shard, "messages", "role") == {"user": 4, "assistant": 4, "tool": 6}
     assert groups(units_shard, "messages", "role", p.text("pool")) == {"user": 2}
     assert groups(units_shard, "actions", "tool") == {"edit": 3, "bash": 2, "read": 1}
@@ -186,7 +186,7 @@ X_Y_PAIRS = [
 
 
 @pytest.mark.parametrize(("x", "y"), X_Y_PAIRS)
-def test_x_and_not_y_and_x_and_y_split_x(units_shard: LexicalShard, x: Predicate, y: Predicate) -> None:
+def test_x_and_not_y_and_x_and_y_split_x(units_shard: LexicalPartition, x: Predicate, y: Predicate) -> None:
     with_y = set(sessions(units_shard, p.all_(x, y)))
     without_y = set(sessions(units_shard, p.all_(x, p.not_(y))))
     assert not with_y & without_y
@@ -203,7 +203,7 @@ def test_x_and_not_y_and_x_and_y_split_x(units_shard: LexicalShard, x: Predicate
         ("assertions", p.text("pool"), p.field("status", "active")),
     ],
 )
-def test_unit_negation_splits_rows(units_shard: LexicalShard, unit: str, x: Predicate, y: Predicate) -> None:
+def test_unit_negation_splits_rows(units_shard: LexicalPartition, unit: str, x: Predicate, y: Predicate) -> None:
     def rows(where: Predicate) -> set[str]:
         return {r.sort_id for r in units_shard.query_units(p.units(unit, where, limit=1000)).rows}
 
@@ -212,5 +212,5 @@ def test_unit_negation_splits_rows(units_shard: LexicalShard, unit: str, x: Pred
     assert with_y | without_y == rows(x)
 
 
-def test_everything_is_every_session(units_shard: LexicalShard) -> None:
+def test_everything_is_every_session(units_shard: LexicalPartition) -> None:
     assert sessions(units_shard, Predicate()) == ALL

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2
 from tests.index import plans as p
 from tests.index.sessions import BASE_MS
@@ -15,11 +15,11 @@ from tests.index.unit_archive import DAY, open_shard, sid
 
 
 @pytest.fixture(scope="module")
-def units_shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
+def units_shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
     yield from open_shard(tmp_path_factory)
 
 
-def ids(shard: LexicalShard, request: index_pb2.ShardUnitsRequest) -> list[str]:
+def ids(shard: LexicalPartition, request: index_pb2.ShardUnitsRequest) -> list[str]:
     return [r.sort_id for r in shard.query_units(request).rows]
 
 
@@ -58,7 +58,7 @@ def ids(shard: LexicalShard, request: index_pb2.ShardUnitsRequest) -> list[str]:
     ],
 )
 def test_each_unit_source_filters_its_rows(
-    units_shard: LexicalShard, unit: str, where: plan_pb2.Predicate, expected: list[str]
+    units_shard: LexicalPartition, unit: str, where: plan_pb2.Predicate, expected: list[str]
 ) -> None:
     rows = units_shard.query_units(p.units(unit, where)).rows
     assert [r.sort_id for r in rows] == expected
@@ -66,7 +66,7 @@ def test_each_unit_source_filters_its_rows(
     assert [r.sort_time_ms for r in rows] == sorted(r.sort_time_ms for r in rows)
 
 
-def test_rows_carry_the_unit_payload(units_shard: LexicalShard) -> None:
+def test_rows_carry_the_unit_payload(units_shard: LexicalPartition) -> None:
     run = units_shard.query_units(p.units("runs", p.field("agent", "explore"))).rows[0]
     assert run.run.child_session_id == sid("edit-run/agent-1") and run.run.model == "opus"
     assert run.sort_time_ms == BASE_MS + 90_000 and run.session_id == sid("edit-run")
@@ -76,7 +76,7 @@ def test_rows_carry_the_unit_payload(units_shard: LexicalShard) -> None:
     assert file.file.categories["file_edit"] == 2
 
 
-def test_sort_by_time_descending_and_limit(units_shard: LexicalShard) -> None:
+def test_sort_by_time_descending_and_limit(units_shard: LexicalPartition) -> None:
     for unit in ("files", "runs", "delegations", "assertions", "messages"):
         ascending = ids(units_shard, p.units(unit))
         descending = ids(units_shard, p.units(unit, descending=True))
@@ -88,7 +88,7 @@ def test_sort_by_time_descending_and_limit(units_shard: LexicalShard) -> None:
         assert ids(units_shard, p.units(unit, descending=True, limit=1)) == descending[:1]
 
 
-def test_session_scope_and_session_fields_on_derived_units(units_shard: LexicalShard) -> None:
+def test_session_scope_and_session_fields_on_derived_units(units_shard: LexicalPartition) -> None:
     # `files where session.repo:other`, `sessions where repo:quarry | files where …`
     scoped = p.all_(p.field("repo", "other", session_scoped=True), p.field("path", "pool"))
     assert ids(units_shard, p.units("files", scoped)) == [f"{sid('run-edit')}:file:src/pool.py"]
@@ -104,7 +104,7 @@ def test_session_scope_and_session_fields_on_derived_units(units_shard: LexicalS
     assert ids(units_shard, p.units("messages", p.field("role", "user"), scope=has_snapshot)) == [f"{sid('quiet')}:m0"]
 
 
-def test_numeric_and_date_fields_of_units(units_shard: LexicalShard) -> None:
+def test_numeric_and_date_fields_of_units(units_shard: LexicalPartition) -> None:
     assert ids(units_shard, p.units("context-snapshots", p.field("tokens_before", "1200", op=plan_pb2.LE))) == [
         f"{sid('quiet')}:snapshot:0"
     ]
@@ -114,14 +114,14 @@ def test_numeric_and_date_fields_of_units(units_shard: LexicalShard) -> None:
     assert ids(units_shard, p.units("runs", p.field("model", "OPUS"))) == [f"{sid('edit-run')}:run:1"]
 
 
-def test_unit_field_negation_is_the_complement_within_the_unit(units_shard: LexicalShard) -> None:
+def test_unit_field_negation_is_the_complement_within_the_unit(units_shard: LexicalPartition) -> None:
     every = ids(units_shard, p.units("runs"))
     sub = ids(units_shard, p.units("runs", p.field("role", "subagent")))
     rest = ids(units_shard, p.units("runs", p.not_(p.field("role", "subagent"))))
     assert sub and rest and not set(sub) & set(rest) and sorted(sub + rest) == sorted(every)
 
 
-def test_unknown_fields_of_derived_units_fail_typed(units_shard: LexicalShard) -> None:
+def test_unknown_fields_of_derived_units_fail_typed(units_shard: LexicalPartition) -> None:
     with pytest.raises(QuarryError) as error:
         units_shard.query_units(p.units("runs", p.field("boundary", "x")))
     assert error.value.code == errors_pb2.UNKNOWN_FIELD

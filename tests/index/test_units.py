@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.v1 import errors_pb2, plan_pb2
 from tests.index import plans as p
 from tests.index.conftest import HOUR, sid
 from tests.index.sessions import BASE_MS, Msg, session
 
 
-def row_ids(shard: LexicalShard, request) -> list[str]:
+def row_ids(shard: LexicalPartition, request) -> list[str]:
     return [r.sort_id for r in shard.query_units(request).rows]
 
 
-def test_messages_by_role_and_text_in_time_order(loaded: LexicalShard) -> None:
+def test_messages_by_role_and_text_in_time_order(loaded: LexicalPartition) -> None:
     rows = loaded.query_units(p.units("messages", p.all_(p.field("role", "assistant"), p.text("locking")))).rows
     assert [r.sort_id for r in rows] == [f"{sid('lock-same')}:m1", f"{sid('lock-split', 'codex-session')}:m1"]
     first = rows[0]
@@ -27,7 +27,7 @@ def test_messages_by_role_and_text_in_time_order(loaded: LexicalShard) -> None:
     assert row_ids(loaded, p.units("messages", p.text("lodz"))) == [f"{sid('polish')}:m0"]
 
 
-def test_sort_descending_and_limit(loaded: LexicalShard) -> None:
+def test_sort_descending_and_limit(loaded: LexicalPartition) -> None:
     ascending = row_ids(loaded, p.units("messages", p.field("role", "user")))
     descending = row_ids(loaded, p.units("messages", p.field("role", "user"), descending=True))
     assert descending == list(reversed(ascending))
@@ -36,7 +36,7 @@ def test_sort_descending_and_limit(loaded: LexicalShard) -> None:
     assert times == sorted(times)
 
 
-def test_session_scope_and_session_scoped_clauses(loaded: LexicalShard) -> None:
+def test_session_scope_and_session_scoped_clauses(loaded: LexicalPartition) -> None:
     scoped = p.units("messages", p.field("role", "user"), scope=p.field("repo", "other"))
     assert row_ids(loaded, scoped) == [f"{sid('lock-split', 'codex-session')}:m0"]
     # `sessions where ~"sqlite locking" | messages where role:assistant`
@@ -46,7 +46,7 @@ def test_session_scope_and_session_scoped_clauses(loaded: LexicalShard) -> None:
     assert row_ids(loaded, p.units("messages", inline)) == [f"{sid('lock-split', 'codex-session')}:m0"]
 
 
-def test_actions_fields(loaded: LexicalShard) -> None:
+def test_actions_fields(loaded: LexicalPartition) -> None:
     shell = loaded.query_units(p.units("actions", p.field("tool", "bash"))).rows
     assert [r.action.tool for r in shell] == ["Bash"]
     assert shell[0].action.command == "pytest -x tests/test_pool.py" and shell[0].action.failed
@@ -63,7 +63,7 @@ def test_actions_fields(loaded: LexicalShard) -> None:
     assert row_ids(loaded, p.units("actions", p.not_(p.field("tool", "bash")))) == [f"{sid('tools')}:action:1"]
 
 
-def test_blocks_by_type_and_text(loaded: LexicalShard) -> None:
+def test_blocks_by_type_and_text(loaded: LexicalPartition) -> None:
     code = loaded.query_units(p.units("blocks", p.field("type", "code"))).rows
     assert [r.block.type for r in code] == ["code"]
     assert code[0].block.text.startswith("def connect")
@@ -75,7 +75,7 @@ def test_blocks_by_type_and_text(loaded: LexicalShard) -> None:
     assert len(tool_use) == 1
 
 
-def test_messages_by_tool_and_time_range(loaded: LexicalShard) -> None:
+def test_messages_by_tool_and_time_range(loaded: LexicalPartition) -> None:
     # the call and the message carrying its result both name the tool
     assert row_ids(loaded, p.units("messages", p.field("tool", "edit"))) == [f"{sid('tools')}:m1", f"{sid('tools')}:m3"]
     window = p.field("date", str(BASE_MS + 8 * HOUR), str(BASE_MS + 9 * HOUR), op=plan_pb2.BETWEEN)
@@ -84,7 +84,7 @@ def test_messages_by_tool_and_time_range(loaded: LexicalShard) -> None:
     assert row_ids(loaded, p.units("messages", since)) == [f"{sid('zebra-hi')}:m0"]
 
 
-def test_unit_errors(loaded: LexicalShard) -> None:
+def test_unit_errors(loaded: LexicalPartition) -> None:
     with pytest.raises(QuarryError) as unit:
         loaded.query_units(p.units("sessions"))
     assert unit.value.code == errors_pb2.INVALID_REQUEST
@@ -96,7 +96,7 @@ def test_unit_errors(loaded: LexicalShard) -> None:
     assert value.value.code == errors_pb2.BAD_VALUE
 
 
-def test_equal_times_break_on_the_id_ascending_in_both_directions(fresh: LexicalShard) -> None:
+def test_equal_times_break_on_the_id_ascending_in_both_directions(fresh: LexicalPartition) -> None:
     # three sessions starting together: their messages share times (m0 at BASE_MS, m1 a minute later)
     fresh.upsert([session(n, [Msg("user", "same time"), Msg("assistant", "also same")]) for n in ("c", "a", "b")])
     first = [f"{sid(n)}:m0" for n in ("a", "b", "c")]

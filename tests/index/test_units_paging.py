@@ -7,14 +7,14 @@ from collections.abc import Iterator
 import pytest
 
 from quarry.index.lexical import rows as rows_module
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from tests.index import plans as p
 from tests.index.sessions import BASE_MS, Msg, session
 
 
 @pytest.fixture(scope="module")
-def needles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
-    shard = LexicalShard(tmp_path_factory.mktemp("needles"), 0)
+def needles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+    shard = LexicalPartition(tmp_path_factory.mktemp("needles"), 0)
     sessions = []
     for n in range(12):
         messages = [Msg("user" if i % 2 else "assistant", f"needle number {n}-{i}") for i in range(5)]
@@ -30,7 +30,7 @@ def needles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
     shard.close()
 
 
-def expected(shard: LexicalShard, role: str, desc: bool, repo: str | None = None) -> list[str]:
+def expected(shard: LexicalPartition, role: str, desc: bool, repo: str | None = None) -> list[str]:
     everything = [r.message for r in shard.query_units(p.units("messages", limit=1000)).rows]
     repos = {s.id: s.repo for s in shard.get_sessions(sorted({m.session_id for m in everything}))}
     chosen = [m for m in everything if m.role == role and (repo is None or repos[m.session_id] == repo)]
@@ -41,7 +41,7 @@ def expected(shard: LexicalShard, role: str, desc: bool, repo: str | None = None
 @pytest.mark.parametrize("desc", [False, True])
 @pytest.mark.parametrize("limit", [1, 3, 7, 40])
 def test_paged_rows_equal_a_full_sort(
-    needles: LexicalShard, monkeypatch: pytest.MonkeyPatch, desc: bool, limit: int
+    needles: LexicalPartition, monkeypatch: pytest.MonkeyPatch, desc: bool, limit: int
 ) -> None:
     monkeypatch.setattr(rows_module, "_FIRST_PAGE", 2)
     request = p.units("messages", p.all_(p.text("needle"), p.field("role", "assistant")), descending=desc, limit=limit)
@@ -49,7 +49,7 @@ def test_paged_rows_equal_a_full_sort(
     assert got == expected(needles, "assistant", desc)[:limit]
 
 
-def test_selective_filter_falls_back_to_sql(needles: LexicalShard, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_selective_filter_falls_back_to_sql(needles: LexicalPartition, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rows_module, "_FIRST_PAGE", 2)
     monkeypatch.setattr(rows_module, "_MAX_PAGED_HITS", 8)
     request = p.units("messages", p.all_(p.text("needle"), p.field("role", "user")), scope=p.field("repo", "rare"))

@@ -12,7 +12,7 @@ from quarry.core import refs
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import parse_ref
 from quarry.index.lexical import records
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.store import UNIT_TABLES
 from quarry.v1 import errors_pb2, refs_pb2, units_pb2
 from tests.index import plans
@@ -132,17 +132,17 @@ def child_session(parent_id: str, *, answer_prose: str = ANSWER_PROSE) -> units_
     return s
 
 
-def resolve(shard: LexicalShard, ref: str, max_chars: int = 0) -> refs_pb2.ResolvedRef:
+def resolve(shard: LexicalPartition, ref: str, max_chars: int = 0) -> refs_pb2.ResolvedRef:
     return shard.resolve_ref(refs_pb2.ResolveRefRequest(ref=ref, max_chars=max_chars))
 
 
-def stored_delegation(shard: LexicalShard, delegation_id: str) -> units_pb2.Delegation:
+def stored_delegation(shard: LexicalPartition, delegation_id: str) -> units_pb2.Delegation:
     resolved = resolve(shard, f"delegation:{delegation_id}")
     assert resolved.resolved, resolved.caveats
     return resolved.delegation.delegation
 
 
-def unit_rows(shard: LexicalShard) -> dict[str, list[tuple[str, int]]]:
+def unit_rows(shard: LexicalPartition) -> dict[str, list[tuple[str, int]]]:
     """(id, row ordinal) of every derived-unit row, by table."""
     conn = shard._store.reader()
     return {table: conn.execute(f"SELECT id, ord FROM {table} ORDER BY ord").fetchall() for table in UNIT_TABLES}
@@ -157,7 +157,7 @@ def unit_ids(s: units_pb2.Session) -> dict[str, list[str]]:
 # ---- storage -----------------------------------------------------------------------------------
 
 
-def test_units_are_stored_with_their_session_and_replaced_with_it(fresh: LexicalShard) -> None:
+def test_units_are_stored_with_their_session_and_replaced_with_it(fresh: LexicalPartition) -> None:
     parent, other = parent_session(), parent_session("other-1")
     fresh.upsert([parent, other])
     rows = unit_rows(fresh)
@@ -188,7 +188,7 @@ def test_units_are_stored_with_their_session_and_replaced_with_it(fresh: Lexical
     assert not gone.resolved and gone.caveats == [f"no observed-event '{parent.id}:event:1' in session '{parent.id}'"]
 
 
-def test_the_summary_carries_no_messages_actions_or_units(fresh: LexicalShard) -> None:
+def test_the_summary_carries_no_messages_actions_or_units(fresh: LexicalPartition) -> None:
     parent = parent_session()
     expected = units_pb2.Session()
     expected.CopyFrom(parent)
@@ -207,7 +207,7 @@ def test_the_summary_carries_no_messages_actions_or_units(fresh: LexicalShard) -
 
 
 @pytest.mark.parametrize("order", ["parent first", "child first", "same batch"])
-def test_the_child_excerpt_is_filled_whichever_session_arrives_first(fresh: LexicalShard, order: str) -> None:
+def test_the_child_excerpt_is_filled_whichever_session_arrives_first(fresh: LexicalPartition, order: str) -> None:
     parent = parent_session()
     child = child_session(parent.id)
     delegation_id = parent.delegations[0].id
@@ -240,7 +240,7 @@ def test_the_child_excerpt_is_filled_whichever_session_arrives_first(fresh: Lexi
     assert conn.execute("SELECT mapping_state FROM delegations").fetchall() == [("resolved",)]
 
 
-def test_a_changed_child_updates_the_excerpt_and_a_changed_parent_keeps_it(fresh: LexicalShard) -> None:
+def test_a_changed_child_updates_the_excerpt_and_a_changed_parent_keeps_it(fresh: LexicalPartition) -> None:
     parent = parent_session()
     fresh.upsert([parent, child_session(parent.id)])
     fresh.upsert([child_session(parent.id, answer_prose="Only pool.py calls it.")])
@@ -258,7 +258,7 @@ def test_a_changed_child_updates_the_excerpt_and_a_changed_parent_keeps_it(fresh
 # ---- resolution ------------------------------------------------------------------------------------
 
 
-def test_every_kind_resolves_to_the_stored_object(fresh: LexicalShard) -> None:
+def test_every_kind_resolves_to_the_stored_object(fresh: LexicalPartition) -> None:
     parent = parent_session()
     child = child_session(parent.id)
     fresh.upsert([parent, child])
@@ -286,7 +286,7 @@ def test_every_kind_resolves_to_the_stored_object(fresh: LexicalShard) -> None:
     assert resolve(fresh, f"message:{sid}:m1").message.blocks[0].text == CONTEXT
 
 
-def test_a_delegation_resolves_to_its_evidence_card(fresh: LexicalShard) -> None:
+def test_a_delegation_resolves_to_its_evidence_card(fresh: LexicalPartition) -> None:
     parent = parent_session()
     fresh.upsert([parent, child_session(parent.id)])
     resolved = resolve(fresh, f"delegation:{parent.delegations[0].id}")
@@ -313,7 +313,7 @@ def test_a_delegation_resolves_to_its_evidence_card(fresh: LexicalShard) -> None
     assert truncated == (False, False, False, False)
 
 
-def test_windows_are_bounded_with_flags_and_the_instruction_is_complete(fresh: LexicalShard) -> None:
+def test_windows_are_bounded_with_flags_and_the_instruction_is_complete(fresh: LexicalPartition) -> None:
     parent = parent_session()
     fresh.upsert([parent, child_session(parent.id)])
     card_ref = f"delegation:{parent.delegations[0].id}"
@@ -345,7 +345,7 @@ def test_windows_are_bounded_with_flags_and_the_instruction_is_complete(fresh: L
     assert (negative.value.code, negative.value.parameter) == (errors_pb2.INVALID_REQUEST, "max_chars")
 
 
-def test_a_delegation_without_result_child_or_reply_says_so(fresh: LexicalShard) -> None:
+def test_a_delegation_without_result_child_or_reply_says_so(fresh: LexicalPartition) -> None:
     parent = parent_session(follow_up="")
     result_message = parent.messages[2]
     del result_message.blocks[:]  # the dispatch's tool result was never recorded
@@ -368,7 +368,7 @@ def test_a_delegation_without_result_child_or_reply_says_so(fresh: LexicalShard)
     )
 
 
-def test_the_parent_context_falls_back_to_the_last_earlier_message_with_text(fresh: LexicalShard) -> None:
+def test_the_parent_context_falls_back_to_the_last_earlier_message_with_text(fresh: LexicalPartition) -> None:
     parent = parent_session()
     dispatch_message = parent.messages[1]
     del dispatch_message.blocks[0]  # the dispatch alone, no prose before it
@@ -378,7 +378,7 @@ def test_the_parent_context_falls_back_to_the_last_earlier_message_with_text(fre
     assert card.parent_context == "Find the callers of acquire()"
 
 
-def test_missing_malformed_and_unsupported_refs_are_unresolved_with_caveats(fresh: LexicalShard) -> None:
+def test_missing_malformed_and_unsupported_refs_are_unresolved_with_caveats(fresh: LexicalPartition) -> None:
     parent = parent_session()
     fresh.upsert([parent])
     sid = parent.id

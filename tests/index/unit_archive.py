@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from quarry.index.lexical.assertions import AssertionStore
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.unit_tables import ASSERTIONS_FILE
 from quarry.v1 import units_pb2
 from tests.index.sessions import BASE_MS, Msg, Tool, session
@@ -151,9 +151,9 @@ def write_assertions(directory: Path) -> None:
         store.close()
 
 
-def open_shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalShard]:
+def open_shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
     """The archive in a fresh shard, with its assertions, for a module fixture."""
-    shard = LexicalShard(Path(tmp_path_factory.mktemp("units")), 0)
+    shard = LexicalPartition(Path(tmp_path_factory.mktemp("units")), 0)
     shard.upsert(archive())
     write_assertions(shard.directory)
     yield shard

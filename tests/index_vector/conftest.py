@@ -7,20 +7,18 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterator
-from concurrent import futures
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import grpc
 import numpy as np
 import pytest
 
 from quarry.core.embed import Embedder, load_embedder
-from quarry.index.lexical.server import IndexServicer
-from quarry.index.lexical.shard import LexicalShard
+from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.vector.shard import VectorShard
-from quarry.v1 import index_pb2, index_pb2_grpc, units_pb2
+from quarry.v1 import index_pb2, units_pb2
+from tests.partition_servers import PartitionServer
 
 # session -> message texts; each session keeps to one topic.
 CORPUS: dict[str, list[str]] = {
@@ -159,43 +157,25 @@ def embeddings_server() -> Iterator[EmbeddingsServer]:
     server.server_close()
 
 
-class ShardServer:
-    """A lexical shard served over gRPC on 127.0.0.1, stoppable and restartable on the same port."""
+class ShardServer(PartitionServer):
+    """One index node holding partition `partition` of `count`, served over gRPC on 127.0.0.1, stoppable
+    and restartable on the same port."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.port = 0
-        self.shard: LexicalShard | None = None
-        self.server: grpc.Server | None = None
-        self.start()
+    def __init__(self, data_dir: Path, partition: int = 0, count: int = 1) -> None:
+        self.partition = partition
+        super().__init__(data_dir, [partition], count)
 
     @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        self.shard = LexicalShard(self.data_dir, 0)
-        self.server = grpc.server(futures.ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 1)])
-        index_pb2_grpc.add_IndexServiceServicer_to_server(IndexServicer(self.shard), self.server)
-        self.port = self.server.add_insecure_port(f"127.0.0.1:{self.port}")
-        self.server.start()
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.stop(grace=None).wait()
-            self.server = None
-        if self.shard is not None:
-            self.shard.close()
-            self.shard = None
+    def shard(self) -> LexicalPartition | None:
+        return self.lexical(self.partition) if self.partitions is not None else None
 
     def upsert(self, sessions: list[units_pb2.Session]) -> None:
-        assert self.shard is not None
-        self.shard.upsert(sessions)
+        self.lexical(self.partition).upsert(sessions)
 
 
 @pytest.fixture
 def shards(tmp_path: Path) -> Iterator[list[ShardServer]]:
-    servers = [ShardServer(tmp_path / f"index-{i}") for i in range(2)]
+    servers = [ShardServer(tmp_path / f"index-{i}", i, 2) for i in range(2)]
     yield servers
     for server in servers:
         server.stop()

@@ -9,15 +9,16 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 
 from quarry.core.dialogue import dialogue_items
 from quarry.core.errors import QuarryError
 from quarry.index.vector.follower import POLL_S
 from quarry.index.vector.shard import VectorShard
+from quarry.query.cluster_client import ClusterClient
 from quarry.query.embedding import EmbeddingOps, next_action
-from quarry.v1 import embedding_pb2, errors_pb2, index_pb2_grpc, units_pb2, vector_pb2
+from quarry.query.topology import StaticTopology
+from quarry.v1 import embedding_pb2, errors_pb2, units_pb2, vector_pb2
 from tests.index_vector.test_follower import embedded_texts, topic, wait_for
 
 from .conftest import EmbeddingsServer, ShardServer
@@ -225,13 +226,13 @@ def test_an_unknown_embed_mode_is_a_bad_value(tmp_path: Path) -> None:
 # ---- the query node's EmbeddingService, without and with a vector node's answer --------------------
 
 
-def stubs(shards: list[ShardServer]) -> list[index_pb2_grpc.IndexServiceStub]:
-    return [index_pb2_grpc.IndexServiceStub(grpc.insecure_channel(s.address)) for s in shards]
+def cluster(shards: list[ShardServer]) -> ClusterClient:
+    return ClusterClient(StaticTopology([s.address for s in shards]))
 
 
 def test_without_a_vector_node_status_answers_and_operations_are_unavailable(shards: list[ShardServer]) -> None:
     ingest(shards, archive())
-    ops = EmbeddingOps(stubs(shards), None, "")
+    ops = EmbeddingOps(cluster(shards), None, "")
     status = ops.status()
     assert (status.archive_sessions, status.vector_reachable, status.coverage) == (10, False, 0.0)
     assert status.next_action.code == "start_vector_node"

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 
-from quarry.core.shards import lineage_root, shard_for
+from quarry.core.partitions import lineage_root, partition_for
 
 
 def test_a_child_session_lands_on_its_roots_shard() -> None:
     root = "claude-code-session:d4fd5afb-e837-4595-a12a-6c44c0f09739"
     for shards in (1, 2, 3, 7):
-        assert shard_for(f"{root}/agent-ada37e8b5cf03a018", shards) == shard_for(root, shards)
-        assert shard_for(f"{root}/sidechain-1f2e", shards) == shard_for(root, shards)
+        assert partition_for(f"{root}/agent-ada37e8b5cf03a018", shards) == partition_for(root, shards)
+        assert partition_for(f"{root}/sidechain-1f2e", shards) == partition_for(root, shards)
     assert lineage_root(f"{root}/agent-x") == root
     assert lineage_root(root) == root
 
 
 def test_roots_spread_over_the_shards() -> None:
-    counts = Counter(shard_for(f"codex-session:{n:08x}", 3) for n in range(3000))
+    counts = Counter(partition_for(f"codex-session:{n:08x}", 3) for n in range(3000))
     assert set(counts) == {0, 1, 2}
     assert min(counts.values()) > 900

@@ -10,14 +10,13 @@ import grpc
 
 from quarry.core import refs
 from quarry.core.config import ClusterInfo
-from quarry.core.shards import shard_for
-from quarry.index.lexical.server import IndexServicer
-from quarry.index.lexical.shard import LexicalShard
+from quarry.core.partitions import partition_for
 from quarry.query import units
 from quarry.query.root import Coordinator
 from quarry.query.server import QueryServicer
-from quarry.v1 import index_pb2, index_pb2_grpc, plan_pb2, query_pb2, query_pb2_grpc, units_pb2
+from quarry.v1 import index_pb2, plan_pb2, query_pb2, query_pb2_grpc, units_pb2
 from tests.index.sessions import BASE_MS, Msg, Tool, session
+from tests.partition_servers import one_partition_each, topology
 
 
 def corpus() -> list[units_pb2.Session]:
@@ -47,23 +46,17 @@ def corpus() -> list[units_pb2.Session]:
 
 
 class Cluster:
-    """`shards` real shards holding corpus() behind gRPC servers, a coordinator over them, and a query
-    node serving it."""
+    """`shards` real partitions holding corpus(), one per in-process index node behind gRPC, a coordinator
+    over them, and a query node serving it."""
 
     def __init__(self, root: Path, shards: int) -> None:
-        self.shards = [LexicalShard(root / f"shard-{i}", i) for i in range(shards)]
+        self.nodes = one_partition_each(root, shards)
+        self.shards = [node.lexical(i) for i, node in enumerate(self.nodes)]
         sessions = corpus()
         for i, shard in enumerate(self.shards):
-            shard.upsert([s for s in sessions if shard_for(s.id, shards) == i])
+            shard.upsert([s for s in sessions if partition_for(s.id, shards) == i])
         self.servers = []
-        addresses = []
-        for shard in self.shards:
-            server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-            index_pb2_grpc.add_IndexServiceServicer_to_server(IndexServicer(shard), server)
-            addresses.append(f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}")
-            server.start()
-            self.servers.append(server)
-        self.coordinator = Coordinator(addresses, None, None)
+        self.coordinator = Coordinator(topology(self.nodes), None, None)
         query = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         query_pb2_grpc.add_QueryServiceServicer_to_server(QueryServicer(self.coordinator), query)
         self.query_address = f"127.0.0.1:{query.add_insecure_port('127.0.0.1:0')}"
@@ -86,5 +79,5 @@ class Cluster:
     def close(self) -> None:
         for server in self.servers:
             server.stop(None)
-        for shard in self.shards:
-            shard.close()
+        for node in self.nodes:
+            node.stop()

@@ -15,6 +15,7 @@ from typer.testing import CliRunner, Result
 from quarry.client.cli.main import app
 from quarry.core.errors import QuarryError
 from quarry.query import controls
+from quarry.query.topology import StaticTopology
 from quarry.v1 import errors_pb2, query_pb2
 from tests.query.inprocess import Cluster
 
@@ -208,7 +209,7 @@ def test_validation_comes_before_the_vector_capability() -> None:
     # no shard and no vector node answers at these addresses: only validation can reply in time
     from quarry.query.root import Coordinator
 
-    nowhere = Coordinator(["127.0.0.1:9"], None, None)
+    nowhere = Coordinator(StaticTopology(["127.0.0.1:9"]), None, None)
     request = query_pb2.SearchRequest(query="tests", lane="semantic", deadline_ms=500, controls=weights(text=1.0))
     with pytest.raises(QuarryError) as raised:
         nowhere.search(request)

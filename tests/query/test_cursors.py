@@ -16,11 +16,14 @@ NOW = 1_750_000_000_000
 
 
 def bound(query: str = "sqlite locking", lane: str = "dialogue", limit: int = 25) -> cursors.Binding:
-    return cursors.binding(compile_query(query, now_ms=NOW).plan, lane, limit, shards=2)
+    return cursors.binding(compile_query(query, now_ms=NOW).plan, lane, limit, partitions=16)
 
 
 def minted(**kwargs: object) -> cursors.Cursor:
-    anchors = {0: cursors.Anchor(7.25, "claude-code-session:a"), 1: cursors.Anchor(6.5, "codex-cli-session:b")}
+    anchors = {
+        0: cursors.Anchor(7.25, "claude-code-session:a", "index-1"),
+        9: cursors.Anchor(6.5, "codex-cli-session:b", "index-2"),
+    }
     return cursors.Cursor(bound(**kwargs), now_ms=NOW, served=50, anchors=anchors)  # type: ignore[arg-type]
 
 
@@ -34,7 +37,7 @@ def test_a_token_round_trips_and_is_url_safe() -> None:
 
 def test_the_same_query_binds_alike_and_a_relative_date_binds_to_the_first_pages_clock() -> None:
     assert bound("since:7d sqlite") == bound("since:7d  sqlite")
-    later = cursors.binding(compile_query("since:7d sqlite", now_ms=NOW + 60_000).plan, "dialogue", 25, 2)
+    later = cursors.binding(compile_query("since:7d sqlite", now_ms=NOW + 60_000).plan, "dialogue", 25, 16)
     assert later != bound("since:7d sqlite")  # so a walk recompiles with the clock its cursor carries
 
 
@@ -66,16 +69,24 @@ def test_an_edited_token_is_an_invalid_cursor() -> None:
     assert caught.value.code == errors_pb2.INVALID_CURSOR
 
 
-def test_another_version_is_rejected_with_the_version_named() -> None:
+@pytest.mark.parametrize("version", [1, 3])
+def test_another_version_is_rejected_with_the_version_named(version: int) -> None:
+    """Version 1 cursors were bound to shard counts and anchored per shard: a walk restarts."""
     payload, _, _ = _body(cursors.encode(minted())).rpartition(b".")
     body = orjson.loads(payload)
-    body["v"] = 2
-    future = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
-    token = _token(future + b"." + cursors._checksum(future).encode())
+    body["v"] = version
+    other = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+    token = _token(other + b"." + cursors._checksum(other).encode())
     with pytest.raises(QuarryError) as caught:
         cursors.decode(token)
     assert caught.value.code == errors_pb2.INVALID_CURSOR
-    assert "version 2" in caught.value.message
+    assert f"version {version}" in caught.value.message
+
+
+def test_anchors_name_the_replica_that_served_them() -> None:
+    """So that a walk asks the same replica of each partition again while it lives."""
+    decoded = cursors.decode(cursors.encode(minted()))
+    assert {p: a.node for p, a in decoded.anchors.items()} == {0: "index-1", 9: "index-2"}
 
 
 @pytest.mark.parametrize(
@@ -85,7 +96,7 @@ def test_another_version_is_rejected_with_the_version_named() -> None:
         (bound(query="sqlite locking repo:quarry"), "the query"),
         (bound(lane="hybrid"), "the lane (dialogue → hybrid)"),
         (bound(limit=10), "the limit (25 → 10)"),
-        (cursors.binding(compile_query("sqlite locking", now_ms=NOW).plan, "dialogue", 25, 3), "shard count"),
+        (cursors.binding(compile_query("sqlite locking", now_ms=NOW).plan, "dialogue", 25, 8), "partition count"),
     ],
 )
 def test_a_cursor_for_another_request_is_stale_naming_what_differs(

@@ -6,7 +6,7 @@ from quarry.dsl import compile_query
 from quarry.query.diagnostics import empty_result_caveats, named_origins
 from quarry.v1 import index_pb2, vector_pb2
 
-STORED = [index_pb2.ShardStats(shard=0, sessions=3, documents=9), index_pb2.ShardStats(shard=1, sessions=2)]
+STORED = [index_pb2.ShardStats(partition=0, sessions=3, documents=9), index_pb2.ShardStats(partition=1, sessions=2)]
 READY = vector_pb2.VectorStats(vectors=40, pending=0, embedder="minilm")
 
 
@@ -15,7 +15,7 @@ def caveats(query: str, lane: str = "dialogue", shards=STORED, vectors=READY) ->
 
 
 def test_an_empty_archive_is_the_only_diagnosis() -> None:
-    empty = [index_pb2.ShardStats(shard=0), index_pb2.ShardStats(shard=1)]
+    empty = [index_pb2.ShardStats(partition=0), index_pb2.ShardStats(partition=1)]
     assert caveats("sqlite since:7d", shards=empty) == [
         "the archive is empty: no session is stored yet (ingest logs with `quarry ingest`)"
     ]

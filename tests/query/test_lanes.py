@@ -143,7 +143,7 @@ def test_an_actions_cursor_walks_every_hit_once_and_binds_its_lane(cluster: Clus
 
 def test_auto_runs_the_dialogue_lane_without_asking_the_vector_node(cluster: Cluster) -> None:
     # a vector node that never answers: consulting it would cost the whole deadline
-    unreachable = Coordinator(cluster.coordinator.index_addresses, "127.0.0.1:9", None)
+    unreachable = Coordinator(cluster.coordinator.cluster.topology, "127.0.0.1:9", None)
     started = time.perf_counter()
     envelope = search(unreachable, "tests", "", deadline_ms=3000)
     assert time.perf_counter() - started < 2.0

@@ -124,7 +124,7 @@ def aggregate_plan(*stages: Stage, unit: str = "messages") -> plan_pb2.QueryPlan
 def responses() -> list[index_pb2.ShardUnitsResponse]:
     return [
         index_pb2.ShardUnitsResponse(
-            shard=i, groups=[index_pb2.AggregateRow(key=k, count=n) for k, n in groups.items()]
+            partition=i, groups=[index_pb2.AggregateRow(key=k, count=n) for k, n in groups.items()]
         )
         for i, groups in enumerate(SHARD_GROUPS)
     ]
@@ -160,7 +160,7 @@ def test_group_window_applies_after_sum_and_order() -> None:
 
 
 def test_no_groups_anywhere_is_an_empty_aggregate() -> None:
-    empty = [index_pb2.ShardUnitsResponse(shard=i) for i in range(3)]
+    empty = [index_pb2.ShardUnitsResponse(partition=i) for i in range(3)]
     envelope = units.envelope("q", aggregate_plan(), empty, 50, 0)
     assert envelope.aggregate and envelope.group_by == "role" and list(envelope.groups) == []
 

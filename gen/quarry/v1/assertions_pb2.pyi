@@ -1,3 +1,4 @@
+from quarry.v1 import errors_pb2 as _errors_pb2
 from quarry.v1 import units_pb2 as _units_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -6,6 +7,72 @@ from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class PartitionWriteAssertion(_message.Message):
+    __slots__ = ("partition", "request")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    request: WriteAssertionRequest
+    def __init__(self, partition: _Optional[int] = ..., request: _Optional[_Union[WriteAssertionRequest, _Mapping]] = ...) -> None: ...
+
+class PartitionJudgeCandidate(_message.Message):
+    __slots__ = ("partition", "request")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    request: JudgeCandidateRequest
+    def __init__(self, partition: _Optional[int] = ..., request: _Optional[_Union[JudgeCandidateRequest, _Mapping]] = ...) -> None: ...
+
+class NodeGetAssertion(_message.Message):
+    __slots__ = ("partitions", "id")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    id: str
+    def __init__(self, partitions: _Optional[_Iterable[int]] = ..., id: _Optional[str] = ...) -> None: ...
+
+class PartitionAssertion(_message.Message):
+    __slots__ = ("partition", "found", "assertion")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    ASSERTION_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    found: bool
+    assertion: _units_pb2.Assertion
+    def __init__(self, partition: _Optional[int] = ..., found: _Optional[bool] = ..., assertion: _Optional[_Union[_units_pb2.Assertion, _Mapping]] = ...) -> None: ...
+
+class NodeAssertions(_message.Message):
+    __slots__ = ("partitions", "failures")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionAssertion]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionAssertion, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
+
+class NodeListCandidates(_message.Message):
+    __slots__ = ("partitions", "request")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    request: ListCandidatesRequest
+    def __init__(self, partitions: _Optional[_Iterable[int]] = ..., request: _Optional[_Union[ListCandidatesRequest, _Mapping]] = ...) -> None: ...
+
+class PartitionCandidates(_message.Message):
+    __slots__ = ("partition", "entries")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    entries: _containers.RepeatedCompositeFieldContainer[CandidateEntry]
+    def __init__(self, partition: _Optional[int] = ..., entries: _Optional[_Iterable[_Union[CandidateEntry, _Mapping]]] = ...) -> None: ...
+
+class NodeCandidateLists(_message.Message):
+    __slots__ = ("partitions", "failures")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionCandidates]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionCandidates, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class WriteAssertionRequest(_message.Message):
     __slots__ = ("assertion",)

@@ -28,8 +28,9 @@ if _version_not_supported:
 
 class AssertionServiceStub:
     """Assertions and the candidate judgment workflow (seed 000 "Assertion Candidate Judgment").
-    Each index node serves this beside IndexService for the sessions it holds; the query node routes by
-    the target's session and exposes the same calls on QueryService.
+    Each index node serves this beside IndexService for the partitions it holds (an assertion lives in
+    the partition of its target's session); the query node routes by the target's session and exposes
+    the same calls on QueryService. Reads name partitions and answer per partition, as IndexService's do.
     """
 
     def __init__(self, channel):
@@ -40,30 +41,31 @@ class AssertionServiceStub:
         """
         self.WriteAssertion = channel.unary_unary(
                 '/quarry.v1.AssertionService/WriteAssertion',
-                request_serializer=quarry_dot_v1_dot_assertions__pb2.WriteAssertionRequest.SerializeToString,
+                request_serializer=quarry_dot_v1_dot_assertions__pb2.PartitionWriteAssertion.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_units__pb2.Assertion.FromString,
                 _registered_method=True)
         self.GetAssertion = channel.unary_unary(
                 '/quarry.v1.AssertionService/GetAssertion',
-                request_serializer=quarry_dot_v1_dot_assertions__pb2.GetAssertionRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_units__pb2.Assertion.FromString,
+                request_serializer=quarry_dot_v1_dot_assertions__pb2.NodeGetAssertion.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_assertions__pb2.NodeAssertions.FromString,
                 _registered_method=True)
         self.ListCandidates = channel.unary_unary(
                 '/quarry.v1.AssertionService/ListCandidates',
-                request_serializer=quarry_dot_v1_dot_assertions__pb2.ListCandidatesRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_assertions__pb2.CandidateList.FromString,
+                request_serializer=quarry_dot_v1_dot_assertions__pb2.NodeListCandidates.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_assertions__pb2.NodeCandidateLists.FromString,
                 _registered_method=True)
         self.JudgeCandidate = channel.unary_unary(
                 '/quarry.v1.AssertionService/JudgeCandidate',
-                request_serializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.SerializeToString,
+                request_serializer=quarry_dot_v1_dot_assertions__pb2.PartitionJudgeCandidate.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.FromString,
                 _registered_method=True)
 
 
 class AssertionServiceServicer:
     """Assertions and the candidate judgment workflow (seed 000 "Assertion Candidate Judgment").
-    Each index node serves this beside IndexService for the sessions it holds; the query node routes by
-    the target's session and exposes the same calls on QueryService.
+    Each index node serves this beside IndexService for the partitions it holds (an assertion lives in
+    the partition of its target's session); the query node routes by the target's session and exposes
+    the same calls on QueryService. Reads name partitions and answer per partition, as IndexService's do.
     """
 
     def WriteAssertion(self, request, context):
@@ -75,7 +77,8 @@ class AssertionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetAssertion(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Which of the partitions holds the assertion (ids are global digests: at most one does).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -99,22 +102,22 @@ def add_AssertionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'WriteAssertion': grpc.unary_unary_rpc_method_handler(
                     servicer.WriteAssertion,
-                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.WriteAssertionRequest.FromString,
+                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.PartitionWriteAssertion.FromString,
                     response_serializer=quarry_dot_v1_dot_units__pb2.Assertion.SerializeToString,
             ),
             'GetAssertion': grpc.unary_unary_rpc_method_handler(
                     servicer.GetAssertion,
-                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.GetAssertionRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_units__pb2.Assertion.SerializeToString,
+                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.NodeGetAssertion.FromString,
+                    response_serializer=quarry_dot_v1_dot_assertions__pb2.NodeAssertions.SerializeToString,
             ),
             'ListCandidates': grpc.unary_unary_rpc_method_handler(
                     servicer.ListCandidates,
-                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.ListCandidatesRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_assertions__pb2.CandidateList.SerializeToString,
+                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.NodeListCandidates.FromString,
+                    response_serializer=quarry_dot_v1_dot_assertions__pb2.NodeCandidateLists.SerializeToString,
             ),
             'JudgeCandidate': grpc.unary_unary_rpc_method_handler(
                     servicer.JudgeCandidate,
-                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.FromString,
+                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.PartitionJudgeCandidate.FromString,
                     response_serializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.SerializeToString,
             ),
     }
@@ -127,8 +130,9 @@ def add_AssertionServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class AssertionService:
     """Assertions and the candidate judgment workflow (seed 000 "Assertion Candidate Judgment").
-    Each index node serves this beside IndexService for the sessions it holds; the query node routes by
-    the target's session and exposes the same calls on QueryService.
+    Each index node serves this beside IndexService for the partitions it holds (an assertion lives in
+    the partition of its target's session); the query node routes by the target's session and exposes
+    the same calls on QueryService. Reads name partitions and answer per partition, as IndexService's do.
     """
 
     @staticmethod
@@ -146,7 +150,7 @@ class AssertionService:
             request,
             target,
             '/quarry.v1.AssertionService/WriteAssertion',
-            quarry_dot_v1_dot_assertions__pb2.WriteAssertionRequest.SerializeToString,
+            quarry_dot_v1_dot_assertions__pb2.PartitionWriteAssertion.SerializeToString,
             quarry_dot_v1_dot_units__pb2.Assertion.FromString,
             options,
             channel_credentials,
@@ -173,8 +177,8 @@ class AssertionService:
             request,
             target,
             '/quarry.v1.AssertionService/GetAssertion',
-            quarry_dot_v1_dot_assertions__pb2.GetAssertionRequest.SerializeToString,
-            quarry_dot_v1_dot_units__pb2.Assertion.FromString,
+            quarry_dot_v1_dot_assertions__pb2.NodeGetAssertion.SerializeToString,
+            quarry_dot_v1_dot_assertions__pb2.NodeAssertions.FromString,
             options,
             channel_credentials,
             insecure,
@@ -200,8 +204,8 @@ class AssertionService:
             request,
             target,
             '/quarry.v1.AssertionService/ListCandidates',
-            quarry_dot_v1_dot_assertions__pb2.ListCandidatesRequest.SerializeToString,
-            quarry_dot_v1_dot_assertions__pb2.CandidateList.FromString,
+            quarry_dot_v1_dot_assertions__pb2.NodeListCandidates.SerializeToString,
+            quarry_dot_v1_dot_assertions__pb2.NodeCandidateLists.FromString,
             options,
             channel_credentials,
             insecure,
@@ -227,7 +231,7 @@ class AssertionService:
             request,
             target,
             '/quarry.v1.AssertionService/JudgeCandidate',
-            quarry_dot_v1_dot_assertions__pb2.JudgeCandidateRequest.SerializeToString,
+            quarry_dot_v1_dot_assertions__pb2.PartitionJudgeCandidate.SerializeToString,
             quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.FromString,
             options,
             channel_credentials,

@@ -25,6 +25,8 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INGEST_REJECTED: _ClassVar[ErrorCode]
     INTERNAL: _ClassVar[ErrorCode]
     NOT_JUDGEABLE: _ClassVar[ErrorCode]
+    PARTITION_UNAVAILABLE: _ClassVar[ErrorCode]
+    NOT_HOSTED: _ClassVar[ErrorCode]
 ERROR_CODE_UNSPECIFIED: ErrorCode
 INVALID_QUERY: ErrorCode
 UNKNOWN_FIELD: ErrorCode
@@ -41,6 +43,8 @@ DEADLINE_EXCEEDED: ErrorCode
 INGEST_REJECTED: ErrorCode
 INTERNAL: ErrorCode
 NOT_JUDGEABLE: ErrorCode
+PARTITION_UNAVAILABLE: ErrorCode
+NOT_HOSTED: ErrorCode
 
 class QueryPosition(_message.Message):
     __slots__ = ("offset", "line", "column")
@@ -53,17 +57,27 @@ class QueryPosition(_message.Message):
     def __init__(self, offset: _Optional[int] = ..., line: _Optional[int] = ..., column: _Optional[int] = ...) -> None: ...
 
 class ErrorDetail(_message.Message):
-    __slots__ = ("code", "message", "position", "token", "parameter", "expected")
+    __slots__ = ("code", "message", "position", "token", "parameter", "expected", "partitions")
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     PARAMETER_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     code: ErrorCode
     message: str
     position: QueryPosition
     token: str
     parameter: str
     expected: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., position: _Optional[_Union[QueryPosition, _Mapping]] = ..., token: _Optional[str] = ..., parameter: _Optional[str] = ..., expected: _Optional[_Iterable[str]] = ...) -> None: ...
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., position: _Optional[_Union[QueryPosition, _Mapping]] = ..., token: _Optional[str] = ..., parameter: _Optional[str] = ..., expected: _Optional[_Iterable[str]] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PartitionFailure(_message.Message):
+    __slots__ = ("partition", "error")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    error: ErrorDetail
+    def __init__(self, partition: _Optional[int] = ..., error: _Optional[_Union[ErrorDetail, _Mapping]] = ...) -> None: ...

@@ -22,66 +22,87 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from quarry.v1 import errors_pb2 as quarry_dot_v1_dot_errors__pb2
 from quarry.v1 import plan_pb2 as quarry_dot_v1_dot_plan__pb2
 from quarry.v1 import refs_pb2 as quarry_dot_v1_dot_refs__pb2
 from quarry.v1 import units_pb2 as quarry_dot_v1_dot_units__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15quarry/v1/index.proto\x12\tquarry.v1\x1a\x14quarry/v1/plan.proto\x1a\x14quarry/v1/refs.proto\x1a\x15quarry/v1/units.proto\"=\n\x15UpsertSessionsRequest\x12$\n\x08sessions\x18\x01 \x03(\x0b\x32\x12.quarry.v1.Session\"h\n\x16UpsertSessionsResponse\x12\x18\n\x10sessions_written\x18\x01 \x01(\x05\x12\x1a\n\x12sessions_unchanged\x18\x02 \x01(\x05\x12\x18\n\x10messages_written\x18\x03 \x01(\x03\"\xf5\x01\n\x12ShardSearchRequest\x12\"\n\x04plan\x18\x01 \x01(\x0b\x32\x14.quarry.v1.QueryPlan\x12\x0c\n\x04lane\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x15\n\rwith_snippets\x18\x04 \x01(\x08\x12\x11\n\thas_after\x18\x05 \x01(\x08\x12\x13\n\x0b\x61\x66ter_score\x18\x06 \x01(\x01\x12\x18\n\x10\x61\x66ter_session_id\x18\x07 \x01(\t\x12\x15\n\rafter_time_ms\x18\x08 \x01(\x03\x12.\n\tadmission\x18\t \x01(\x0b\x32\x1b.quarry.v1.LexicalAdmission\"?\n\x10LexicalAdmission\x12\x10\n\x08\x63overage\x18\x01 \x01(\x01\x12\x19\n\x11min_matched_terms\x18\x02 \x01(\x05\"\xb7\x01\n\x08ShardHit\x12#\n\x07session\x18\x01 \x01(\x0b\x32\x12.quarry.v1.Session\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0e\n\x06ranked\x18\x03 \x01(\x08\x12\x12\n\nmessage_id\x18\x04 \x01(\t\x12\x0f\n\x07snippet\x18\x05 \x01(\t\x12\x15\n\rmatched_terms\x18\x06 \x03(\t\x12\x15\n\rmatch_surface\x18\x07 \x01(\t\x12\x14\n\x0csort_time_ms\x18\x08 \x01(\x03\"u\n\x13ShardSearchResponse\x12!\n\x04hits\x18\x01 \x03(\x0b\x32\x13.quarry.v1.ShardHit\x12\r\n\x05shard\x18\x02 \x01(\x05\x12\x18\n\x10matched_sessions\x18\x03 \x01(\x03\x12\x12\n\nelapsed_ms\x18\x04 \x01(\x01\"=\n\x16MatchSessionIdsRequest\x12#\n\x05where\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Predicate\".\n\x17MatchSessionIdsResponse\x12\x13\n\x0bsession_ids\x18\x01 \x03(\t\")\n\x12GetSessionsRequest\x12\x13\n\x0bsession_ids\x18\x01 \x03(\t\";\n\x13GetSessionsResponse\x12$\n\x08sessions\x18\x01 \x03(\x0b\x32\x12.quarry.v1.Session\"F\n\x11ShardUnitsRequest\x12\"\n\x04plan\x18\x01 \x01(\x0b\x32\x14.quarry.v1.QueryPlan\x12\r\n\x05limit\x18\x02 \x01(\x05\"\xc3\x03\n\x07UnitRow\x12%\n\x07message\x18\x01 \x01(\x0b\x32\x12.quarry.v1.MessageH\x00\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x11.quarry.v1.ActionH\x00\x12!\n\x05\x62lock\x18\x03 \x01(\x0b\x32\x10.quarry.v1.BlockH\x00\x12$\n\x04\x66ile\x18\x04 \x01(\x0b\x32\x14.quarry.v1.FileTouchH\x00\x12)\n\tassertion\x18\x05 \x01(\x0b\x32\x14.quarry.v1.AssertionH\x00\x12\x1d\n\x03run\x18\x06 \x01(\x0b\x32\x0e.quarry.v1.RunH\x00\x12\x32\n\x0eobserved_event\x18\x07 \x01(\x0b\x32\x18.quarry.v1.ObservedEventH\x00\x12\x36\n\x10\x63ontext_snapshot\x18\x08 \x01(\x0b\x32\x1a.quarry.v1.ContextSnapshotH\x00\x12+\n\ndelegation\x18\t \x01(\x0b\x32\x15.quarry.v1.DelegationH\x00\x12\x12\n\nsession_id\x18\n \x01(\t\x12\x14\n\x0csort_time_ms\x18\x0b \x01(\x03\x12\x0f\n\x07sort_id\x18\x0c \x01(\tB\x05\n\x03row\"*\n\x0c\x41ggregateRow\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\"n\n\x12ShardUnitsResponse\x12 \n\x04rows\x18\x01 \x03(\x0b\x32\x12.quarry.v1.UnitRow\x12\r\n\x05shard\x18\x02 \x01(\x05\x12\'\n\x06groups\x18\x03 \x03(\x0b\x32\x17.quarry.v1.AggregateRow\"\x13\n\x11ShardStatsRequest\"u\n\nShardStats\x12\r\n\x05shard\x18\x01 \x01(\x05\x12\x10\n\x08sessions\x18\x02 \x01(\x03\x12\x10\n\x08messages\x18\x03 \x01(\x03\x12\x11\n\tdocuments\x18\x04 \x01(\x03\x12\x0f\n\x07\x61\x63tions\x18\x05 \x01(\x03\x12\x10\n\x08\x64\x61ta_dir\x18\x06 \x01(\t\"A\n\tEmbedItem\x12\x12\n\nmessage_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\";\n\x10\x45mbedFeedRequest\x12\x11\n\tafter_seq\x18\x01 \x01(\x03\x12\x14\n\x0cmax_sessions\x18\x02 \x01(\x05\"Z\n\x0b\x46\x65\x65\x64Session\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\nchange_seq\x18\x02 \x01(\x03\x12#\n\x05items\x18\x03 \x03(\x0b\x32\x14.quarry.v1.EmbedItem\"z\n\x11\x45mbedFeedResponse\x12\x12\n\nstore_uuid\x18\x01 \x01(\t\x12\x10\n\x08head_seq\x18\x02 \x01(\x03\x12\x15\n\rbacklog_texts\x18\x03 \x01(\x03\x12(\n\x08sessions\x18\x04 \x03(\x0b\x32\x16.quarry.v1.FeedSession\"n\n\x12ShardFacetsRequest\x12\x10\n\x08\x66\x61milies\x18\x01 \x03(\t\x12\x0e\n\x06scoped\x18\x02 \x01(\x08\x12#\n\x05where\x18\x03 \x01(\x0b\x32\x14.quarry.v1.Predicate\x12\x11\n\tbudget_ms\x18\x04 \x01(\x01\"/\n\x0fShardFacetCount\x12\r\n\x05value\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\"\x88\x01\n\x10ShardFacetFamily\x12\x0e\n\x06\x66\x61mily\x18\x01 \x01(\t\x12\x31\n\rglobal_counts\x18\x02 \x03(\x0b\x32\x1a.quarry.v1.ShardFacetCount\x12\x31\n\rscoped_counts\x18\x03 \x03(\x0b\x32\x1a.quarry.v1.ShardFacetCount\"\xad\x01\n\x13ShardFacetsResponse\x12\r\n\x05shard\x18\x01 \x01(\x05\x12\x17\n\x0fglobal_sessions\x18\x02 \x01(\x03\x12\x17\n\x0fscoped_sessions\x18\x03 \x01(\x03\x12-\n\x08\x66\x61milies\x18\x04 \x03(\x0b\x32\x1b.quarry.v1.ShardFacetFamily\x12\x12\n\nunfinished\x18\x05 \x03(\t\x12\x12\n\nelapsed_ms\x18\x06 \x01(\x01\x32\xc1\x05\n\x0cIndexService\x12U\n\x0eUpsertSessions\x12 .quarry.v1.UpsertSessionsRequest\x1a!.quarry.v1.UpsertSessionsResponse\x12O\n\x0eSearchSessions\x12\x1d.quarry.v1.ShardSearchRequest\x1a\x1e.quarry.v1.ShardSearchResponse\x12X\n\x0fMatchSessionIds\x12!.quarry.v1.MatchSessionIdsRequest\x1a\".quarry.v1.MatchSessionIdsResponse\x12L\n\x0bGetSessions\x12\x1d.quarry.v1.GetSessionsRequest\x1a\x1e.quarry.v1.GetSessionsResponse\x12I\n\nQueryUnits\x12\x1c.quarry.v1.ShardUnitsRequest\x1a\x1d.quarry.v1.ShardUnitsResponse\x12<\n\x05Stats\x12\x1c.quarry.v1.ShardStatsRequest\x1a\x15.quarry.v1.ShardStats\x12\x46\n\tEmbedFeed\x12\x1b.quarry.v1.EmbedFeedRequest\x1a\x1c.quarry.v1.EmbedFeedResponse\x12\x42\n\nResolveRef\x12\x1c.quarry.v1.ResolveRefRequest\x1a\x16.quarry.v1.ResolvedRef\x12L\n\x0bShardFacets\x12\x1d.quarry.v1.ShardFacetsRequest\x1a\x1e.quarry.v1.ShardFacetsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15quarry/v1/index.proto\x12\tquarry.v1\x1a\x16quarry/v1/errors.proto\x1a\x14quarry/v1/plan.proto\x1a\x14quarry/v1/refs.proto\x1a\x15quarry/v1/units.proto\"P\n\x15UpsertSessionsRequest\x12$\n\x08sessions\x18\x01 \x03(\x0b\x32\x12.quarry.v1.Session\x12\x11\n\tpartition\x18\x02 \x01(\x05\"h\n\x16UpsertSessionsResponse\x12\x18\n\x10sessions_written\x18\x01 \x01(\x05\x12\x1a\n\x12sessions_unchanged\x18\x02 \x01(\x05\x12\x18\n\x10messages_written\x18\x03 \x01(\x03\"?\n\x15\x44\x65leteSessionsRequest\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x13\n\x0bsession_ids\x18\x02 \x03(\t\"<\n\x16\x44\x65leteSessionsResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x03(\t\x12\x11\n\tnot_found\x18\x02 \x03(\t\"\x9d\x02\n\x12ShardSearchRequest\x12\"\n\x04plan\x18\x01 \x01(\x0b\x32\x14.quarry.v1.QueryPlan\x12\x0c\n\x04lane\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x15\n\rwith_snippets\x18\x04 \x01(\x08\x12.\n\tadmission\x18\t \x01(\x0b\x32\x1b.quarry.v1.LexicalAdmission\x12.\n\npartitions\x18\n \x03(\x0b\x32\x1a.quarry.v1.PartitionAnchorJ\x04\x08\x05\x10\x06J\x04\x08\x06\x10\x07J\x04\x08\x07\x10\x08J\x04\x08\x08\x10\tR\thas_afterR\x0b\x61\x66ter_scoreR\x10\x61\x66ter_session_idR\rafter_time_ms\"}\n\x0fPartitionAnchor\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x11\n\thas_after\x18\x02 \x01(\x08\x12\x13\n\x0b\x61\x66ter_score\x18\x03 \x01(\x01\x12\x18\n\x10\x61\x66ter_session_id\x18\x04 \x01(\t\x12\x15\n\rafter_time_ms\x18\x05 \x01(\x03\"?\n\x10LexicalAdmission\x12\x10\n\x08\x63overage\x18\x01 \x01(\x01\x12\x19\n\x11min_matched_terms\x18\x02 \x01(\x05\"\xb7\x01\n\x08ShardHit\x12#\n\x07session\x18\x01 \x01(\x0b\x32\x12.quarry.v1.Session\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0e\n\x06ranked\x18\x03 \x01(\x08\x12\x12\n\nmessage_id\x18\x04 \x01(\t\x12\x0f\n\x07snippet\x18\x05 \x01(\t\x12\x15\n\rmatched_terms\x18\x06 \x03(\t\x12\x15\n\rmatch_surface\x18\x07 \x01(\t\x12\x14\n\x0csort_time_ms\x18\x08 \x01(\x03\"y\n\x13ShardSearchResponse\x12!\n\x04hits\x18\x01 \x03(\x0b\x32\x13.quarry.v1.ShardHit\x12\x11\n\tpartition\x18\x02 \x01(\x05\x12\x18\n\x10matched_sessions\x18\x03 \x01(\x03\x12\x12\n\nelapsed_ms\x18\x04 \x01(\x01\"\x8b\x01\n\x12NodeSearchResponse\x12\x32\n\npartitions\x18\x01 \x03(\x0b\x32\x1e.quarry.v1.ShardSearchResponse\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\x12\x12\n\nelapsed_ms\x18\x03 \x01(\x01\"Q\n\x16MatchSessionIdsRequest\x12#\n\x05where\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Predicate\x12\x12\n\npartitions\x18\x02 \x03(\x05\"=\n\x13PartitionSessionIds\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x13\n\x0bsession_ids\x18\x02 \x03(\t\"|\n\x17MatchSessionIdsResponse\x12\x32\n\npartitions\x18\x01 \x03(\x0b\x32\x1e.quarry.v1.PartitionSessionIds\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"=\n\x12GetSessionsRequest\x12\x13\n\x0bsession_ids\x18\x01 \x03(\t\x12\x12\n\npartitions\x18\x02 \x03(\x05\"L\n\x11PartitionSessions\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12$\n\x08sessions\x18\x02 \x03(\x0b\x32\x12.quarry.v1.Session\"v\n\x13GetSessionsResponse\x12\x30\n\npartitions\x18\x01 \x03(\x0b\x32\x1c.quarry.v1.PartitionSessions\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"Z\n\x11ShardUnitsRequest\x12\"\n\x04plan\x18\x01 \x01(\x0b\x32\x14.quarry.v1.QueryPlan\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x12\n\npartitions\x18\x03 \x03(\x05\"\xc3\x03\n\x07UnitRow\x12%\n\x07message\x18\x01 \x01(\x0b\x32\x12.quarry.v1.MessageH\x00\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x11.quarry.v1.ActionH\x00\x12!\n\x05\x62lock\x18\x03 \x01(\x0b\x32\x10.quarry.v1.BlockH\x00\x12$\n\x04\x66ile\x18\x04 \x01(\x0b\x32\x14.quarry.v1.FileTouchH\x00\x12)\n\tassertion\x18\x05 \x01(\x0b\x32\x14.quarry.v1.AssertionH\x00\x12\x1d\n\x03run\x18\x06 \x01(\x0b\x32\x0e.quarry.v1.RunH\x00\x12\x32\n\x0eobserved_event\x18\x07 \x01(\x0b\x32\x18.quarry.v1.ObservedEventH\x00\x12\x36\n\x10\x63ontext_snapshot\x18\x08 \x01(\x0b\x32\x1a.quarry.v1.ContextSnapshotH\x00\x12+\n\ndelegation\x18\t \x01(\x0b\x32\x15.quarry.v1.DelegationH\x00\x12\x12\n\nsession_id\x18\n \x01(\t\x12\x14\n\x0csort_time_ms\x18\x0b \x01(\x03\x12\x0f\n\x07sort_id\x18\x0c \x01(\tB\x05\n\x03row\"*\n\x0c\x41ggregateRow\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\"r\n\x12ShardUnitsResponse\x12 \n\x04rows\x18\x01 \x03(\x0b\x32\x12.quarry.v1.UnitRow\x12\x11\n\tpartition\x18\x02 \x01(\x05\x12\'\n\x06groups\x18\x03 \x03(\x0b\x32\x17.quarry.v1.AggregateRow\"u\n\x11NodeUnitsResponse\x12\x31\n\npartitions\x18\x01 \x03(\x0b\x32\x1d.quarry.v1.ShardUnitsResponse\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"?\n\x11ShardStatsRequest\x12\x12\n\npartitions\x18\x01 \x03(\x05\x12\x16\n\x0e\x63ontent_digest\x18\x02 \x01(\x08\"\xa6\x01\n\nShardStats\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x10\n\x08sessions\x18\x02 \x01(\x03\x12\x10\n\x08messages\x18\x03 \x01(\x03\x12\x11\n\tdocuments\x18\x04 \x01(\x03\x12\x0f\n\x07\x61\x63tions\x18\x05 \x01(\x03\x12\x10\n\x08\x64\x61ta_dir\x18\x06 \x01(\t\x12\x13\n\x0b\x61pplied_seq\x18\x07 \x01(\x03\x12\x16\n\x0e\x63ontent_digest\x18\x08 \x01(\t\"s\n\tNodeStats\x12\x0c\n\x04node\x18\x01 \x01(\t\x12)\n\npartitions\x18\x02 \x03(\x0b\x32\x15.quarry.v1.ShardStats\x12-\n\x08\x66\x61ilures\x18\x03 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"A\n\tEmbedItem\x12\x12\n\nmessage_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\"N\n\x10\x45mbedFeedRequest\x12\x11\n\tafter_seq\x18\x01 \x01(\x03\x12\x14\n\x0cmax_sessions\x18\x02 \x01(\x05\x12\x11\n\tpartition\x18\x03 \x01(\x05\"Z\n\x0b\x46\x65\x65\x64Session\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\nchange_seq\x18\x02 \x01(\x03\x12#\n\x05items\x18\x03 \x03(\x0b\x32\x14.quarry.v1.EmbedItem\"z\n\x11\x45mbedFeedResponse\x12\x12\n\nstore_uuid\x18\x01 \x01(\t\x12\x10\n\x08head_seq\x18\x02 \x01(\x03\x12\x15\n\rbacklog_texts\x18\x03 \x01(\x03\x12(\n\x08sessions\x18\x04 \x03(\x0b\x32\x16.quarry.v1.FeedSession\"\x82\x01\n\x12ShardFacetsRequest\x12\x10\n\x08\x66\x61milies\x18\x01 \x03(\t\x12\x0e\n\x06scoped\x18\x02 \x01(\x08\x12#\n\x05where\x18\x03 \x01(\x0b\x32\x14.quarry.v1.Predicate\x12\x11\n\tbudget_ms\x18\x04 \x01(\x01\x12\x12\n\npartitions\x18\x05 \x03(\x05\"/\n\x0fShardFacetCount\x12\r\n\x05value\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03\"\x88\x01\n\x10ShardFacetFamily\x12\x0e\n\x06\x66\x61mily\x18\x01 \x01(\t\x12\x31\n\rglobal_counts\x18\x02 \x03(\x0b\x32\x1a.quarry.v1.ShardFacetCount\x12\x31\n\rscoped_counts\x18\x03 \x03(\x0b\x32\x1a.quarry.v1.ShardFacetCount\"\xb1\x01\n\x13ShardFacetsResponse\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x17\n\x0fglobal_sessions\x18\x02 \x01(\x03\x12\x17\n\x0fscoped_sessions\x18\x03 \x01(\x03\x12-\n\x08\x66\x61milies\x18\x04 \x03(\x0b\x32\x1b.quarry.v1.ShardFacetFamily\x12\x12\n\nunfinished\x18\x05 \x03(\t\x12\x12\n\nelapsed_ms\x18\x06 \x01(\x01\"w\n\x12NodeFacetsResponse\x12\x32\n\npartitions\x18\x01 \x03(\x0b\x32\x1e.quarry.v1.ShardFacetsResponse\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"Z\n\x16ShardResolveRefRequest\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12-\n\x07request\x18\x02 \x01(\x0b\x32\x1c.quarry.v1.ResolveRefRequest2\x99\x06\n\x0cIndexService\x12U\n\x0eUpsertSessions\x12 .quarry.v1.UpsertSessionsRequest\x1a!.quarry.v1.UpsertSessionsResponse\x12U\n\x0e\x44\x65leteSessions\x12 .quarry.v1.DeleteSessionsRequest\x1a!.quarry.v1.DeleteSessionsResponse\x12N\n\x0eSearchSessions\x12\x1d.quarry.v1.ShardSearchRequest\x1a\x1d.quarry.v1.NodeSearchResponse\x12X\n\x0fMatchSessionIds\x12!.quarry.v1.MatchSessionIdsRequest\x1a\".quarry.v1.MatchSessionIdsResponse\x12L\n\x0bGetSessions\x12\x1d.quarry.v1.GetSessionsRequest\x1a\x1e.quarry.v1.GetSessionsResponse\x12H\n\nQueryUnits\x12\x1c.quarry.v1.ShardUnitsRequest\x1a\x1c.quarry.v1.NodeUnitsResponse\x12;\n\x05Stats\x12\x1c.quarry.v1.ShardStatsRequest\x1a\x14.quarry.v1.NodeStats\x12\x46\n\tEmbedFeed\x12\x1b.quarry.v1.EmbedFeedRequest\x1a\x1c.quarry.v1.EmbedFeedResponse\x12G\n\nResolveRef\x12!.quarry.v1.ShardResolveRefRequest\x1a\x16.quarry.v1.ResolvedRef\x12K\n\x0bShardFacets\x12\x1d.quarry.v1.ShardFacetsRequest\x1a\x1d.quarry.v1.NodeFacetsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'quarry.v1.index_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_UPSERTSESSIONSREQUEST']._serialized_start=103
-  _globals['_UPSERTSESSIONSREQUEST']._serialized_end=164
-  _globals['_UPSERTSESSIONSRESPONSE']._serialized_start=166
-  _globals['_UPSERTSESSIONSRESPONSE']._serialized_end=270
-  _globals['_SHARDSEARCHREQUEST']._serialized_start=273
-  _globals['_SHARDSEARCHREQUEST']._serialized_end=518
-  _globals['_LEXICALADMISSION']._serialized_start=520
-  _globals['_LEXICALADMISSION']._serialized_end=583
-  _globals['_SHARDHIT']._serialized_start=586
-  _globals['_SHARDHIT']._serialized_end=769
-  _globals['_SHARDSEARCHRESPONSE']._serialized_start=771
-  _globals['_SHARDSEARCHRESPONSE']._serialized_end=888
-  _globals['_MATCHSESSIONIDSREQUEST']._serialized_start=890
-  _globals['_MATCHSESSIONIDSREQUEST']._serialized_end=951
-  _globals['_MATCHSESSIONIDSRESPONSE']._serialized_start=953
-  _globals['_MATCHSESSIONIDSRESPONSE']._serialized_end=999
-  _globals['_GETSESSIONSREQUEST']._serialized_start=1001
-  _globals['_GETSESSIONSREQUEST']._serialized_end=1042
-  _globals['_GETSESSIONSRESPONSE']._serialized_start=1044
-  _globals['_GETSESSIONSRESPONSE']._serialized_end=1103
-  _globals['_SHARDUNITSREQUEST']._serialized_start=1105
-  _globals['_SHARDUNITSREQUEST']._serialized_end=1175
-  _globals['_UNITROW']._serialized_start=1178
-  _globals['_UNITROW']._serialized_end=1629
-  _globals['_AGGREGATEROW']._serialized_start=1631
-  _globals['_AGGREGATEROW']._serialized_end=1673
-  _globals['_SHARDUNITSRESPONSE']._serialized_start=1675
-  _globals['_SHARDUNITSRESPONSE']._serialized_end=1785
-  _globals['_SHARDSTATSREQUEST']._serialized_start=1787
-  _globals['_SHARDSTATSREQUEST']._serialized_end=1806
-  _globals['_SHARDSTATS']._serialized_start=1808
-  _globals['_SHARDSTATS']._serialized_end=1925
-  _globals['_EMBEDITEM']._serialized_start=1927
-  _globals['_EMBEDITEM']._serialized_end=1992
-  _globals['_EMBEDFEEDREQUEST']._serialized_start=1994
-  _globals['_EMBEDFEEDREQUEST']._serialized_end=2053
-  _globals['_FEEDSESSION']._serialized_start=2055
-  _globals['_FEEDSESSION']._serialized_end=2145
-  _globals['_EMBEDFEEDRESPONSE']._serialized_start=2147
-  _globals['_EMBEDFEEDRESPONSE']._serialized_end=2269
-  _globals['_SHARDFACETSREQUEST']._serialized_start=2271
-  _globals['_SHARDFACETSREQUEST']._serialized_end=2381
-  _globals['_SHARDFACETCOUNT']._serialized_start=2383
-  _globals['_SHARDFACETCOUNT']._serialized_end=2430
-  _globals['_SHARDFACETFAMILY']._serialized_start=2433
-  _globals['_SHARDFACETFAMILY']._serialized_end=2569
-  _globals['_SHARDFACETSRESPONSE']._serialized_start=2572
-  _globals['_SHARDFACETSRESPONSE']._serialized_end=2745
-  _globals['_INDEXSERVICE']._serialized_start=2748
-  _globals['_INDEXSERVICE']._serialized_end=3453
+  _globals['_UPSERTSESSIONSREQUEST']._serialized_start=127
+  _globals['_UPSERTSESSIONSREQUEST']._serialized_end=207
+  _globals['_UPSERTSESSIONSRESPONSE']._serialized_start=209
+  _globals['_UPSERTSESSIONSRESPONSE']._serialized_end=313
+  _globals['_DELETESESSIONSREQUEST']._serialized_start=315
+  _globals['_DELETESESSIONSREQUEST']._serialized_end=378
+  _globals['_DELETESESSIONSRESPONSE']._serialized_start=380
+  _globals['_DELETESESSIONSRESPONSE']._serialized_end=440
+  _globals['_SHARDSEARCHREQUEST']._serialized_start=443
+  _globals['_SHARDSEARCHREQUEST']._serialized_end=728
+  _globals['_PARTITIONANCHOR']._serialized_start=730
+  _globals['_PARTITIONANCHOR']._serialized_end=855
+  _globals['_LEXICALADMISSION']._serialized_start=857
+  _globals['_LEXICALADMISSION']._serialized_end=920
+  _globals['_SHARDHIT']._serialized_start=923
+  _globals['_SHARDHIT']._serialized_end=1106
+  _globals['_SHARDSEARCHRESPONSE']._serialized_start=1108
+  _globals['_SHARDSEARCHRESPONSE']._serialized_end=1229
+  _globals['_NODESEARCHRESPONSE']._serialized_start=1232
+  _globals['_NODESEARCHRESPONSE']._serialized_end=1371
+  _globals['_MATCHSESSIONIDSREQUEST']._serialized_start=1373
+  _globals['_MATCHSESSIONIDSREQUEST']._serialized_end=1454
+  _globals['_PARTITIONSESSIONIDS']._serialized_start=1456
+  _globals['_PARTITIONSESSIONIDS']._serialized_end=1517
+  _globals['_MATCHSESSIONIDSRESPONSE']._serialized_start=1519
+  _globals['_MATCHSESSIONIDSRESPONSE']._serialized_end=1643
+  _globals['_GETSESSIONSREQUEST']._serialized_start=1645
+  _globals['_GETSESSIONSREQUEST']._serialized_end=1706
+  _globals['_PARTITIONSESSIONS']._serialized_start=1708
+  _globals['_PARTITIONSESSIONS']._serialized_end=1784
+  _globals['_GETSESSIONSRESPONSE']._serialized_start=1786
+  _globals['_GETSESSIONSRESPONSE']._serialized_end=1904
+  _globals['_SHARDUNITSREQUEST']._serialized_start=1906
+  _globals['_SHARDUNITSREQUEST']._serialized_end=1996
+  _globals['_UNITROW']._serialized_start=1999
+  _globals['_UNITROW']._serialized_end=2450
+  _globals['_AGGREGATEROW']._serialized_start=2452
+  _globals['_AGGREGATEROW']._serialized_end=2494
+  _globals['_SHARDUNITSRESPONSE']._serialized_start=2496
+  _globals['_SHARDUNITSRESPONSE']._serialized_end=2610
+  _globals['_NODEUNITSRESPONSE']._serialized_start=2612
+  _globals['_NODEUNITSRESPONSE']._serialized_end=2729
+  _globals['_SHARDSTATSREQUEST']._serialized_start=2731
+  _globals['_SHARDSTATSREQUEST']._serialized_end=2794
+  _globals['_SHARDSTATS']._serialized_start=2797
+  _globals['_SHARDSTATS']._serialized_end=2963
+  _globals['_NODESTATS']._serialized_start=2965
+  _globals['_NODESTATS']._serialized_end=3080
+  _globals['_EMBEDITEM']._serialized_start=3082
+  _globals['_EMBEDITEM']._serialized_end=3147
+  _globals['_EMBEDFEEDREQUEST']._serialized_start=3149
+  _globals['_EMBEDFEEDREQUEST']._serialized_end=3227
+  _globals['_FEEDSESSION']._serialized_start=3229
+  _globals['_FEEDSESSION']._serialized_end=3319
+  _globals['_EMBEDFEEDRESPONSE']._serialized_start=3321
+  _globals['_EMBEDFEEDRESPONSE']._serialized_end=3443
+  _globals['_SHARDFACETSREQUEST']._serialized_start=3446
+  _globals['_SHARDFACETSREQUEST']._serialized_end=3576
+  _globals['_SHARDFACETCOUNT']._serialized_start=3578
+  _globals['_SHARDFACETCOUNT']._serialized_end=3625
+  _globals['_SHARDFACETFAMILY']._serialized_start=3628
+  _globals['_SHARDFACETFAMILY']._serialized_end=3764
+  _globals['_SHARDFACETSRESPONSE']._serialized_start=3767
+  _globals['_SHARDFACETSRESPONSE']._serialized_end=3944
+  _globals['_NODEFACETSRESPONSE']._serialized_start=3946
+  _globals['_NODEFACETSRESPONSE']._serialized_end=4065
+  _globals['_SHARDRESOLVEREFREQUEST']._serialized_start=4067
+  _globals['_SHARDRESOLVEREFREQUEST']._serialized_end=4157
+  _globals['_INDEXSERVICE']._serialized_start=4160
+  _globals['_INDEXSERVICE']._serialized_end=4953
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from quarry.v1 import errors_pb2 as _errors_pb2
 from quarry.v1 import plan_pb2 as _plan_pb2
 from quarry.v1 import refs_pb2 as _refs_pb2
 from quarry.v1 import units_pb2 as _units_pb2
@@ -10,10 +11,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class UpsertSessionsRequest(_message.Message):
-    __slots__ = ("sessions",)
+    __slots__ = ("sessions", "partition")
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
     sessions: _containers.RepeatedCompositeFieldContainer[_units_pb2.Session]
-    def __init__(self, sessions: _Optional[_Iterable[_Union[_units_pb2.Session, _Mapping]]] = ...) -> None: ...
+    partition: int
+    def __init__(self, sessions: _Optional[_Iterable[_Union[_units_pb2.Session, _Mapping]]] = ..., partition: _Optional[int] = ...) -> None: ...
 
 class UpsertSessionsResponse(_message.Message):
     __slots__ = ("sessions_written", "sessions_unchanged", "messages_written")
@@ -25,27 +28,51 @@ class UpsertSessionsResponse(_message.Message):
     messages_written: int
     def __init__(self, sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ...) -> None: ...
 
+class DeleteSessionsRequest(_message.Message):
+    __slots__ = ("partition", "session_ids")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, partition: _Optional[int] = ..., session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteSessionsResponse(_message.Message):
+    __slots__ = ("deleted", "not_found")
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    deleted: _containers.RepeatedScalarFieldContainer[str]
+    not_found: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, deleted: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class ShardSearchRequest(_message.Message):
-    __slots__ = ("plan", "lane", "limit", "with_snippets", "has_after", "after_score", "after_session_id", "after_time_ms", "admission")
+    __slots__ = ("plan", "lane", "limit", "with_snippets", "admission", "partitions")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     WITH_SNIPPETS_FIELD_NUMBER: _ClassVar[int]
-    HAS_AFTER_FIELD_NUMBER: _ClassVar[int]
-    AFTER_SCORE_FIELD_NUMBER: _ClassVar[int]
-    AFTER_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    AFTER_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     ADMISSION_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     lane: str
     limit: int
     with_snippets: bool
+    admission: LexicalAdmission
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionAnchor]
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ..., partitions: _Optional[_Iterable[_Union[PartitionAnchor, _Mapping]]] = ...) -> None: ...
+
+class PartitionAnchor(_message.Message):
+    __slots__ = ("partition", "has_after", "after_score", "after_session_id", "after_time_ms")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    HAS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SCORE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    partition: int
     has_after: bool
     after_score: float
     after_session_id: str
     after_time_ms: int
-    admission: LexicalAdmission
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., has_after: _Optional[bool] = ..., after_score: _Optional[float] = ..., after_session_id: _Optional[str] = ..., after_time_ms: _Optional[int] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ...) -> None: ...
+    def __init__(self, partition: _Optional[int] = ..., has_after: _Optional[bool] = ..., after_score: _Optional[float] = ..., after_session_id: _Optional[str] = ..., after_time_ms: _Optional[int] = ...) -> None: ...
 
 class LexicalAdmission(_message.Message):
     __slots__ = ("coverage", "min_matched_terms")
@@ -76,48 +103,84 @@ class ShardHit(_message.Message):
     def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., score: _Optional[float] = ..., ranked: _Optional[bool] = ..., message_id: _Optional[str] = ..., snippet: _Optional[str] = ..., matched_terms: _Optional[_Iterable[str]] = ..., match_surface: _Optional[str] = ..., sort_time_ms: _Optional[int] = ...) -> None: ...
 
 class ShardSearchResponse(_message.Message):
-    __slots__ = ("hits", "shard", "matched_sessions", "elapsed_ms")
+    __slots__ = ("hits", "partition", "matched_sessions", "elapsed_ms")
     HITS_FIELD_NUMBER: _ClassVar[int]
-    SHARD_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
     MATCHED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[ShardHit]
-    shard: int
+    partition: int
     matched_sessions: int
     elapsed_ms: float
-    def __init__(self, hits: _Optional[_Iterable[_Union[ShardHit, _Mapping]]] = ..., shard: _Optional[int] = ..., matched_sessions: _Optional[int] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+    def __init__(self, hits: _Optional[_Iterable[_Union[ShardHit, _Mapping]]] = ..., partition: _Optional[int] = ..., matched_sessions: _Optional[int] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+
+class NodeSearchResponse(_message.Message):
+    __slots__ = ("partitions", "failures", "elapsed_ms")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[ShardSearchResponse]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    elapsed_ms: float
+    def __init__(self, partitions: _Optional[_Iterable[_Union[ShardSearchResponse, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
 
 class MatchSessionIdsRequest(_message.Message):
-    __slots__ = ("where",)
+    __slots__ = ("where", "partitions")
     WHERE_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     where: _plan_pb2.Predicate
-    def __init__(self, where: _Optional[_Union[_plan_pb2.Predicate, _Mapping]] = ...) -> None: ...
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, where: _Optional[_Union[_plan_pb2.Predicate, _Mapping]] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PartitionSessionIds(_message.Message):
+    __slots__ = ("partition", "session_ids")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, partition: _Optional[int] = ..., session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class MatchSessionIdsResponse(_message.Message):
-    __slots__ = ("session_ids",)
-    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
-    session_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    __slots__ = ("partitions", "failures")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionSessionIds]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionSessionIds, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class GetSessionsRequest(_message.Message):
-    __slots__ = ("session_ids",)
+    __slots__ = ("session_ids", "partitions")
     SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     session_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PartitionSessions(_message.Message):
+    __slots__ = ("partition", "sessions")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    sessions: _containers.RepeatedCompositeFieldContainer[_units_pb2.Session]
+    def __init__(self, partition: _Optional[int] = ..., sessions: _Optional[_Iterable[_Union[_units_pb2.Session, _Mapping]]] = ...) -> None: ...
 
 class GetSessionsResponse(_message.Message):
-    __slots__ = ("sessions",)
-    SESSIONS_FIELD_NUMBER: _ClassVar[int]
-    sessions: _containers.RepeatedCompositeFieldContainer[_units_pb2.Session]
-    def __init__(self, sessions: _Optional[_Iterable[_Union[_units_pb2.Session, _Mapping]]] = ...) -> None: ...
+    __slots__ = ("partitions", "failures")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionSessions]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionSessions, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class ShardUnitsRequest(_message.Message):
-    __slots__ = ("plan", "limit")
+    __slots__ = ("plan", "limit", "partitions")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     limit: int
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., limit: _Optional[int] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class UnitRow(_message.Message):
     __slots__ = ("message", "action", "block", "file", "assertion", "run", "observed_event", "context_snapshot", "delegation", "session_id", "sort_time_ms", "sort_id")
@@ -156,34 +219,60 @@ class AggregateRow(_message.Message):
     def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
 
 class ShardUnitsResponse(_message.Message):
-    __slots__ = ("rows", "shard", "groups")
+    __slots__ = ("rows", "partition", "groups")
     ROWS_FIELD_NUMBER: _ClassVar[int]
-    SHARD_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
     GROUPS_FIELD_NUMBER: _ClassVar[int]
     rows: _containers.RepeatedCompositeFieldContainer[UnitRow]
-    shard: int
+    partition: int
     groups: _containers.RepeatedCompositeFieldContainer[AggregateRow]
-    def __init__(self, rows: _Optional[_Iterable[_Union[UnitRow, _Mapping]]] = ..., shard: _Optional[int] = ..., groups: _Optional[_Iterable[_Union[AggregateRow, _Mapping]]] = ...) -> None: ...
+    def __init__(self, rows: _Optional[_Iterable[_Union[UnitRow, _Mapping]]] = ..., partition: _Optional[int] = ..., groups: _Optional[_Iterable[_Union[AggregateRow, _Mapping]]] = ...) -> None: ...
+
+class NodeUnitsResponse(_message.Message):
+    __slots__ = ("partitions", "failures")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[ShardUnitsResponse]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[ShardUnitsResponse, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class ShardStatsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("partitions", "content_digest")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    content_digest: bool
+    def __init__(self, partitions: _Optional[_Iterable[int]] = ..., content_digest: _Optional[bool] = ...) -> None: ...
 
 class ShardStats(_message.Message):
-    __slots__ = ("shard", "sessions", "messages", "documents", "actions", "data_dir")
-    SHARD_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("partition", "sessions", "messages", "documents", "actions", "data_dir", "applied_seq", "content_digest")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     DATA_DIR_FIELD_NUMBER: _ClassVar[int]
-    shard: int
+    APPLIED_SEQ_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    partition: int
     sessions: int
     messages: int
     documents: int
     actions: int
     data_dir: str
-    def __init__(self, shard: _Optional[int] = ..., sessions: _Optional[int] = ..., messages: _Optional[int] = ..., documents: _Optional[int] = ..., actions: _Optional[int] = ..., data_dir: _Optional[str] = ...) -> None: ...
+    applied_seq: int
+    content_digest: str
+    def __init__(self, partition: _Optional[int] = ..., sessions: _Optional[int] = ..., messages: _Optional[int] = ..., documents: _Optional[int] = ..., actions: _Optional[int] = ..., data_dir: _Optional[str] = ..., applied_seq: _Optional[int] = ..., content_digest: _Optional[str] = ...) -> None: ...
+
+class NodeStats(_message.Message):
+    __slots__ = ("node", "partitions", "failures")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    partitions: _containers.RepeatedCompositeFieldContainer[ShardStats]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, node: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[ShardStats, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class EmbedItem(_message.Message):
     __slots__ = ("message_id", "session_id", "text")
@@ -196,12 +285,14 @@ class EmbedItem(_message.Message):
     def __init__(self, message_id: _Optional[str] = ..., session_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class EmbedFeedRequest(_message.Message):
-    __slots__ = ("after_seq", "max_sessions")
+    __slots__ = ("after_seq", "max_sessions", "partition")
     AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
     MAX_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
     after_seq: int
     max_sessions: int
-    def __init__(self, after_seq: _Optional[int] = ..., max_sessions: _Optional[int] = ...) -> None: ...
+    partition: int
+    def __init__(self, after_seq: _Optional[int] = ..., max_sessions: _Optional[int] = ..., partition: _Optional[int] = ...) -> None: ...
 
 class FeedSession(_message.Message):
     __slots__ = ("session_id", "change_seq", "items")
@@ -226,16 +317,18 @@ class EmbedFeedResponse(_message.Message):
     def __init__(self, store_uuid: _Optional[str] = ..., head_seq: _Optional[int] = ..., backlog_texts: _Optional[int] = ..., sessions: _Optional[_Iterable[_Union[FeedSession, _Mapping]]] = ...) -> None: ...
 
 class ShardFacetsRequest(_message.Message):
-    __slots__ = ("families", "scoped", "where", "budget_ms")
+    __slots__ = ("families", "scoped", "where", "budget_ms", "partitions")
     FAMILIES_FIELD_NUMBER: _ClassVar[int]
     SCOPED_FIELD_NUMBER: _ClassVar[int]
     WHERE_FIELD_NUMBER: _ClassVar[int]
     BUDGET_MS_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     families: _containers.RepeatedScalarFieldContainer[str]
     scoped: bool
     where: _plan_pb2.Predicate
     budget_ms: float
-    def __init__(self, families: _Optional[_Iterable[str]] = ..., scoped: _Optional[bool] = ..., where: _Optional[_Union[_plan_pb2.Predicate, _Mapping]] = ..., budget_ms: _Optional[float] = ...) -> None: ...
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, families: _Optional[_Iterable[str]] = ..., scoped: _Optional[bool] = ..., where: _Optional[_Union[_plan_pb2.Predicate, _Mapping]] = ..., budget_ms: _Optional[float] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ShardFacetCount(_message.Message):
     __slots__ = ("value", "count")
@@ -256,17 +349,33 @@ class ShardFacetFamily(_message.Message):
     def __init__(self, family: _Optional[str] = ..., global_counts: _Optional[_Iterable[_Union[ShardFacetCount, _Mapping]]] = ..., scoped_counts: _Optional[_Iterable[_Union[ShardFacetCount, _Mapping]]] = ...) -> None: ...
 
 class ShardFacetsResponse(_message.Message):
-    __slots__ = ("shard", "global_sessions", "scoped_sessions", "families", "unfinished", "elapsed_ms")
-    SHARD_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("partition", "global_sessions", "scoped_sessions", "families", "unfinished", "elapsed_ms")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
     GLOBAL_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     SCOPED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     FAMILIES_FIELD_NUMBER: _ClassVar[int]
     UNFINISHED_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
-    shard: int
+    partition: int
     global_sessions: int
     scoped_sessions: int
     families: _containers.RepeatedCompositeFieldContainer[ShardFacetFamily]
     unfinished: _containers.RepeatedScalarFieldContainer[str]
     elapsed_ms: float
-    def __init__(self, shard: _Optional[int] = ..., global_sessions: _Optional[int] = ..., scoped_sessions: _Optional[int] = ..., families: _Optional[_Iterable[_Union[ShardFacetFamily, _Mapping]]] = ..., unfinished: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+    def __init__(self, partition: _Optional[int] = ..., global_sessions: _Optional[int] = ..., scoped_sessions: _Optional[int] = ..., families: _Optional[_Iterable[_Union[ShardFacetFamily, _Mapping]]] = ..., unfinished: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+
+class NodeFacetsResponse(_message.Message):
+    __slots__ = ("partitions", "failures")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[ShardFacetsResponse]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[ShardFacetsResponse, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
+
+class ShardResolveRefRequest(_message.Message):
+    __slots__ = ("partition", "request")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    request: _refs_pb2.ResolveRefRequest
+    def __init__(self, partition: _Optional[int] = ..., request: _Optional[_Union[_refs_pb2.ResolveRefRequest, _Mapping]] = ...) -> None: ...

@@ -27,7 +27,13 @@ if _version_not_supported:
 
 
 class IndexServiceStub:
-    """One lexical shard: whole sessions, a Tantivy index and an SQLite store of unit rows.
+    """An index node: replicas of some of the cluster's partitions. A partition is a fixed slice of the
+    archive (sessions routed by the hash of their lineage root), held as a Tantivy index and an SQLite
+    store of whole sessions. A read names the partitions it wants answered and gets one result per
+    partition, or a PartitionFailure saying why that partition could not answer here (not held here,
+    closed), so the caller can retry exactly those partitions on another replica: one call per node,
+    whatever the number of partitions on it. Writes name one partition. In the embedded default the
+    ingest node pushes sessions here; in cluster mode the replicas apply the log and refuse these writes.
     """
 
     def __init__(self, channel):
@@ -41,10 +47,15 @@ class IndexServiceStub:
                 request_serializer=quarry_dot_v1_dot_index__pb2.UpsertSessionsRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_index__pb2.UpsertSessionsResponse.FromString,
                 _registered_method=True)
+        self.DeleteSessions = channel.unary_unary(
+                '/quarry.v1.IndexService/DeleteSessions',
+                request_serializer=quarry_dot_v1_dot_index__pb2.DeleteSessionsRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.DeleteSessionsResponse.FromString,
+                _registered_method=True)
         self.SearchSessions = channel.unary_unary(
                 '/quarry.v1.IndexService/SearchSessions',
                 request_serializer=quarry_dot_v1_dot_index__pb2.ShardSearchRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_index__pb2.ShardSearchResponse.FromString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.NodeSearchResponse.FromString,
                 _registered_method=True)
         self.MatchSessionIds = channel.unary_unary(
                 '/quarry.v1.IndexService/MatchSessionIds',
@@ -59,12 +70,12 @@ class IndexServiceStub:
         self.QueryUnits = channel.unary_unary(
                 '/quarry.v1.IndexService/QueryUnits',
                 request_serializer=quarry_dot_v1_dot_index__pb2.ShardUnitsRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_index__pb2.ShardUnitsResponse.FromString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.NodeUnitsResponse.FromString,
                 _registered_method=True)
         self.Stats = channel.unary_unary(
                 '/quarry.v1.IndexService/Stats',
                 request_serializer=quarry_dot_v1_dot_index__pb2.ShardStatsRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_index__pb2.ShardStats.FromString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.NodeStats.FromString,
                 _registered_method=True)
         self.EmbedFeed = channel.unary_unary(
                 '/quarry.v1.IndexService/EmbedFeed',
@@ -73,18 +84,24 @@ class IndexServiceStub:
                 _registered_method=True)
         self.ResolveRef = channel.unary_unary(
                 '/quarry.v1.IndexService/ResolveRef',
-                request_serializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
+                request_serializer=quarry_dot_v1_dot_index__pb2.ShardResolveRefRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_refs__pb2.ResolvedRef.FromString,
                 _registered_method=True)
         self.ShardFacets = channel.unary_unary(
                 '/quarry.v1.IndexService/ShardFacets',
                 request_serializer=quarry_dot_v1_dot_index__pb2.ShardFacetsRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_index__pb2.ShardFacetsResponse.FromString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.NodeFacetsResponse.FromString,
                 _registered_method=True)
 
 
 class IndexServiceServicer:
-    """One lexical shard: whole sessions, a Tantivy index and an SQLite store of unit rows.
+    """An index node: replicas of some of the cluster's partitions. A partition is a fixed slice of the
+    archive (sessions routed by the hash of their lineage root), held as a Tantivy index and an SQLite
+    store of whole sessions. A read names the partitions it wants answered and gets one result per
+    partition, or a PartitionFailure saying why that partition could not answer here (not held here,
+    closed), so the caller can retry exactly those partitions on another replica: one call per node,
+    whatever the number of partitions on it. Writes name one partition. In the embedded default the
+    ingest node pushes sessions here; in cluster mode the replicas apply the log and refuse these writes.
     """
 
     def UpsertSessions(self, request, context):
@@ -94,29 +111,36 @@ class IndexServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteSessions(self, request, context):
+        """Removes sessions (their rows, documents and assertions) durably before answering.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SearchSessions(self, request, context):
-        """Ranked (or, without text, time-ordered) sessions matching a plan of unit "sessions".
+        """Ranked (or, without text, time-ordered) sessions matching a plan of unit "sessions", per partition.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MatchSessionIds(self, request, context):
-        """The ids of every session matching a predicate (an allow-list for the vector lane).
+        """The ids of every session matching a predicate (an allow-list for the vector lane), per partition.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetSessions(self, request, context):
-        """Summaries of sessions by id (hydrating hits from other lanes).
+        """Summaries of sessions by id (hydrating hits from other lanes), per partition.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def QueryUnits(self, request, context):
-        """Terminal unit rows (messages, actions, blocks) for a plan, sorted, before the global merge.
+        """Terminal unit rows (messages, actions, blocks, …) for a plan, sorted, before the global merge.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -129,15 +153,15 @@ class IndexServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def EmbedFeed(self, request, context):
-        """Sessions written after a change sequence number, with the dialogue texts to embed: the vector
-        node follows every shard with it, at the pace of its embedder.
+        """Sessions written to one partition after a change sequence number, with the dialogue texts to
+        embed: in the embedded default the vector node follows every partition with it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ResolveRef(self, request, context):
-        """One object of this shard by its public ref (session, message, block, run, observed-event,
+        """One object of a partition by its public ref (session, message, block, run, observed-event,
         context-snapshot, delegation): read, never searched. A missing object or a malformed ref is an
         unresolved answer with caveats, not an error. Assertions are AssertionService.GetAssertion's.
         """
@@ -146,7 +170,7 @@ class IndexServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ShardFacets(self, request, context):
-        """Per-value session counts of facet families over this shard's sessions: every session (global)
+        """Per-value session counts of facet families over each partition's sessions: every session (global)
         and, when scoped, the sessions a predicate selects. Families not done within budget_ms are
         listed as unfinished rather than waited for.
         """
@@ -162,10 +186,15 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     request_deserializer=quarry_dot_v1_dot_index__pb2.UpsertSessionsRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_index__pb2.UpsertSessionsResponse.SerializeToString,
             ),
+            'DeleteSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSessions,
+                    request_deserializer=quarry_dot_v1_dot_index__pb2.DeleteSessionsRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.DeleteSessionsResponse.SerializeToString,
+            ),
             'SearchSessions': grpc.unary_unary_rpc_method_handler(
                     servicer.SearchSessions,
                     request_deserializer=quarry_dot_v1_dot_index__pb2.ShardSearchRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_index__pb2.ShardSearchResponse.SerializeToString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.NodeSearchResponse.SerializeToString,
             ),
             'MatchSessionIds': grpc.unary_unary_rpc_method_handler(
                     servicer.MatchSessionIds,
@@ -180,12 +209,12 @@ def add_IndexServiceServicer_to_server(servicer, server):
             'QueryUnits': grpc.unary_unary_rpc_method_handler(
                     servicer.QueryUnits,
                     request_deserializer=quarry_dot_v1_dot_index__pb2.ShardUnitsRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_index__pb2.ShardUnitsResponse.SerializeToString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.NodeUnitsResponse.SerializeToString,
             ),
             'Stats': grpc.unary_unary_rpc_method_handler(
                     servicer.Stats,
                     request_deserializer=quarry_dot_v1_dot_index__pb2.ShardStatsRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_index__pb2.ShardStats.SerializeToString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.NodeStats.SerializeToString,
             ),
             'EmbedFeed': grpc.unary_unary_rpc_method_handler(
                     servicer.EmbedFeed,
@@ -194,13 +223,13 @@ def add_IndexServiceServicer_to_server(servicer, server):
             ),
             'ResolveRef': grpc.unary_unary_rpc_method_handler(
                     servicer.ResolveRef,
-                    request_deserializer=quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.FromString,
+                    request_deserializer=quarry_dot_v1_dot_index__pb2.ShardResolveRefRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_refs__pb2.ResolvedRef.SerializeToString,
             ),
             'ShardFacets': grpc.unary_unary_rpc_method_handler(
                     servicer.ShardFacets,
                     request_deserializer=quarry_dot_v1_dot_index__pb2.ShardFacetsRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_index__pb2.ShardFacetsResponse.SerializeToString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.NodeFacetsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -211,7 +240,13 @@ def add_IndexServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class IndexService:
-    """One lexical shard: whole sessions, a Tantivy index and an SQLite store of unit rows.
+    """An index node: replicas of some of the cluster's partitions. A partition is a fixed slice of the
+    archive (sessions routed by the hash of their lineage root), held as a Tantivy index and an SQLite
+    store of whole sessions. A read names the partitions it wants answered and gets one result per
+    partition, or a PartitionFailure saying why that partition could not answer here (not held here,
+    closed), so the caller can retry exactly those partitions on another replica: one call per node,
+    whatever the number of partitions on it. Writes name one partition. In the embedded default the
+    ingest node pushes sessions here; in cluster mode the replicas apply the log and refuse these writes.
     """
 
     @staticmethod
@@ -242,6 +277,33 @@ class IndexService:
             _registered_method=True)
 
     @staticmethod
+    def DeleteSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.IndexService/DeleteSessions',
+            quarry_dot_v1_dot_index__pb2.DeleteSessionsRequest.SerializeToString,
+            quarry_dot_v1_dot_index__pb2.DeleteSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def SearchSessions(request,
             target,
             options=(),
@@ -257,7 +319,7 @@ class IndexService:
             target,
             '/quarry.v1.IndexService/SearchSessions',
             quarry_dot_v1_dot_index__pb2.ShardSearchRequest.SerializeToString,
-            quarry_dot_v1_dot_index__pb2.ShardSearchResponse.FromString,
+            quarry_dot_v1_dot_index__pb2.NodeSearchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -338,7 +400,7 @@ class IndexService:
             target,
             '/quarry.v1.IndexService/QueryUnits',
             quarry_dot_v1_dot_index__pb2.ShardUnitsRequest.SerializeToString,
-            quarry_dot_v1_dot_index__pb2.ShardUnitsResponse.FromString,
+            quarry_dot_v1_dot_index__pb2.NodeUnitsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -365,7 +427,7 @@ class IndexService:
             target,
             '/quarry.v1.IndexService/Stats',
             quarry_dot_v1_dot_index__pb2.ShardStatsRequest.SerializeToString,
-            quarry_dot_v1_dot_index__pb2.ShardStats.FromString,
+            quarry_dot_v1_dot_index__pb2.NodeStats.FromString,
             options,
             channel_credentials,
             insecure,
@@ -418,7 +480,7 @@ class IndexService:
             request,
             target,
             '/quarry.v1.IndexService/ResolveRef',
-            quarry_dot_v1_dot_refs__pb2.ResolveRefRequest.SerializeToString,
+            quarry_dot_v1_dot_index__pb2.ShardResolveRefRequest.SerializeToString,
             quarry_dot_v1_dot_refs__pb2.ResolvedRef.FromString,
             options,
             channel_credentials,
@@ -446,7 +508,7 @@ class IndexService:
             target,
             '/quarry.v1.IndexService/ShardFacets',
             quarry_dot_v1_dot_index__pb2.ShardFacetsRequest.SerializeToString,
-            quarry_dot_v1_dot_index__pb2.ShardFacetsResponse.FromString,
+            quarry_dot_v1_dot_index__pb2.NodeFacetsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,15 +7,39 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class DeleteRequest(_message.Message):
+    __slots__ = ("refs", "ack")
+    REFS_FIELD_NUMBER: _ClassVar[int]
+    ACK_FIELD_NUMBER: _ClassVar[int]
+    refs: _containers.RepeatedScalarFieldContainer[str]
+    ack: str
+    def __init__(self, refs: _Optional[_Iterable[str]] = ..., ack: _Optional[str] = ...) -> None: ...
+
+class DeleteReport(_message.Message):
+    __slots__ = ("deleted", "not_found", "in_log", "searchable", "caveats")
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    IN_LOG_FIELD_NUMBER: _ClassVar[int]
+    SEARCHABLE_FIELD_NUMBER: _ClassVar[int]
+    CAVEATS_FIELD_NUMBER: _ClassVar[int]
+    deleted: _containers.RepeatedScalarFieldContainer[str]
+    not_found: _containers.RepeatedScalarFieldContainer[str]
+    in_log: bool
+    searchable: bool
+    caveats: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, deleted: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ..., in_log: _Optional[bool] = ..., searchable: _Optional[bool] = ..., caveats: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class IngestPathsRequest(_message.Message):
-    __slots__ = ("paths", "standard_locations", "follow")
+    __slots__ = ("paths", "standard_locations", "follow", "ack")
     PATHS_FIELD_NUMBER: _ClassVar[int]
     STANDARD_LOCATIONS_FIELD_NUMBER: _ClassVar[int]
     FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    ACK_FIELD_NUMBER: _ClassVar[int]
     paths: _containers.RepeatedScalarFieldContainer[str]
     standard_locations: bool
     follow: bool
-    def __init__(self, paths: _Optional[_Iterable[str]] = ..., standard_locations: _Optional[bool] = ..., follow: _Optional[bool] = ...) -> None: ...
+    ack: str
+    def __init__(self, paths: _Optional[_Iterable[str]] = ..., standard_locations: _Optional[bool] = ..., follow: _Optional[bool] = ..., ack: _Optional[str] = ...) -> None: ...
 
 class IngestIssue(_message.Message):
     __slots__ = ("path", "line", "reason", "code")
@@ -30,7 +54,7 @@ class IngestIssue(_message.Message):
     def __init__(self, path: _Optional[str] = ..., line: _Optional[int] = ..., reason: _Optional[str] = ..., code: _Optional[str] = ...) -> None: ...
 
 class IngestReport(_message.Message):
-    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "issues", "skipped_record_types", "caveats", "elapsed_ms", "files_unchanged", "files_appended", "files_rewritten")
+    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "issues", "skipped_record_types", "caveats", "elapsed_ms", "files_unchanged", "files_appended", "files_rewritten", "in_log", "searchable", "watermarks")
     class SkippedRecordTypesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -50,6 +74,9 @@ class IngestReport(_message.Message):
     FILES_UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     FILES_APPENDED_FIELD_NUMBER: _ClassVar[int]
     FILES_REWRITTEN_FIELD_NUMBER: _ClassVar[int]
+    IN_LOG_FIELD_NUMBER: _ClassVar[int]
+    SEARCHABLE_FIELD_NUMBER: _ClassVar[int]
+    WATERMARKS_FIELD_NUMBER: _ClassVar[int]
     files: int
     sessions_received: int
     sessions_written: int
@@ -62,7 +89,18 @@ class IngestReport(_message.Message):
     files_unchanged: int
     files_appended: int
     files_rewritten: int
-    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ..., files_unchanged: _Optional[int] = ..., files_appended: _Optional[int] = ..., files_rewritten: _Optional[int] = ...) -> None: ...
+    in_log: bool
+    searchable: bool
+    watermarks: _containers.RepeatedCompositeFieldContainer[PartitionWatermark]
+    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ..., files_unchanged: _Optional[int] = ..., files_appended: _Optional[int] = ..., files_rewritten: _Optional[int] = ..., in_log: _Optional[bool] = ..., searchable: _Optional[bool] = ..., watermarks: _Optional[_Iterable[_Union[PartitionWatermark, _Mapping]]] = ...) -> None: ...
+
+class PartitionWatermark(_message.Message):
+    __slots__ = ("partition", "seq")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    seq: int
+    def __init__(self, partition: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
 
 class IngestProgress(_message.Message):
     __slots__ = ("file", "report")

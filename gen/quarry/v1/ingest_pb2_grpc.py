@@ -27,8 +27,11 @@ if _version_not_supported:
 
 
 class IngestServiceStub:
-    """The ingest node: parses sources, routes whole sessions to their shard, acknowledges after the
-    shards have durably committed. (The vector node pulls what to embed from the shards.)
+    """The ingest node: parses sources and routes whole sessions to their partition. In the embedded
+    default it pushes them to the partition's index node and acknowledges once that node has durably
+    committed them. In cluster mode it publishes them to the replicated log and acknowledges once they
+    are in the log (ack `log`) and, by default, applied by an active replica of their partition (ack
+    `applied`: searchable). The vector node follows the partitions (or the log) at its own pace.
     """
 
     def __init__(self, channel):
@@ -47,15 +50,24 @@ class IngestServiceStub:
                 request_serializer=quarry_dot_v1_dot_ingest__pb2.IngestPathsRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_ingest__pb2.IngestProgress.FromString,
                 _registered_method=True)
+        self.DeleteSessions = channel.unary_unary(
+                '/quarry.v1.IngestService/DeleteSessions',
+                request_serializer=quarry_dot_v1_dot_ingest__pb2.DeleteRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_ingest__pb2.DeleteReport.FromString,
+                _registered_method=True)
 
 
 class IngestServiceServicer:
-    """The ingest node: parses sources, routes whole sessions to their shard, acknowledges after the
-    shards have durably committed. (The vector node pulls what to embed from the shards.)
+    """The ingest node: parses sources and routes whole sessions to their partition. In the embedded
+    default it pushes them to the partition's index node and acknowledges once that node has durably
+    committed them. In cluster mode it publishes them to the replicated log and acknowledges once they
+    are in the log (ack `log`) and, by default, applied by an active replica of their partition (ack
+    `applied`: searchable). The vector node follows the partitions (or the log) at its own pace.
     """
 
     def IngestSessions(self, request_iterator, context):
-        """Client-streaming canonical sessions (already parsed by the caller).
+        """Client-streaming canonical sessions (already parsed by the caller). The acknowledgement level is
+        the request metadata `quarry-ack` (applied | log; default applied).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -64,6 +76,15 @@ class IngestServiceServicer:
     def IngestPaths(self, request, context):
         """Files or folders readable by the ingest node; the format is recognized from content. A file
         unchanged since this node last ingested it is skipped; one that grew is ingested again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSessions(self, request, context):
+        """Removes sessions from the archive: from their partition (every replica) and, in cluster mode,
+        from the log, where a tombstone takes the session's place, so a replica rebuilt from the log
+        never sees it again. Its vectors follow.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -82,6 +103,11 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     request_deserializer=quarry_dot_v1_dot_ingest__pb2.IngestPathsRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_ingest__pb2.IngestProgress.SerializeToString,
             ),
+            'DeleteSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSessions,
+                    request_deserializer=quarry_dot_v1_dot_ingest__pb2.DeleteRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_ingest__pb2.DeleteReport.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'quarry.v1.IngestService', rpc_method_handlers)
@@ -91,8 +117,11 @@ def add_IngestServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class IngestService:
-    """The ingest node: parses sources, routes whole sessions to their shard, acknowledges after the
-    shards have durably committed. (The vector node pulls what to embed from the shards.)
+    """The ingest node: parses sources and routes whole sessions to their partition. In the embedded
+    default it pushes them to the partition's index node and acknowledges once that node has durably
+    committed them. In cluster mode it publishes them to the replicated log and acknowledges once they
+    are in the log (ack `log`) and, by default, applied by an active replica of their partition (ack
+    `applied`: searchable). The vector node follows the partitions (or the log) at its own pace.
     """
 
     @staticmethod
@@ -139,6 +168,33 @@ class IngestService:
             '/quarry.v1.IngestService/IngestPaths',
             quarry_dot_v1_dot_ingest__pb2.IngestPathsRequest.SerializeToString,
             quarry_dot_v1_dot_ingest__pb2.IngestProgress.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.IngestService/DeleteSessions',
+            quarry_dot_v1_dot_ingest__pb2.DeleteRequest.SerializeToString,
+            quarry_dot_v1_dot_ingest__pb2.DeleteReport.FromString,
             options,
             channel_credentials,
             insecure,

@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SearchRequest(_message.Message):
-    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms", "cursor", "controls")
+    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms", "cursor", "controls", "require_complete")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -19,6 +19,7 @@ class SearchRequest(_message.Message):
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     CONTROLS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRE_COMPLETE_FIELD_NUMBER: _ClassVar[int]
     query: str
     lane: str
     limit: int
@@ -26,7 +27,8 @@ class SearchRequest(_message.Message):
     deadline_ms: float
     cursor: str
     controls: SearchControls
-    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., cursor: _Optional[str] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ...) -> None: ...
+    require_complete: bool
+    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., cursor: _Optional[str] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ..., require_complete: _Optional[bool] = ...) -> None: ...
 
 class SearchControls(_message.Message):
     __slots__ = ("admission", "fusion", "min_score", "include_scores")
@@ -138,7 +140,7 @@ class SearchHit(_message.Message):
     def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., match: _Optional[_Union[SessionSearchMatch, _Mapping]] = ...) -> None: ...
 
 class SearchEnvelope(_message.Message):
-    __slots__ = ("query", "requested_lane", "retrieval_lane", "ranking_policy", "ranking_policy_version", "hits", "next_cursor", "caveats", "limit", "offset", "timings_ms", "controls")
+    __slots__ = ("query", "requested_lane", "retrieval_lane", "ranking_policy", "ranking_policy_version", "hits", "next_cursor", "caveats", "limit", "offset", "timings_ms", "controls", "partial", "missing")
     class TimingsMsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -158,6 +160,8 @@ class SearchEnvelope(_message.Message):
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
     CONTROLS_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
     query: str
     requested_lane: str
     retrieval_lane: str
@@ -170,22 +174,34 @@ class SearchEnvelope(_message.Message):
     offset: int
     timings_ms: _containers.ScalarMap[str, float]
     controls: SearchControls
-    def __init__(self, query: _Optional[str] = ..., requested_lane: _Optional[str] = ..., retrieval_lane: _Optional[str] = ..., ranking_policy: _Optional[str] = ..., ranking_policy_version: _Optional[int] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., caveats: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ...) -> None: ...
+    partial: bool
+    missing: _containers.RepeatedCompositeFieldContainer[MissingPartition]
+    def __init__(self, query: _Optional[str] = ..., requested_lane: _Optional[str] = ..., retrieval_lane: _Optional[str] = ..., ranking_policy: _Optional[str] = ..., ranking_policy_version: _Optional[int] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., caveats: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ...) -> None: ...
+
+class MissingPartition(_message.Message):
+    __slots__ = ("partition", "reason")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    reason: str
+    def __init__(self, partition: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class QueryUnitsRequest(_message.Message):
-    __slots__ = ("query", "limit", "offset", "deadline_ms")
+    __slots__ = ("query", "limit", "offset", "deadline_ms", "require_complete")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRE_COMPLETE_FIELD_NUMBER: _ClassVar[int]
     query: str
     limit: int
     offset: int
     deadline_ms: float
-    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ...) -> None: ...
+    require_complete: bool
+    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., require_complete: _Optional[bool] = ...) -> None: ...
 
 class QueryUnitEnvelope(_message.Message):
-    __slots__ = ("query", "unit", "rows", "limit", "offset", "caveats", "aggregate", "group_by", "groups")
+    __slots__ = ("query", "unit", "rows", "limit", "offset", "caveats", "aggregate", "group_by", "groups", "partial", "missing")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     UNIT_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
@@ -195,6 +211,8 @@ class QueryUnitEnvelope(_message.Message):
     AGGREGATE_FIELD_NUMBER: _ClassVar[int]
     GROUP_BY_FIELD_NUMBER: _ClassVar[int]
     GROUPS_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
     query: str
     unit: str
     rows: _containers.RepeatedCompositeFieldContainer[QueryUnitRow]
@@ -204,7 +222,9 @@ class QueryUnitEnvelope(_message.Message):
     aggregate: bool
     group_by: str
     groups: _containers.RepeatedCompositeFieldContainer[AggregateCount]
-    def __init__(self, query: _Optional[str] = ..., unit: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[QueryUnitRow, _Mapping]]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., caveats: _Optional[_Iterable[str]] = ..., aggregate: _Optional[bool] = ..., group_by: _Optional[str] = ..., groups: _Optional[_Iterable[_Union[AggregateCount, _Mapping]]] = ...) -> None: ...
+    partial: bool
+    missing: _containers.RepeatedCompositeFieldContainer[MissingPartition]
+    def __init__(self, query: _Optional[str] = ..., unit: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[QueryUnitRow, _Mapping]]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., caveats: _Optional[_Iterable[str]] = ..., aggregate: _Optional[bool] = ..., group_by: _Optional[str] = ..., groups: _Optional[_Iterable[_Union[AggregateCount, _Mapping]]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ...) -> None: ...
 
 class AggregateCount(_message.Message):
     __slots__ = ("key", "count")
@@ -265,7 +285,7 @@ class ClusterStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class NodeStatus(_message.Message):
-    __slots__ = ("name", "role", "address", "up", "shard", "sessions", "documents", "vectors", "vectors_pending", "detail")
+    __slots__ = ("name", "role", "address", "up", "shard", "sessions", "documents", "vectors", "vectors_pending", "detail", "partitions")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
@@ -276,6 +296,7 @@ class NodeStatus(_message.Message):
     VECTORS_FIELD_NUMBER: _ClassVar[int]
     VECTORS_PENDING_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     name: str
     role: str
     address: str
@@ -286,13 +307,90 @@ class NodeStatus(_message.Message):
     vectors: int
     vectors_pending: int
     detail: str
-    def __init__(self, name: _Optional[str] = ..., role: _Optional[str] = ..., address: _Optional[str] = ..., up: _Optional[bool] = ..., shard: _Optional[int] = ..., sessions: _Optional[int] = ..., documents: _Optional[int] = ..., vectors: _Optional[int] = ..., vectors_pending: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
+    partitions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, name: _Optional[str] = ..., role: _Optional[str] = ..., address: _Optional[str] = ..., up: _Optional[bool] = ..., shard: _Optional[int] = ..., sessions: _Optional[int] = ..., documents: _Optional[int] = ..., vectors: _Optional[int] = ..., vectors_pending: _Optional[int] = ..., detail: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ClusterStatusResponse(_message.Message):
-    __slots__ = ("nodes",)
+    __slots__ = ("nodes", "map", "log")
     NODES_FIELD_NUMBER: _ClassVar[int]
+    MAP_FIELD_NUMBER: _ClassVar[int]
+    LOG_FIELD_NUMBER: _ClassVar[int]
     nodes: _containers.RepeatedCompositeFieldContainer[NodeStatus]
-    def __init__(self, nodes: _Optional[_Iterable[_Union[NodeStatus, _Mapping]]] = ...) -> None: ...
+    map: ClusterMap
+    log: LogStatus
+    def __init__(self, nodes: _Optional[_Iterable[_Union[NodeStatus, _Mapping]]] = ..., map: _Optional[_Union[ClusterMap, _Mapping]] = ..., log: _Optional[_Union[LogStatus, _Mapping]] = ...) -> None: ...
+
+class ClusterMap(_message.Message):
+    __slots__ = ("mode", "generation", "partitions", "replicas", "partition_replicas")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    mode: str
+    generation: int
+    partitions: int
+    replicas: int
+    partition_replicas: _containers.RepeatedCompositeFieldContainer[PartitionReplicas]
+    def __init__(self, mode: _Optional[str] = ..., generation: _Optional[int] = ..., partitions: _Optional[int] = ..., replicas: _Optional[int] = ..., partition_replicas: _Optional[_Iterable[_Union[PartitionReplicas, _Mapping]]] = ...) -> None: ...
+
+class PartitionReplicas(_message.Message):
+    __slots__ = ("partition", "replicas", "log_seq")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    LOG_SEQ_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    replicas: _containers.RepeatedCompositeFieldContainer[ReplicaStatus]
+    log_seq: int
+    def __init__(self, partition: _Optional[int] = ..., replicas: _Optional[_Iterable[_Union[ReplicaStatus, _Mapping]]] = ..., log_seq: _Optional[int] = ...) -> None: ...
+
+class ReplicaStatus(_message.Message):
+    __slots__ = ("node", "state", "alive", "applied_seq", "lag")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ALIVE_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_SEQ_FIELD_NUMBER: _ClassVar[int]
+    LAG_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    state: str
+    alive: bool
+    applied_seq: int
+    lag: int
+    def __init__(self, node: _Optional[str] = ..., state: _Optional[str] = ..., alive: _Optional[bool] = ..., applied_seq: _Optional[int] = ..., lag: _Optional[int] = ...) -> None: ...
+
+class LogStatus(_message.Message):
+    __slots__ = ("stream", "messages", "bytes", "first_seq", "last_seq", "leader", "servers", "detail")
+    STREAM_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    stream: str
+    messages: int
+    bytes: int
+    first_seq: int
+    last_seq: int
+    leader: str
+    servers: _containers.RepeatedCompositeFieldContainer[LogServer]
+    detail: str
+    def __init__(self, stream: _Optional[str] = ..., messages: _Optional[int] = ..., bytes: _Optional[int] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., leader: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[LogServer, _Mapping]]] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class LogServer(_message.Message):
+    __slots__ = ("name", "leader", "current", "offline", "lag")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    OFFLINE_FIELD_NUMBER: _ClassVar[int]
+    LAG_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    leader: bool
+    current: bool
+    offline: bool
+    lag: int
+    def __init__(self, name: _Optional[str] = ..., leader: _Optional[bool] = ..., current: _Optional[bool] = ..., offline: _Optional[bool] = ..., lag: _Optional[int] = ...) -> None: ...
 
 class FacetsRequest(_message.Message):
     __slots__ = ("query", "origins", "families", "include_deferred", "idf", "budget_ms")
@@ -347,7 +445,7 @@ class FacetFamilyStatus(_message.Message):
     def __init__(self, family: _Optional[str] = ..., status: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class FacetsResponse(_message.Message):
-    __slots__ = ("query", "origins", "scoped_to_query", "scoped", "complete_families", "deferred_families", "family_status", "generated_at", "budget_exceeded", "budget_ms", "idf", "caveats")
+    __slots__ = ("query", "origins", "scoped_to_query", "scoped", "complete_families", "deferred_families", "family_status", "generated_at", "budget_exceeded", "budget_ms", "idf", "caveats", "partial", "missing")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     ORIGINS_FIELD_NUMBER: _ClassVar[int]
     SCOPED_TO_QUERY_FIELD_NUMBER: _ClassVar[int]
@@ -361,6 +459,8 @@ class FacetsResponse(_message.Message):
     BUDGET_MS_FIELD_NUMBER: _ClassVar[int]
     IDF_FIELD_NUMBER: _ClassVar[int]
     CAVEATS_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
     query: str
     origins: _containers.RepeatedScalarFieldContainer[str]
     scoped_to_query: bool
@@ -373,4 +473,6 @@ class FacetsResponse(_message.Message):
     budget_ms: float
     idf: bool
     caveats: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, query: _Optional[str] = ..., origins: _Optional[_Iterable[str]] = ..., scoped_to_query: _Optional[bool] = ..., scoped: _Optional[_Union[FacetView, _Mapping]] = ..., complete_families: _Optional[_Iterable[str]] = ..., deferred_families: _Optional[_Iterable[str]] = ..., family_status: _Optional[_Iterable[_Union[FacetFamilyStatus, _Mapping]]] = ..., generated_at: _Optional[int] = ..., budget_exceeded: _Optional[bool] = ..., budget_ms: _Optional[float] = ..., idf: _Optional[bool] = ..., caveats: _Optional[_Iterable[str]] = ..., **kwargs) -> None: ...
+    partial: bool
+    missing: _containers.RepeatedCompositeFieldContainer[MissingPartition]
+    def __init__(self, query: _Optional[str] = ..., origins: _Optional[_Iterable[str]] = ..., scoped_to_query: _Optional[bool] = ..., scoped: _Optional[_Union[FacetView, _Mapping]] = ..., complete_families: _Optional[_Iterable[str]] = ..., deferred_families: _Optional[_Iterable[str]] = ..., family_status: _Optional[_Iterable[_Union[FacetFamilyStatus, _Mapping]]] = ..., generated_at: _Optional[int] = ..., budget_exceeded: _Optional[bool] = ..., budget_ms: _Optional[float] = ..., idf: _Optional[bool] = ..., caveats: _Optional[_Iterable[str]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ..., **kwargs) -> None: ...

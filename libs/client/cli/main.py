@@ -18,6 +18,7 @@ from quarry.client.cli import render
 from quarry.client.cli.embed import embed_app
 from quarry.client.cli.facets import facets
 from quarry.client.cli.mark import mark_app
+from quarry.client.cli.node import node_app
 from quarry.client.cli.read import read
 from quarry.client.client import QuarryClient
 from quarry.client.controls_json import controls_from_json, controls_to_json, with_flags
@@ -35,7 +36,6 @@ app = typer.Typer(
     help="Quarry: search the session logs of AI coding agents.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-node_app = typer.Typer(help="Run one node of a cluster (what `quarry up` and docker-compose start).")
 app.add_typer(node_app, name="node")
 app.add_typer(mark_app, name="mark")
 app.add_typer(embed_app, name="embed")
@@ -316,75 +316,6 @@ def demo() -> None:
 
     with _client() as client:
         run_demo(client, settings.home, settings.format, console)
-
-
-@node_app.command("index")
-def node_index(
-    shard: Annotated[int, typer.Option()],
-    data: Annotated[Path, typer.Option()],
-    host: Annotated[str, typer.Option()] = "127.0.0.1",
-    port: Annotated[int, typer.Option()] = 0,
-    run_file: Annotated[Path | None, typer.Option()] = None,
-) -> None:
-    """A lexical shard (Tantivy + SQLite)."""
-    from quarry.core.telemetry import setup_telemetry
-    from quarry.index.lexical.server import serve_index
-
-    setup_telemetry(f"quarry-index-{shard}")
-    serve_index(data, shard, host, port, run_file)
-
-
-@node_app.command("vector")
-def node_vector(
-    data: Annotated[Path, typer.Option()],
-    index: Annotated[str | None, typer.Option(help="Comma-separated shard addresses whose sessions it embeds.")] = None,
-    embedder: Annotated[str, typer.Option()] = "minilm",
-    embed_mode: Annotated[
-        str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
-    ] = "auto",
-    host: Annotated[str, typer.Option()] = "127.0.0.1",
-    port: Annotated[int, typer.Option()] = 0,
-    run_file: Annotated[Path | None, typer.Option()] = None,
-) -> None:
-    """The vector node (FAISS + sqlite-vec, background embedding of what the shards hold)."""
-    from quarry.core.telemetry import setup_telemetry
-    from quarry.index.vector.server import serve_vector
-
-    setup_telemetry("quarry-vector")
-    serve_vector(data, embedder, index.split(",") if index else [], host, port, run_file, embed_mode=embed_mode)
-
-
-@node_app.command("ingest")
-def node_ingest(
-    index: Annotated[str, typer.Option(help="Comma-separated shard addresses, in shard order.")],
-    data: Annotated[Path, typer.Option(help="Where it remembers what it ingested from each file.")],
-    host: Annotated[str, typer.Option()] = "127.0.0.1",
-    port: Annotated[int, typer.Option()] = 0,
-    run_file: Annotated[Path | None, typer.Option()] = None,
-) -> None:
-    """The ingest node."""
-    from quarry.core.telemetry import setup_telemetry
-    from quarry.ingest.server import serve_ingest
-
-    setup_telemetry("quarry-ingest")
-    serve_ingest(index.split(","), data, host, port, run_file)
-
-
-@node_app.command("query")
-def node_query(
-    index: Annotated[str, typer.Option(help="Comma-separated shard addresses, in shard order.")],
-    vector: Annotated[str | None, typer.Option()] = None,
-    ingest: Annotated[str | None, typer.Option()] = None,
-    host: Annotated[str, typer.Option()] = "127.0.0.1",
-    port: Annotated[int, typer.Option()] = 0,
-    run_file: Annotated[Path | None, typer.Option()] = None,
-) -> None:
-    """The query node."""
-    from quarry.core.telemetry import setup_telemetry
-    from quarry.query.server import serve_query
-
-    setup_telemetry("quarry-query")
-    serve_query(index.split(","), vector, ingest, host, port, run_file)
 
 
 GLOBAL_OPTIONS_WITH_VALUE = ("--home", "--format", "-f")

@@ -147,7 +147,7 @@ def _set_status(a: units_pb2.Assertion, status: str) -> None:
 
 
 class AssertionStore:
-    """The assertions of one shard, in `<shard dir>/assertions.sqlite3`."""
+    """The assertions of one partition, in `<partition dir>/assertions.sqlite3`."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -276,6 +276,16 @@ class AssertionStore:
                 raise
         return a
 
+    def delete_sessions(self, session_ids: Sequence[str]) -> int:
+        """Remove every assertion about these sessions (their session is gone from the archive);
+        returns how many there were."""
+        with self._write_lock:
+            cursor = self._writer.execute(
+                "DELETE FROM assertions WHERE session_id IN (SELECT value FROM json_each(?))",
+                (orjson.dumps(list(session_ids)).decode(),),
+            )
+            return cursor.rowcount
+
     def _target_session(self, conn: sqlite3.Connection, target_ref: str) -> str:
         kind, object_id, session_id = parse_ref(target_ref, "assertion.target_ref")
         if kind != "assertion":
@@ -283,7 +293,7 @@ class AssertionStore:
         target = self._get(conn, object_id)
         if target is None:
             raise QuarryError(
-                errors_pb2.NOT_FOUND, f"no assertion {object_id!r} on this shard", parameter="assertion.target_ref"
+                errors_pb2.NOT_FOUND, f"no assertion {object_id!r} in this partition", parameter="assertion.target_ref"
             )
         return target.session_id
 

@@ -65,14 +65,14 @@ class _BudgetSpent(Exception):
 
 
 def count(
-    index: tantivy.Index, store: Store, request: index_pb2.ShardFacetsRequest, shard: int
+    index: tantivy.Index, store: Store, request: index_pb2.ShardFacetsRequest, partition: int
 ) -> index_pb2.ShardFacetsResponse:
     """The shard's facet counts for the requested families (all of them when none are named)."""
     started = time.monotonic()
     end = started + request.budget_ms / 1000.0 if request.budget_ms > 0 else None
     families = _families(request.families)
     conn = store.reader()
-    response = index_pb2.ShardFacetsResponse(shard=shard)
+    response = index_pb2.ShardFacetsResponse(partition=partition)
     scope = None
     pending = list(families)
     with _interruptible(conn, end) as spent:

@@ -11,7 +11,7 @@ Ranked session search (`search` with text)
   session ids and allow-lists as the sessions' ordinals; any/all/not of those) are const-score filters
   in the same query. Other
   session clauses (title, tool, path, counts, ...) are checked in SQL on each page's candidate
-  sessions; when they reject so much that pages keep coming, they are evaluated once for the shard
+  sessions; when they reject so much that pages keep coming, they are evaluated once for the partition
   and applied in Tantivy as a term set of session ordinals.
 - Seed 003's lexical admission (`request.admission`, admission.py): m of the group's n text items
   instead of all of them; the items' OR then matches and scores, and for 1 < m < n a term set of the
@@ -72,7 +72,7 @@ class _Candidate(NamedTuple):
 
 
 class Leaf:
-    """Executes plans against one shard. Stateless apart from the handles; safe to share across threads."""
+    """Executes plans against one partition. Stateless apart from the handles; safe to share across threads."""
 
     def __init__(self, index: tantivy.Index, store: Store) -> None:
         self.index = index
@@ -81,14 +81,17 @@ class Leaf:
 
     # ---- sessions --------------------------------------------------------------------------------
 
-    def search(self, request: index_pb2.ShardSearchRequest, shard: int) -> index_pb2.ShardSearchResponse:
+    def search(
+        self, request: index_pb2.ShardSearchRequest, partition: int, anchor: index_pb2.PartitionAnchor | None = None
+    ) -> index_pb2.ShardSearchResponse:
+        """The partition's best `request.limit` sessions; with an anchor, those sorting after it."""
         plan = request.plan
         if plan.unit not in ("", "sessions"):
             raise _request_error(f"session search got a plan of unit {plan.unit!r}", "plan.unit")
         lane = request.lane or "dialogue"
         field = schema.LANE_FIELDS.get(lane)
         if field is None:
-            raise _request_error(f"a lexical shard serves the dialogue and actions lanes, not {lane!r}", "lane")
+            raise _request_error(f"a lexical partition serves the dialogue and actions lanes, not {lane!r}", "lane")
         limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
         searcher = self.index.searcher()
         full_text = FullText(searcher, self.schema, self.store, field)
@@ -97,7 +100,7 @@ class Leaf:
 
         exprs, roles, rest = self._top_group(where)
         group = fts.combine("all", (fts.compile_fts(e) for e in exprs))
-        response = index_pb2.ShardSearchResponse(shard=shard)
+        response = index_pb2.ShardSearchResponse(partition=partition)
         if exprs and group is None:
             return response  # text that analyzes to no token matches nothing
         if plan.HasField("ranking_text"):
@@ -107,7 +110,7 @@ class Leaf:
         else:
             ranking = fts.positive(fts.combine("any", (fts.compile_fts(e) for e in _positive_fts(rest))))
         if ranking is None:
-            return self._unranked(lowering, where, limit, response, request)
+            return self._unranked(lowering, where, limit, response, anchor)
         if not exprs and roles:  # no text in the group: a role clause is "has a message with the role"
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
             roles = []
@@ -144,7 +147,7 @@ class Leaf:
         if sql_rest:
             session_filter = lowering.session(plan_pb2.Predicate(all=plan_pb2.PredicateList(items=sql_rest)))
         query = clauses[0][1] if len(clauses) == 1 else Query.boolean_query(clauses)
-        after = self._anchor(searcher, query, request) if request.has_after else None
+        after = self._anchor(searcher, query, anchor) if anchor is not None else None
         contenders, response.matched_sessions = self._top_sessions(searcher, query, limit, session_filter, after)
         self._fill_hits(response, searcher, contenders, limit, ranking, field, lane, request.with_snippets)
         return response
@@ -203,7 +206,7 @@ class Leaf:
         return None
 
     def _named_sessions(self, session_ids: list[str]) -> Query:
-        """Sessions named by id, as a term set of their ordinals: an id this shard does not hold matches
+        """Sessions named by id, as a term set of their ordinals: an id this partition does not hold matches
         nothing (an empty set matches no document)."""
         rows = self.store.reader().execute(
             "SELECT ord FROM sessions WHERE id IN (SELECT value FROM json_each(?))", (json_list(session_ids),)
@@ -222,15 +225,13 @@ class Leaf:
         )
         return {r[0] for r in rows}
 
-    def _anchor(
-        self, searcher: tantivy.Searcher, query: Query, request: index_pb2.ShardSearchRequest
-    ) -> tuple[float, str]:
+    def _anchor(self, searcher: tantivy.Searcher, query: Query, anchor: index_pb2.PartitionAnchor) -> tuple[float, str]:
         """The cursor's anchor as (score, session id), the score re-read from this searcher: BM25 moves
         with the corpus statistics (new sessions change IDF and average length), so the anchor session is
         scored now, like every session it is compared with. The score it was served with stands in when
         it no longer matches."""
         row = (
-            self.store.reader().execute("SELECT ord FROM sessions WHERE id = ?", (request.after_session_id,)).fetchone()
+            self.store.reader().execute("SELECT ord FROM sessions WHERE id = ?", (anchor.after_session_id,)).fetchone()
         )
         if row is not None:
             only = Query.boolean_query(
@@ -238,8 +239,8 @@ class Leaf:
             )
             hits = searcher.search(only, limit=1, count=False).hits
             if hits:
-                return hits[0][0], request.after_session_id
-        return request.after_score, request.after_session_id
+                return hits[0][0], anchor.after_session_id
+        return anchor.after_score, anchor.after_session_id
 
     def _skip_to_anchor(
         self,
@@ -285,7 +286,7 @@ class Leaf:
 
         A session filter that Tantivy cannot evaluate is checked in SQL on the candidate sessions of
         each page. When it rejects so much that pages keep coming, it is evaluated once for the whole
-        shard instead and applied inside Tantivy as a term set of session ordinals.
+        partition instead and applied inside Tantivy as a term set of session ordinals.
 
         With an anchor (score, session id), only sessions sorting strictly after it count: the pages
         are still read from the top (Tantivy has no search-after), but the sessions before the anchor
@@ -405,14 +406,14 @@ class Leaf:
         where: plan_pb2.Predicate | None,
         limit: int,
         response: index_pb2.ShardSearchResponse,
-        request: index_pb2.ShardSearchRequest,
+        anchor: index_pb2.PartitionAnchor | None,
     ) -> index_pb2.ShardSearchResponse:
         sql = lowering.session(where)
         conn = self.store.reader()
         keyset, keyset_params = "", []
-        if request.has_after:  # strictly after the anchor in (updated_ms desc, id asc)
+        if anchor is not None:  # strictly after the anchor in (updated_ms desc, id asc)
             keyset = " AND (s.updated_ms < ? OR (s.updated_ms = ? AND s.id > ?))"
-            keyset_params = [request.after_time_ms, request.after_time_ms, request.after_session_id]
+            keyset_params = [anchor.after_time_ms, anchor.after_time_ms, anchor.after_session_id]
         rows = conn.execute(
             f"SELECT s.summary, s.updated_ms FROM sessions s WHERE {sql.text}{keyset} "
             "ORDER BY s.updated_ms DESC, s.id ASC LIMIT ?",
@@ -433,15 +434,15 @@ class Leaf:
 
     # ---- unit rows -------------------------------------------------------------------------------
 
-    def query_units(self, request: index_pb2.ShardUnitsRequest, shard: int) -> index_pb2.ShardUnitsResponse:
+    def query_units(self, request: index_pb2.ShardUnitsRequest, partition: int) -> index_pb2.ShardUnitsResponse:
         plan = request.plan
         if plan.unit not in UNITS:
             raise _request_error(f"unit rows are one of {', '.join(UNITS)}, not {plan.unit!r}", "plan.unit")
         units = UnitRows(self.index.searcher(), self.schema, self.store)
         if group_field(plan):
-            return index_pb2.ShardUnitsResponse(groups=units.groups(plan), shard=shard)
+            return index_pb2.ShardUnitsResponse(groups=units.groups(plan), partition=partition)
         limit = request.limit if request.limit > 0 else DEFAULT_ROWS
-        return index_pb2.ShardUnitsResponse(rows=units.run(plan, limit), shard=shard)
+        return index_pb2.ShardUnitsResponse(rows=units.run(plan, limit), partition=partition)
 
     def _lowering(self, full_text: FullText) -> Lowering:
         """A lowering on this thread's reader, prepared for unit predicates (exists, assertions)."""

@@ -29,8 +29,14 @@ after a large batch, and `close()` checkpoints with TRUNCATE.
 Change feed for the vector node: every session an upsert writes (new or changed) takes the next value
 of the store's change counter (`meta.head_seq`, advanced in the same transaction) as its `change_seq`;
 an unchanged re-ingest takes none. `embed_count` is how many texts `quarry.core.dialogue` embeds for
-the session. A follower keeps a cursor (store_uuid, change_seq) and asks for what came after it;
-`meta.store_uuid` is random per store file, so a wiped or rebuilt shard is noticed.
+the session. A deleted session leaves a row in `tombstones` with the change_seq of its deletion, so the
+feed tells a follower to drop what it holds of it. A follower keeps a cursor (store_uuid, change_seq)
+and asks for what came after it; `meta.store_uuid` is random per store file, so a wiped or rebuilt
+partition is noticed.
+
+Log checkpoint (cluster mode): `meta.applied_seq` is the last sequence of the replicated log this
+replica applied, written in the same transaction as the rows that record changed (Quickwit publishes
+its checkpoint with the split), so after a crash the replica resumes exactly after what it holds.
 
 Crash consistency with Tantivy: `replace()` commits new rows with `tantivy_pending = 1`; the shard
 indexes them, commits Tantivy, then clears the marker. A session still pending at open is
@@ -93,6 +99,12 @@ CREATE INDEX IF NOT EXISTS sessions_pending ON sessions (tantivy_pending) WHERE 
 CREATE INDEX IF NOT EXISTS sessions_change ON sessions (change_seq, embed_count);  -- covers the backlog sum
 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS tombstones (
+  session_id TEXT PRIMARY KEY,
+  change_seq INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tombstones_change ON tombstones (change_seq);
 
 CREATE TABLE IF NOT EXISTS session_tags (
   tag TEXT NOT NULL COLLATE NOCASE,
@@ -268,6 +280,11 @@ _IN_JSON = "IN (SELECT value FROM json_each(?))"
 _CHANGE_SEQ = SESSION_COLUMNS.index("change_seq")
 
 
+class StoredSession(NamedTuple):
+    ord: int
+    content_hash: str
+
+
 class HitRow(NamedTuple):
     session_id: str
     updated_ms: int
@@ -352,7 +369,7 @@ class Store:
         self._writer.execute(f"PRAGMA user_version={FORMAT_VERSION}")
         self._writer.executemany(
             "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
-            [("store_uuid", str(uuid.uuid4())), ("head_seq", "0")],
+            [("store_uuid", str(uuid.uuid4())), ("head_seq", "0"), ("applied_seq", "0")],
         )
         self.store_uuid: str = self._meta("store_uuid")
         self._readers = ThreadReaders(self._connect_reader)
@@ -404,12 +421,12 @@ class Store:
 
     # ---- writes (the shard serializes callers) -------------------------------------------------
 
-    def stored_sessions(self, session_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
-        """(ordinal, content hash) of the sessions already stored, by id."""
+    def stored_sessions(self, session_ids: Sequence[str]) -> dict[str, StoredSession]:
+        """Ordinal and content hash of the sessions already stored, by id."""
         rows = self._writer.execute(
             f"SELECT id, ord, content_hash FROM sessions WHERE id {_IN_JSON}", (json_list(session_ids),)
         )
-        return {sid: (ord_, digest) for sid, ord_, digest in rows}
+        return {sid: StoredSession(ord_, digest) for sid, ord_, digest in rows}
 
     def next_ords(self) -> tuple[int, int]:
         """The next free session and message ordinals. The shard is the only writer, so it assigns
@@ -426,14 +443,17 @@ class Store:
         """The change_seq of the last session written (0 before any); the shard numbers a batch after it."""
         return int(self._meta("head_seq"))
 
-    def replace(self, batch: Sequence[SessionRecords], replaced: Collection[int]) -> None:
+    def replace(
+        self, batch: Sequence[SessionRecords], replaced: Collection[int], applied_seq: int | None = None
+    ) -> None:
         """Write the sessions' rows in one durable transaction, marked as pending for Tantivy.
 
         `replaced` holds the ordinals of the sessions already stored: their rows are updated in place
         (the ordinal is stable) and their old messages, blocks, actions, tags and derived units deleted
         first. The rows carry their change_seq (numbered by the shard after `head_seq()`); the highest
         becomes the new head in the same transaction, as do the child excerpts of the delegations the
-        batch links (`_link_children`).
+        batch links (`_link_children`), a session id's tombstone (it is stored again) and, from the log,
+        `applied_seq`.
         """
         conn = self._writer
         conn.execute("BEGIN IMMEDIATE")
@@ -461,13 +481,54 @@ class Store:
             for table, insert in _INSERT_UNITS.items():
                 conn.executemany(insert, [row for r in batch for row in r.units[table]])
             _link_children(conn, json_list(r.session_ord for r in batch))
-            head = max((r.session_row[_CHANGE_SEQ] for r in batch if r.session_row is not None), default=None)
+            stored = [r.session_row for r in batch if r.session_row is not None]
+            conn.execute(f"DELETE FROM tombstones WHERE session_id {_IN_JSON}", (json_list(row[1] for row in stored),))
+            head = max((row[_CHANGE_SEQ] for row in stored), default=None)
             if head is not None:
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'head_seq'", (str(head),))
+            if applied_seq is not None:
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def delete(self, sessions: dict[str, int], applied_seq: int | None = None) -> None:
+        """Remove stored sessions (id -> ordinal) and every row of theirs in one durable transaction,
+        leaving a tombstone with the next change_seq for each (the feed's followers drop their texts);
+        with `applied_seq`, the log checkpoint in the same transaction."""
+        conn = self._writer
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            ords = (json_list(sessions.values()),)
+            conn.execute(
+                f"DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord {_IN_JSON})",
+                ords,
+            )
+            for table in ("session_tags", "messages", "actions", *UNIT_TABLES):
+                conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", ords)
+            conn.execute(f"DELETE FROM sessions WHERE ord {_IN_JSON}", ords)
+            head = int(conn.execute("SELECT value FROM meta WHERE key = 'head_seq'").fetchone()[0])
+            conn.executemany(
+                "INSERT OR REPLACE INTO tombstones (session_id, change_seq) VALUES (?, ?)",
+                [(sid, head + n) for n, sid in enumerate(sorted(sessions), start=1)],
+            )
+            if sessions:
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'head_seq'", (str(head + len(sessions)),))
+            if applied_seq is not None:
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def applied_seq(self) -> int:
+        """The last log sequence this store applied (0: none, or not fed by a log)."""
+        return int(self._meta("applied_seq"))
+
+    def set_applied_seq(self, applied_seq: int) -> None:
+        """Advance the log checkpoint alone: the records up to it changed nothing here (unchanged versions)."""
+        self._writer.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
 
     def clear_pending(self, session_ords: Sequence[int]) -> None:
         """Mark sessions as indexed, without waiting for the disk: losing this write only costs a
@@ -556,10 +617,12 @@ class Store:
             ).fetchone()
             if max_sessions <= 0:
                 return response
+            # A deleted session comes as itself with no texts (ordinal 0 holds no messages).
             sessions = conn.execute(
                 "SELECT ord, id, change_seq, embed_count FROM sessions WHERE change_seq > ? "
-                "ORDER BY change_seq LIMIT ?",
-                (after_seq, max_sessions),
+                "UNION ALL SELECT 0, session_id, change_seq, 0 FROM tombstones WHERE change_seq > ? "
+                "ORDER BY 3 LIMIT ?",
+                (after_seq, after_seq, max_sessions),
             ).fetchall()
             wanted = [ord_ for ord_, _, _, embed_count in sessions if embed_count]
             messages: dict[int, list[units_pb2.Message]] = {}
@@ -578,6 +641,14 @@ class Store:
                 items=message_items(session_id, messages.get(session_ord, ())),
             )
         return response
+
+    def content_digest(self) -> str:
+        """sha256 over the sorted (session id, content hash) pairs: replicas holding the same versions of
+        the same sessions have the same digest, whatever their ordinals or segment layout."""
+        digest = hashlib.sha256()
+        for session_id, content_hash in self.reader().execute("SELECT id, content_hash FROM sessions ORDER BY id"):
+            digest.update(f"{session_id}\0{content_hash}\n".encode())
+        return digest.hexdigest()
 
     def totals(self) -> tuple[int, int, int]:
         """(sessions, messages, actions) held by the shard."""

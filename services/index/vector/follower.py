@@ -43,6 +43,7 @@ Store = Callable[[Sequence[index_pb2.EmbedItem], Sequence[str], tuple[str, int]]
 class _Shard:
     address: str
     stub: index_pb2_grpc.IndexServiceStub
+    partition: int
     store_uuid: str = ""  # learned from the shard's answers; "" until it first answers
     backlog: int = 0  # texts after the node's cursor, as last reported
     error: str = ""
@@ -66,7 +67,10 @@ class ShardFollower:
     ) -> None:
         """`queued` counts the local queue, `cursor` reads the stored cursor of a shard store;
         `low_water` None pulls every feed to its end."""
-        self._shards = [_Shard(a, index_pb2_grpc.IndexServiceStub(telemetry.traced_channel(a))) for a in addresses]
+        self._shards = [
+            _Shard(a, index_pb2_grpc.IndexServiceStub(telemetry.traced_channel(a)), partition)
+            for partition, a in enumerate(addresses)
+        ]
         self._queued = queued
         self._cursor = cursor
         self._store = store
@@ -144,9 +148,9 @@ class ShardFollower:
 
     def _pull(self, shard: _Shard) -> bool:
         if not shard.store_uuid:
-            shard.store_uuid = self._ask(shard.stub, 0, 0, FEED_TIMEOUT_S).store_uuid
+            shard.store_uuid = self._ask(shard, 0, 0, FEED_TIMEOUT_S).store_uuid
         after = self._cursor(shard.store_uuid)
-        response = self._ask(shard.stub, after, self._max_sessions, FEED_TIMEOUT_S)
+        response = self._ask(shard, after, self._max_sessions, FEED_TIMEOUT_S)
         if response.store_uuid != shard.store_uuid:  # the shard's store was replaced since: use its cursor
             log.info("shard %s has a new store %s: following it from its cursor", shard.address, response.store_uuid)
             shard.store_uuid = response.store_uuid
@@ -173,12 +177,9 @@ class ShardFollower:
         return True
 
     @staticmethod
-    def _ask(
-        stub: index_pb2_grpc.IndexServiceStub, after_seq: int, max_sessions: int, timeout: float
-    ) -> index_pb2.EmbedFeedResponse:
-        return stub.EmbedFeed(
-            index_pb2.EmbedFeedRequest(after_seq=after_seq, max_sessions=max_sessions), timeout=timeout
-        )
+    def _ask(shard: _Shard, after_seq: int, max_sessions: int, timeout: float) -> index_pb2.EmbedFeedResponse:
+        request = index_pb2.EmbedFeedRequest(after_seq=after_seq, max_sessions=max_sessions, partition=shard.partition)
+        return shard.stub.EmbedFeed(request, timeout=timeout)
 
     # -- backlog -------------------------------------------------------------------------------------
 
@@ -188,7 +189,7 @@ class ShardFollower:
         calls = []
         for shard in self._shards:
             after = self._cursor(shard.store_uuid) if shard.store_uuid else 0
-            request = index_pb2.EmbedFeedRequest(after_seq=after, max_sessions=0)
+            request = index_pb2.EmbedFeedRequest(after_seq=after, max_sessions=0, partition=shard.partition)
             calls.append(shard.stub.EmbedFeed.future(request, timeout=BACKLOG_TIMEOUT_S))
         total = 0
         for shard, call in zip(self._shards, calls, strict=True):
@@ -198,7 +199,7 @@ class ShardFollower:
                     if not shard.store_uuid:
                         shard.store_uuid = response.store_uuid  # learned once (the loop may not run)
                     after = self._cursor(response.store_uuid)
-                    response = self._ask(shard.stub, after, 0, BACKLOG_TIMEOUT_S)
+                    response = self._ask(shard, after, 0, BACKLOG_TIMEOUT_S)
                 shard.backlog = response.backlog_texts
             except grpc.RpcError:
                 pass

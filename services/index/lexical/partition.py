@@ -1,6 +1,7 @@
-"""One lexical shard: the facade the IndexService servicer wraps.
+"""One replica of a partition: the facade the index node serves its reads and applies its writes through.
 
-Layout under `<data_dir>/shard-<n>/`: `store.sqlite3` (source of truth, see store.py) and `tantivy/`.
+Layout under the partition's directory (`<node data>/partitions/p<nn>/`): `store.sqlite3` (source of
+truth, see store.py) and `tantivy/`; the partition's assertions sit beside them (assertions.py).
 
 Writes are serialized by one lock and one long-lived Tantivy writer (a second writer on the same
 directory, from any process, fails with LockBusy). Reads run concurrently from any thread: each call
@@ -9,17 +10,21 @@ takes a fresh Tantivy searcher snapshot and its thread's SQLite read connection.
 Upsert order, for crash consistency:
 1. sessions whose content_hash equals the stored one are counted as unchanged and not touched;
 2. the others get their ordinals (a stored session keeps its own; new sessions and every written
-   message take fresh ones: the shard is the only writer) and the next change sequence numbers (the
+   message take fresh ones: the partition is the only writer) and the next change sequence numbers (the
    vector node's feed, see store.py), and are taken apart in one pass into rows and documents
    (records.py);
 3. the rows are replaced in SQLite in one transaction, committed durably with `tantivy_pending=1`;
 4. their Tantivy documents are deleted by session ordinal and re-added, then one Tantivy commit
    (fsync'd) and a reader reload, so a search issued after `upsert` returns sees them;
 5. the pending marker is cleared.
-A crash after 3 leaves pending sessions, which opening the shard re-indexes from SQLite; a Tantivy
+A crash after 3 leaves pending sessions, which opening the partition re-indexes from SQLite; a Tantivy
 index whose document count disagrees with SQLite after that is rebuilt from SQLite. So is an index
 built with another analyzer version (schema.open_index): the searchable text changes, the records in
-SQLite do not.
+SQLite do not. A delete follows the same order: rows and tombstones in one SQLite transaction, then
+the documents.
+
+Fed by the log (cluster mode), `upsert` and `delete` carry the log sequence of the records they apply:
+it is written in the same SQLite transaction as the rows (store.py), so the replica resumes after it.
 """
 
 from __future__ import annotations
@@ -42,9 +47,10 @@ from quarry.index.lexical.refs import RefReader
 from quarry.index.lexical.store import Store
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, refs_pb2, units_pb2
 
-_WRITER_HEAP_BYTES = 128_000_000
-# One indexing thread: the same documents cost 15-30% more CPU on two (the shard shares its cores with
-# the other shard and the ingest node, so CPU per message is what bounds ingest, not wall time).
+WRITER_HEAP_BYTES = 128_000_000
+MIN_WRITER_HEAP_BYTES = 15_000_000  # Tantivy's floor for one indexing thread
+# One indexing thread: the same documents cost 15-30% more CPU on two (the partition shares its cores
+# with the others and the ingest node, so CPU per message is what bounds ingest, not wall time).
 _WRITER_THREADS = 1
 _REINDEX_BATCH = 500
 
@@ -61,10 +67,13 @@ def content_hash(session: units_pb2.Session) -> str:
     return "sha256:" + hashlib.sha256(canonical.SerializeToString(deterministic=True)).hexdigest()
 
 
-class LexicalShard:
-    def __init__(self, data_dir: Path, shard: int) -> None:
-        self.shard = shard
-        self.directory = Path(data_dir) / f"shard-{shard}"
+class LexicalPartition:
+    def __init__(self, directory: Path, partition: int, writer_heap_bytes: int = WRITER_HEAP_BYTES) -> None:
+        """`writer_heap_bytes`: this partition's share of its node's Tantivy indexing memory (at least
+        MIN_WRITER_HEAP_BYTES); an idle writer holds little of it, a batch being indexed up to all of it."""
+        self.partition = partition
+        self.directory = Path(directory)
+        self._writer_heap_bytes = max(MIN_WRITER_HEAP_BYTES, writer_heap_bytes)
         self._store = Store(self.directory / "store.sqlite3")
         self._index = schema.open_index(self.directory / "tantivy")
         self._writer = self._new_writer()
@@ -75,14 +84,17 @@ class LexicalShard:
         self._reconcile()
 
     def _new_writer(self) -> tantivy.IndexWriter:
-        return self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
+        return self._index.writer(heap_size=self._writer_heap_bytes, num_threads=_WRITER_THREADS)
 
     # ---- writes --------------------------------------------------------------------------------
 
-    def upsert(self, sessions: Sequence[units_pb2.Session]) -> index_pb2.UpsertSessionsResponse:
+    def upsert(
+        self, sessions: Sequence[units_pb2.Session], applied_seq: int | None = None
+    ) -> index_pb2.UpsertSessionsResponse:
         """Durably store new and changed sessions; returns once both stores have committed them.
 
-        Within one batch the last version of a session id wins.
+        Within one batch the last version of a session id wins. `applied_seq`: the log sequence of the
+        last record of the batch, stored with the rows (or alone when nothing changed).
         """
         latest: dict[str, units_pb2.Session] = {}
         for session in sessions:
@@ -101,12 +113,12 @@ class LexicalShard:
             for session in latest.values():
                 digest = content_hash(session)
                 known = stored.get(session.id)
-                if known is not None and known[1] == digest:
+                if known is not None and known.content_hash == digest:
                     continue
                 if known is None:
                     session_ord, next_session = next_session, next_session + 1
                 else:
-                    session_ord = known[0]
+                    session_ord = known.ord
                     replaced.add(session_ord)
                 count = len(session.messages)
                 message_ords = range(next_message, next_message + count)
@@ -120,9 +132,37 @@ class LexicalShard:
                 messages_written=messages_written,
             )
             if batch:
-                self._store.replace(batch, replaced)
+                self._store.replace(batch, replaced, applied_seq)
                 self._index_sessions(batch)
+            elif applied_seq is not None:
+                self._store.set_applied_seq(applied_seq)
             return response
+
+    def delete(self, session_ids: Sequence[str], applied_seq: int | None = None) -> list[str]:
+        """Durably remove the sessions this partition stores (rows, documents); returns their ids.
+        Ids it does not store are skipped. `applied_seq`: as in `upsert`."""
+        with self._write_lock:
+            self._check_open()
+            self._index_pending()
+            stored = {sid: known.ord for sid, known in self._store.stored_sessions(list(session_ids)).items()}
+            if not stored and applied_seq is None:
+                return []
+            self._store.delete(stored, applied_seq)
+            if stored:
+                try:
+                    for session_ord in stored.values():
+                        self._writer.delete_documents_by_term(schema.SESSION_ORD, session_ord)
+                    self._writer.commit()
+                except BaseException:
+                    self._discard_writer()
+                    raise
+                self._index.reload()
+            return sorted(stored)
+
+    @property
+    def applied_seq(self) -> int:
+        """The last log sequence applied here (0: none yet, or fed by direct pushes)."""
+        return self._store.applied_seq()
 
     def _index_sessions(self, batch: Iterable[SessionRecords]) -> None:
         """Replace the sessions' documents, commit, make them visible, then clear their pending marks."""
@@ -158,7 +198,9 @@ class LexicalShard:
             started = time.perf_counter()
             everything = self._store.all_ords()
             _log.warning(
-                "shard %d: rebuilding its Tantivy index from the store (%d sessions)", self.shard, len(everything)
+                "partition %d: rebuilding its Tantivy index from the store (%d sessions)",
+                self.partition,
+                len(everything),
             )
             self._writer.delete_all_documents()
             self._writer.commit()
@@ -166,8 +208,8 @@ class LexicalShard:
                 self._reindex(everything[start : start + _REINDEX_BATCH])
             self._index.reload()
             _log.warning(
-                "shard %d: Tantivy index rebuilt, %d documents in %.1f s",
-                self.shard,
+                "partition %d: Tantivy index rebuilt, %d documents in %.1f s",
+                self.partition,
                 self._index.searcher().num_docs,
                 time.perf_counter() - started,
             )
@@ -185,9 +227,12 @@ class LexicalShard:
 
     # ---- reads ---------------------------------------------------------------------------------
 
-    def search(self, request: index_pb2.ShardSearchRequest) -> index_pb2.ShardSearchResponse:
+    def search(
+        self, request: index_pb2.ShardSearchRequest, anchor: index_pb2.PartitionAnchor | None = None
+    ) -> index_pb2.ShardSearchResponse:
+        """Sessions matching the plan; with an anchor that has one, only those after it (a cursor walk)."""
         self._check_open()
-        return self._leaf.search(request, self.shard)
+        return self._leaf.search(request, self.partition, anchor if anchor is not None and anchor.has_after else None)
 
     def match_session_ids(self, where: plan_pb2.Predicate) -> list[str]:
         self._check_open()
@@ -196,7 +241,7 @@ class LexicalShard:
     def facets(self, request: index_pb2.ShardFacetsRequest) -> index_pb2.ShardFacetsResponse:
         """Per-value session counts of facet families, global and scoped (facets.py)."""
         self._check_open()
-        return facets.count(self._index, self._store, request, self.shard)
+        return facets.count(self._index, self._store, request, self.partition)
 
     def get_sessions(self, ids: Sequence[str]) -> list[units_pb2.Session]:
         """Session summaries (no messages or actions) in the order asked; unknown ids are skipped."""
@@ -205,7 +250,7 @@ class LexicalShard:
 
     def query_units(self, request: index_pb2.ShardUnitsRequest) -> index_pb2.ShardUnitsResponse:
         self._check_open()
-        return self._leaf.query_units(request, self.shard)
+        return self._leaf.query_units(request, self.partition)
 
     def resolve_ref(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
         """The object a public ref names (refs.py); unresolved with caveats when it is not here."""
@@ -220,16 +265,18 @@ class LexicalShard:
                 raise QuarryError(errors_pb2.INVALID_REQUEST, f"{name} must not be negative", parameter=name)
         return self._store.embed_feed(after_seq, max_sessions)
 
-    def stats(self) -> index_pb2.ShardStats:
+    def stats(self, content_digest: bool = False) -> index_pb2.ShardStats:
         self._check_open()
         sessions, messages, actions = self._store.totals()
         return index_pb2.ShardStats(
-            shard=self.shard,
+            partition=self.partition,
             sessions=sessions,
             messages=messages,
             documents=self._index.searcher().num_docs,
             actions=actions,
             data_dir=str(self.directory),
+            applied_seq=self._store.applied_seq(),
+            content_digest=self._store.content_digest() if content_digest else "",
         )
 
     def close(self) -> None:
@@ -243,4 +290,4 @@ class LexicalShard:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise QuarryError(errors_pb2.SHARD_UNAVAILABLE, f"lexical shard {self.shard} is closed")
+            raise QuarryError(errors_pb2.NOT_HOSTED, f"partition {self.partition} is closed here")

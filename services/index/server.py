@@ -1,0 +1,219 @@
+"""gRPC face of an index node: IndexService over the partition replicas it holds, and AssertionService
+over their assertions (kept in their own files, which re-ingest and rebuilds never touch).
+
+Every read names its partitions and is answered per partition (PartitionSet.each). Writes name one
+partition; a node that follows the log (cluster mode) refuses them: its replicas change only by
+applying the log, so that every replica of a partition applies the same records in the same order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import grpc
+
+from quarry.core.errors import QuarryError
+from quarry.core.node import Service, serve, typed_errors
+from quarry.core.partitions import partition_for
+from quarry.core.public_refs import bare_assertion_id
+from quarry.index.lexical.partition import WRITER_HEAP_BYTES
+from quarry.index.partitions import PartitionReplica, PartitionSet
+from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, index_pb2, index_pb2_grpc, units_pb2
+
+WRITE_FROM_LOG = (
+    "this index node applies the cluster's log: sessions reach it through the ingest node, not by direct writes"
+)
+
+
+class IndexServicer(index_pb2_grpc.IndexServiceServicer):
+    def __init__(self, partitions: PartitionSet, partition_count: Callable[[], int], writable: bool = True) -> None:
+        """`partition_count` gives the cluster's number of partitions (to check that an upsert routes
+        to the partition it names); `writable` False on a node that follows the log."""
+        self.partitions = partitions
+        self.partition_count = partition_count
+        self.writable = writable
+
+    def _writable(self, partition: int) -> PartitionReplica:
+        if not self.writable:
+            raise QuarryError(errors_pb2.INVALID_REQUEST, WRITE_FROM_LOG)
+        return self.partitions.get(partition)
+
+    @typed_errors
+    def UpsertSessions(self, request: index_pb2.UpsertSessionsRequest, context: grpc.ServicerContext):
+        replica = self._writable(request.partition)
+        count = self.partition_count()
+        for session in request.sessions:
+            if partition_for(session.id, count) != request.partition:
+                raise QuarryError(
+                    errors_pb2.INVALID_REQUEST,
+                    f"session {session.id} routes to partition {partition_for(session.id, count)}, "
+                    f"not {request.partition}",
+                    parameter="sessions.id",
+                )
+        return replica.lexical.upsert(request.sessions)
+
+    @typed_errors
+    def DeleteSessions(self, request: index_pb2.DeleteSessionsRequest, context: grpc.ServicerContext):
+        replica = self._writable(request.partition)
+        deleted = replica.lexical.delete(request.session_ids)
+        replica.assertions.delete_sessions(deleted)
+        gone = set(deleted)
+        return index_pb2.DeleteSessionsResponse(
+            deleted=deleted, not_found=[s for s in dict.fromkeys(request.session_ids) if s not in gone]
+        )
+
+    @typed_errors
+    def SearchSessions(self, request: index_pb2.ShardSearchRequest, context: grpc.ServicerContext):
+        started = time.perf_counter()
+
+        def search(replica: PartitionReplica, anchor: index_pb2.PartitionAnchor) -> index_pb2.ShardSearchResponse:
+            began = time.perf_counter()
+            response = replica.lexical.search(request, anchor)
+            response.elapsed_ms = (time.perf_counter() - began) * 1000.0
+            return response
+
+        anchors = {a.partition: a for a in request.partitions}
+        results, failures = self.partitions.each(list(anchors), lambda r: search(r, anchors[r.partition]))
+        return index_pb2.NodeSearchResponse(
+            partitions=results, failures=failures, elapsed_ms=(time.perf_counter() - started) * 1000.0
+        )
+
+    @typed_errors
+    def MatchSessionIds(self, request: index_pb2.MatchSessionIdsRequest, context: grpc.ServicerContext):
+        def match(replica: PartitionReplica) -> index_pb2.PartitionSessionIds:
+            ids = replica.lexical.match_session_ids(request.where)
+            return index_pb2.PartitionSessionIds(partition=replica.partition, session_ids=ids)
+
+        results, failures = self.partitions.each(request.partitions, match)
+        return index_pb2.MatchSessionIdsResponse(partitions=results, failures=failures)
+
+    @typed_errors
+    def GetSessions(self, request: index_pb2.GetSessionsRequest, context: grpc.ServicerContext):
+        def get(replica: PartitionReplica) -> index_pb2.PartitionSessions:
+            sessions = replica.lexical.get_sessions(request.session_ids)
+            return index_pb2.PartitionSessions(partition=replica.partition, sessions=sessions)
+
+        results, failures = self.partitions.each(request.partitions, get)
+        return index_pb2.GetSessionsResponse(partitions=results, failures=failures)
+
+    @typed_errors
+    def QueryUnits(self, request: index_pb2.ShardUnitsRequest, context: grpc.ServicerContext):
+        results, failures = self.partitions.each(request.partitions, lambda r: r.lexical.query_units(request))
+        return index_pb2.NodeUnitsResponse(partitions=results, failures=failures)
+
+    @typed_errors
+    def Stats(self, request: index_pb2.ShardStatsRequest, context: grpc.ServicerContext):
+        wanted = list(request.partitions) or self.partitions.held()
+        results, failures = self.partitions.each(wanted, lambda r: r.lexical.stats(request.content_digest))
+        return index_pb2.NodeStats(partitions=results, failures=failures)
+
+    @typed_errors
+    def ResolveRef(self, request: index_pb2.ShardResolveRefRequest, context: grpc.ServicerContext):
+        return self.partitions.get(request.partition).lexical.resolve_ref(request.request)
+
+    @typed_errors
+    def EmbedFeed(self, request: index_pb2.EmbedFeedRequest, context: grpc.ServicerContext):
+        return self.partitions.get(request.partition).lexical.embed_feed(request.after_seq, request.max_sessions)
+
+    @typed_errors
+    def ShardFacets(self, request: index_pb2.ShardFacetsRequest, context: grpc.ServicerContext):
+        results, failures = self.partitions.each(request.partitions, lambda r: r.lexical.facets(request))
+        return index_pb2.NodeFacetsResponse(partitions=results, failures=failures)
+
+
+class AssertionServicer(assertions_pb2_grpc.AssertionServiceServicer):
+    def __init__(self, partitions: PartitionSet, writable: bool = True) -> None:
+        self.partitions = partitions
+        self.writable = writable
+
+    def _writable(self, partition: int) -> PartitionReplica:
+        if not self.writable:
+            raise QuarryError(errors_pb2.INVALID_REQUEST, WRITE_FROM_LOG)
+        return self.partitions.get(partition)
+
+    @typed_errors
+    def WriteAssertion(
+        self, request: assertions_pb2.PartitionWriteAssertion, context: grpc.ServicerContext
+    ) -> units_pb2.Assertion:
+        return self._writable(request.partition).assertions.write(request.request.assertion)
+
+    @typed_errors
+    def GetAssertion(
+        self, request: assertions_pb2.NodeGetAssertion, context: grpc.ServicerContext
+    ) -> assertions_pb2.NodeAssertions:
+        assertion_id = bare_assertion_id(request.id)
+
+        def get(replica: PartitionReplica) -> assertions_pb2.PartitionAssertion:
+            found = replica.assertions.get(assertion_id)
+            return assertions_pb2.PartitionAssertion(
+                partition=replica.partition, found=found is not None, assertion=found
+            )
+
+        results, failures = self.partitions.each(request.partitions, get)
+        return assertions_pb2.NodeAssertions(partitions=results, failures=failures)
+
+    @typed_errors
+    def ListCandidates(
+        self, request: assertions_pb2.NodeListCandidates, context: grpc.ServicerContext
+    ) -> assertions_pb2.NodeCandidateLists:
+        wanted = request.request
+
+        def candidates(replica: PartitionReplica) -> assertions_pb2.PartitionCandidates:
+            entries = replica.assertions.list_candidates(wanted.target_ref, wanted.review, wanted.limit)
+            return assertions_pb2.PartitionCandidates(partition=replica.partition, entries=entries)
+
+        results, failures = self.partitions.each(request.partitions, candidates)
+        return assertions_pb2.NodeCandidateLists(partitions=results, failures=failures)
+
+    @typed_errors
+    def JudgeCandidate(
+        self, request: assertions_pb2.PartitionJudgeCandidate, context: grpc.ServicerContext
+    ) -> assertions_pb2.JudgeCandidateResponse:
+        judged = request.request
+        return self._writable(request.partition).assertions.judge(
+            judged.id, judged.judgment, judged.reason, judged.kind, judged.body
+        )
+
+
+def index_services(partitions: PartitionSet, partition_count: Callable[[], int], writable: bool) -> list[Service]:
+    """The services an index node serves over its partitions."""
+    return [
+        Service(
+            index_pb2.DESCRIPTOR.services_by_name["IndexService"],
+            index_pb2_grpc.add_IndexServiceServicer_to_server,
+            IndexServicer(partitions, partition_count, writable),
+        ),
+        Service(
+            assertions_pb2.DESCRIPTOR.services_by_name["AssertionService"],
+            assertions_pb2_grpc.add_AssertionServiceServicer_to_server,
+            AssertionServicer(partitions, writable),
+        ),
+    ]
+
+
+def serve_direct(
+    name: str,
+    data_dir: Path,
+    held: Sequence[int],
+    partition_count: int,
+    host: str,
+    port: int,
+    run_file: Path | None,
+    writer_budget_bytes: int = WRITER_HEAP_BYTES,
+) -> None:
+    """Run an index node of the embedded default, holding the partitions `held` of `partition_count`,
+    written by the ingest node's pushes, until SIGTERM / SIGINT."""
+    for partition in held:
+        if not 0 <= partition < partition_count:
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST,
+                f"partition {partition} is not one of the cluster's {partition_count}",
+                parameter="--partition",
+            )
+    partitions = PartitionSet(data_dir, writer_budget_bytes, expected_partitions=len(held))
+    for partition in held:
+        partitions.open(partition)
+    services = index_services(partitions, lambda: partition_count, writable=True)
+    serve(name, "index", services, host, port, run_file, on_stop=partitions.close_all)

@@ -1,0 +1,88 @@
+"""What the query node knows of the cluster's shape: the partitions, their replicas, and the nodes.
+
+A `Topology` gives the current `ClusterView`, a snapshot the cluster client routes one request by.
+`StaticTopology` is the embedded default's: partition i on index node i, one copy each, fixed at
+start. A cluster on the log watches its map and the nodes' heartbeats in the cluster KV
+(quarry.cluster.watch.WatchedTopology) and gives a new view whenever either changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from quarry.v1 import query_pb2
+
+ACTIVE = "active"
+CATCHING_UP = "catching_up"
+DRAINING = "draining"
+DIRECT = "direct"
+
+
+@dataclass(frozen=True)
+class ReplicaView:
+    node: str
+    state: str  # active | catching_up | draining
+    applied_seq: int = 0
+    lag: int = 0
+
+
+@dataclass(frozen=True)
+class NodeView:
+    node: str
+    address: str
+    alive: bool
+    partitions: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    mode: str  # direct | nats
+    generation: int
+    partitions: int
+    replicas_wanted: int
+    replicas: dict[int, tuple[ReplicaView, ...]]
+    nodes: dict[str, NodeView]
+    log_seqs: dict[int, int] = field(default_factory=dict)  # partition -> last log sequence (cluster mode)
+
+    def address(self, node: str) -> str | None:
+        view = self.nodes.get(node)
+        return view.address if view is not None else None
+
+
+class Topology(Protocol):
+    def view(self) -> ClusterView: ...
+
+    def log_status(self) -> query_pb2.LogStatus | None:
+        """The replicated log's state (cluster mode), None without a log."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class StaticTopology:
+    """The embedded default: index node i holds partition i, the only copy."""
+
+    def __init__(self, index_addresses: Sequence[str]) -> None:
+        names = [f"index-{i}" for i in range(len(index_addresses))]
+        self._view = ClusterView(
+            mode=DIRECT,
+            generation=0,
+            partitions=len(index_addresses),
+            replicas_wanted=1,
+            replicas={i: (ReplicaView(name, ACTIVE),) for i, name in enumerate(names)},
+            nodes={
+                name: NodeView(name, address, alive=True, partitions=(i,))
+                for i, (name, address) in enumerate(zip(names, index_addresses, strict=True))
+            },
+        )
+
+    def view(self) -> ClusterView:
+        return self._view
+
+    def log_status(self) -> query_pb2.LogStatus | None:
+        return None
+
+    def close(self) -> None:
+        return None
