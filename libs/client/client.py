@@ -140,11 +140,21 @@ class QuarryClient:
         comes back with `resolved` false and caveats, not as an error."""
         return _typed(self.query.ResolveRef, refs_pb2.ResolveRefRequest(ref=ref, max_chars=max_chars))
 
-    def ingest_sessions(self, sessions: Iterable[units_pb2.Session]) -> ingest_pb2.IngestReport:
-        return _typed(self._ingest_stub().IngestSessions, iter(sessions), INGEST_TIMEOUT_S)
+    def ingest_sessions(self, sessions: Iterable[units_pb2.Session], ack: str = "") -> ingest_pb2.IngestReport:
+        """Write parsed sessions; returns once they are acknowledged: `applied` (default: searchable) or,
+        in a cluster on the log, `log` (in the replicated log)."""
+        stub = self._ingest_stub()
+        try:
+            return stub.IngestSessions(iter(sessions), timeout=INGEST_TIMEOUT_S, metadata=[(ACK_METADATA, ack)])
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+
+    def delete(self, refs: Iterable[str], ack: str = "") -> ingest_pb2.DeleteReport:
+        """Remove sessions (`session:<id>` refs or bare ids) from the archive: every replica and the log."""
+        return _typed(self._ingest_stub().DeleteSessions, ingest_pb2.DeleteRequest(refs=list(refs), ack=ack))
 
     def ingest_paths(
-        self, paths: Iterable[str | Path], standard_locations: bool = False, follow: bool = False
+        self, paths: Iterable[str | Path], standard_locations: bool = False, follow: bool = False, ack: str = ""
     ) -> Generator[ingest_pb2.IngestProgress, None, None]:
         """Progress per file, then the report; with `follow`, the same for every later round of files
         that appeared or grew, without end: closing the iterator (or Ctrl-C) cancels the call."""
@@ -152,6 +162,7 @@ class QuarryClient:
             paths=[str(Path(p).expanduser().resolve()) for p in paths],
             standard_locations=standard_locations,
             follow=follow,
+            ack=ack,
         )
         call = self._ingest_stub().IngestPaths(request, timeout=None if follow else INGEST_TIMEOUT_S)
         try:
@@ -173,6 +184,7 @@ class QuarryClient:
 
 
 QUERY_TIMEOUT_S = 60.0
+ACK_METADATA = "quarry-ack"  # quarry.ingest.acks.METADATA_KEY
 INGEST_TIMEOUT_S = 24 * 3600.0
 
 

@@ -1,14 +1,31 @@
-"""Start, stop and restart a local cluster: every node a real process on a free localhost port.
+"""Start, stop, supervise and restart a local cluster: every node a real process on a free localhost port.
 
-Nodes bind port 0 and announce the port they got in a run file, so no port is guessed. A node
-restarted by `restart()` binds its previous port again, so its peers' channels reconnect."""
+Two shapes (`log`):
+- `direct`, the embedded default: `shards` index nodes each holding one partition, a vector, an
+  ingest and a query node; the ingest node pushes to the index nodes.
+- `nats`, a cluster on the replicated log: `nats_servers` NATS servers (JetStream, the log on
+  min(3, servers) of them), `index_nodes` index nodes joining the cluster map, which places
+  `partitions` partitions on them with `replicas` copies each, and the vector, ingest and query nodes
+  on the log. `start` returns once every partition has an active replica.
+
+Nodes bind port 0 and announce the port they got in a run file, so no port is guessed; NATS servers get
+free ports when the cluster is first created (recorded in their config files). A node restarted binds
+its previous port again, so its peers' channels reconnect.
+
+Supervision (`supervise=True`, what `quarry up` does): a thread restarts a node that died with a
+failure (killed, crashed: a non-zero exit) with exponential backoff, SUPERVISE_BACKOFF_S doubling up to
+SUPERVISE_MAX_BACKOFF_S and reset once it stayed up a minute; it counts the restarts in cluster.json
+(`quarry status` shows them). A node that exited cleanly was stopped on purpose and stays stopped.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +37,12 @@ from quarry.v1 import errors_pb2
 
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 20.0
+SUPERVISE_POLL_S = 0.2
+SUPERVISE_BACKOFF_S = 0.5
+SUPERVISE_MAX_BACKOFF_S = 30.0
+SUPERVISE_STABLE_S = 60.0
+DIRECT, NATS = "direct", "nats"
+LOGS = (DIRECT, NATS)
 
 
 class LocalCluster:
@@ -31,24 +54,45 @@ class LocalCluster:
         env: dict[str, str] | None = None,
         host: str = "127.0.0.1",
         embed_mode: str = "auto",
+        log: str = DIRECT,
+        index_nodes: int = 3,
+        replicas: int = 2,
+        partitions: int = 16,
+        nats_servers: int = 3,
+        supervise: bool = False,
     ) -> None:
         """`embed_mode`: the vector node's, auto (embed in the background) or manual (only on backfill)."""
+        if log not in LOGS:
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST, f"log {log!r} is not one of {', '.join(LOGS)}", parameter="log"
+            )
         self.home = Path(home)
         self.shards = shards
         self.embedder = embedder
         self.embed_mode = embed_mode
         self.host = host
+        self.log = log
+        self.index_nodes = index_nodes
+        self.replicas = replicas
+        self.partitions = partitions
+        self.nats_servers = nats_servers
         self.env = {**os.environ, **(env or {})}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.node_addresses: dict[str, str] = {}
+        self.nats_urls: list[str] = []
+        self.restarts: dict[str, int] = {}
         self._args: dict[str, list[str]] = {}
+        self._stopping = threading.Event()
+        self._supervise = supervise
+        self._supervisor: threading.Thread | None = None
+        self._lock = threading.RLock()
 
     # ----- lifecycle ----------------------------------------------------------------------------
 
     def start(self, detach: bool = False) -> ClusterInfo:
         """Start every node and record the cluster in `<home>/cluster.json`."""
         existing = ClusterInfo.load(self.home)
-        if existing is not None and any(process_alive(pid) for pid in existing.pids.values()):
+        if existing is not None and any(process_alive(pid) for pid in [*existing.pids.values(), existing.supervisor]):
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST,
                 f"a cluster is already running under {self.home} (query node {existing.query}); "
@@ -57,58 +101,139 @@ class LocalCluster:
         for sub in ("nodes", "logs", "run"):
             (self.home / sub).mkdir(parents=True, exist_ok=True)
         try:
-            for shard in range(self.shards):
-                name = f"index-{shard}"
-                args = [
-                    "index",
-                    "--partition",
-                    str(shard),
-                    "--partitions",
-                    str(self.shards),
-                    "--data",
-                    str(self._data(name)),
-                ]
-                self._spawn(name, args, detach)
-            self._wait([f"index-{i}" for i in range(self.shards)])
-            index_list = ",".join(self.node_addresses[f"index-{i}"] for i in range(self.shards))
-            vector_args = ["vector", "--data", str(self._data("vector")), "--embedder", self.embedder]
-            if self.embed_mode != "auto":  # auto is the vector node's default
-                vector_args += ["--embed-mode", self.embed_mode]
-            self._spawn("vector", [*vector_args, "--index", index_list], detach)
-            self._spawn("ingest", ["ingest", "--index", index_list, "--data", str(self._data("ingest"))], detach)
-            self._wait(["vector", "ingest"])
-            vector = self.node_addresses["vector"]
-            self._spawn(
-                "query",
-                [
-                    "query",
-                    "--index",
-                    index_list,
-                    "--vector",
-                    vector,
-                    "--ingest",
-                    self.node_addresses["ingest"],
-                ],
-                detach,
-            )
-            self._wait(["query"])
+            if self.log == NATS:
+                self._start_on_log(detach)
+            else:
+                self._start_direct(detach)
         except BaseException:
             self.stop()
             raise
         info = self.info()
         info.save(self.home)
+        if self._supervise:
+            self._supervisor = threading.Thread(target=self._supervise_forever, name="quarry-supervisor", daemon=True)
+            self._supervisor.start()
         return info
 
+    def _start_direct(self, detach: bool) -> None:
+        for shard in range(self.shards):
+            name = f"index-{shard}"
+            args = [
+                "index",
+                "--partition",
+                str(shard),
+                "--partitions",
+                str(self.shards),
+                "--data",
+                str(self._data(name)),
+            ]
+            self._spawn(name, args, detach)
+        self._wait([f"index-{i}" for i in range(self.shards)])
+        index_list = ",".join(self.node_addresses[f"index-{i}"] for i in range(self.shards))
+        self._spawn("vector", [*self._vector_args(), "--index", index_list], detach)
+        self._spawn("ingest", ["ingest", "--index", index_list, "--data", str(self._data("ingest"))], detach)
+        self._wait(["vector", "ingest"])
+        self._spawn_query(["--index", index_list], detach)
+
+    def _start_on_log(self, detach: bool) -> None:
+        from quarry.cluster import local_nats
+        from quarry.cluster.setup import ClusterConfig, ensure_cluster
+
+        servers = local_nats.plan_servers(self.home / "nats", self.nats_servers, self.host)
+        for server in servers:
+            self._spawn_process(server.name, local_nats.command(server), detach)
+        self.nats_urls = [s.url for s in servers]
+        for server in servers:
+            self._wait_port(server.name, server.host, server.client_port)
+        ensure_cluster(
+            self.nats_urls, ClusterConfig(self.partitions, self.replicas, log_replicas=min(3, self.nats_servers))
+        )
+        urls = ",".join(self.nats_urls)
+        names = [f"index-{i}" for i in range(self.index_nodes)]
+        for name in names:
+            self._spawn(name, self._join_args(name), detach)
+        self._wait(names)
+        self._spawn("vector", [*self._vector_args(), "--nats", urls], detach)
+        self._spawn("ingest", ["ingest", "--nats", urls, "--data", str(self._data("ingest"))], detach)
+        self._wait(["vector", "ingest"])
+        self._spawn_query(["--nats", urls], detach)
+        self.wait_until_placed()
+
+    def _join_args(self, name: str) -> list[str]:
+        return [
+            "index",
+            "--join",
+            "--nats",
+            ",".join(self.nats_urls),
+            "--node-id",
+            name,
+            "--data",
+            str(self._data(name)),
+        ]
+
+    def _vector_args(self) -> list[str]:
+        args = ["vector", "--data", str(self._data("vector")), "--embedder", self.embedder]
+        if self.embed_mode != "auto":  # auto is the vector node's default
+            args += ["--embed-mode", self.embed_mode]
+        return args
+
+    def _spawn_query(self, peers: list[str], detach: bool) -> None:
+        vector, ingest = self.node_addresses["vector"], self.node_addresses["ingest"]
+        self._spawn("query", ["query", *peers, "--vector", vector, "--ingest", ingest], detach)
+        self._wait(["query"])
+
+    def add_index_node(self, name: str | None = None) -> str:
+        """Start one more index node joining the cluster on the log (its name: the next free index-N)."""
+        if self.log != NATS:
+            raise QuarryError(errors_pb2.INVALID_REQUEST, "index nodes join a cluster on the log only")
+        with self._lock:
+            if name is None:
+                n = 0
+                while f"index-{n}" in self.procs:
+                    n += 1
+                name = f"index-{n}"
+            self._spawn(name, self._join_args(name), detach=False)
+        self._wait([name])
+        self.save()
+        return name
+
+    def wait_until_placed(self, timeout: float = START_TIMEOUT_S) -> None:
+        """Until every partition has an active replica on a live node (the query node's view)."""
+        from quarry.client.client import QuarryClient
+
+        deadline = time.monotonic() + timeout
+        with QuarryClient(self.node_addresses["query"]) as client:
+            while True:
+                status = client.status()
+                alive = {n.name for n in status.nodes if n.role == "index" and n.up}
+                placed = status.map.partitions > 0 and all(
+                    any(r.state == "active" and r.alive and r.node in alive for r in p.replicas)
+                    for p in status.map.partition_replicas
+                )
+                if placed:
+                    return
+                if time.monotonic() > deadline:
+                    raise QuarryError(errors_pb2.INTERNAL, f"partitions were not all placed within {timeout:.0f} s")
+                time.sleep(0.2)
+
     def info(self) -> ClusterInfo:
+        index = sorted(n for n in self.node_addresses if n.startswith("index-"))
         return ClusterInfo(
             home=str(self.home),
             ingest=self.node_addresses["ingest"],
             query=self.node_addresses["query"],
-            index=[self.node_addresses[f"index-{i}"] for i in range(self.shards)],
+            index=[self.node_addresses[n] for n in index],
             vector=self.node_addresses["vector"],
             pids=self.pids,
             embedder=self.embedder,
+            nats=list(self.nats_urls),
+            restarts=dict(self.restarts),
+            supervisor=os.getpid() if self._supervise else 0,
         )
+
+    def save(self) -> None:
+        with self._lock:
+            self.info().save(self.home)
 
     @property
     def addresses(self) -> dict[str, object]:
@@ -119,19 +244,25 @@ class LocalCluster:
         return {name: proc.pid for name, proc in self.procs.items()}
 
     def stop(self) -> None:
-        """SIGTERM every node (front to back), wait, then SIGKILL stragglers."""
-        order = ["query", "ingest", "vector", *sorted(n for n in self.procs if n.startswith("index-"))]
-        for name in order:
-            proc = self.procs.get(name)
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        """SIGTERM every node (front to back, the log last), wait, then SIGKILL stragglers."""
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout=5)
+        with self._lock:
+            procs = dict(self.procs)
+        nodes = ["query", "ingest", "vector", *sorted(n for n in procs if n.startswith("index-"))]
+        for phase in (nodes, sorted(n for n in procs if n.startswith("nats-"))):  # the log goes last
+            stopping = [procs[name] for name in phase if name in procs]
+            for proc in stopping:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + STOP_TIMEOUT_S
+            for proc in stopping:
+                try:
+                    proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
         cluster_file = self.home / "cluster.json"
         if cluster_file.exists():
             cluster_file.unlink()
@@ -143,10 +274,54 @@ class LocalCluster:
 
     def restart(self, name: str) -> None:
         """Start a stopped node again on the port it had, so its peers reconnect to it."""
+        with self._lock:
+            self._respawn(name)
+        if not name.startswith("nats-"):
+            self._wait([name])
+        self.save()
+
+    # ----- supervision --------------------------------------------------------------------------
+
+    def _supervise_forever(self) -> None:
+        backoff: dict[str, float] = {}
+        due: dict[str, float] = {}
+        up_since: dict[str, float] = {name: time.monotonic() for name in self.procs}
+        while not self._stopping.wait(SUPERVISE_POLL_S):
+            now = time.monotonic()
+            with self._lock:
+                procs = dict(self.procs)
+            for name, proc in procs.items():
+                code = proc.poll()
+                if code is None:
+                    if now - up_since.get(name, now) > SUPERVISE_STABLE_S:
+                        backoff.pop(name, None)
+                    continue
+                if code == 0 or self._stopping.is_set():
+                    continue  # stopped on purpose
+                if name not in due:
+                    delay = backoff.get(name, SUPERVISE_BACKOFF_S)
+                    due[name] = now + delay
+                    backoff[name] = min(delay * 2, SUPERVISE_MAX_BACKOFF_S)
+                    continue
+                if now < due[name]:
+                    continue
+                del due[name]
+                try:
+                    with self._lock:
+                        self._respawn(name)
+                        self.restarts[name] = self.restarts.get(name, 0) + 1
+                    up_since[name] = time.monotonic()
+                    self.save()
+                except Exception as error:  # the next round tries again, later
+                    print(f"quarry supervisor: restarting {name} failed: {error}", file=sys.stderr)
+
+    def _respawn(self, name: str) -> None:
+        args = self._args[name]
+        if name.startswith("nats-"):
+            self._spawn_process(name, args, detach=False, remember=False)
+            return
         port = self.node_addresses[name].rsplit(":", 1)[1]
-        self._spawn(name, [*self._args[name], "--port", port], detach=False, remember=False)
-        self._wait([name])
-        ClusterInfo.save(self.info(), self.home)
+        self._spawn(name, [*args, "--port", port], detach=False, remember=False)
 
     # ----- internals ----------------------------------------------------------------------------
 
@@ -165,6 +340,14 @@ class LocalCluster:
             sys.executable, "-m", "quarry.client.cli",
             "node", *args, "--host", self.host, "--run-file", str(run_file),
         ]  # fmt: skip
+        self._launch(name, command, detach)
+
+    def _spawn_process(self, name: str, command: list[str], detach: bool, remember: bool = True) -> None:
+        if remember:
+            self._args[name] = command
+        self._launch(name, command, detach)
+
+    def _launch(self, name: str, command: list[str], detach: bool) -> None:
         log = open(self.home / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
         self.procs[name] = subprocess.Popen(
             command,
@@ -181,37 +364,60 @@ class LocalCluster:
         for name in names:
             run_file = self._run_file(name)
             while not run_file.exists():
-                proc = self.procs[name]
-                if proc.poll() is not None:
-                    log = (self.home / "logs" / f"{name}.log").read_text(errors="replace")[-3000:]
-                    raise QuarryError(errors_pb2.INTERNAL, f"node {name} exited with {proc.returncode}:\n{log}")
-                if time.monotonic() > deadline:
-                    raise QuarryError(errors_pb2.INTERNAL, f"node {name} did not start in {START_TIMEOUT_S:.0f} s")
+                self._check_alive(name, deadline)
                 time.sleep(0.05)
             self.node_addresses[name] = orjson.loads(run_file.read_bytes())["address"]
 
+    def _wait_port(self, name: str, host: str, port: int) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                with socket.create_connection((host, port), timeout=0.5):
+                    return
+            except OSError:
+                self._check_alive(name, deadline)
+                time.sleep(0.05)
+
+    def _check_alive(self, name: str, deadline: float) -> None:
+        proc = self.procs[name]
+        if proc.poll() is not None:
+            log = (self.home / "logs" / f"{name}.log").read_text(errors="replace")[-3000:]
+            raise QuarryError(errors_pb2.INTERNAL, f"node {name} exited with {proc.returncode}:\n{log}")
+        if time.monotonic() > deadline:
+            raise QuarryError(errors_pb2.INTERNAL, f"node {name} did not start in {START_TIMEOUT_S:.0f} s")
+
 
 def stop_recorded(home: Path) -> list[str]:
-    """Stop the cluster recorded under `home` (started with --detach); returns the nodes stopped."""
+    """Stop the cluster recorded under `home` (started with --detach): its supervisor first, which stops
+    the nodes, then any node still running; returns the nodes stopped."""
     info = ClusterInfo.load(home)
     if info is None:
         return []
-    stopped = []
-    for name, pid in info.pids.items():
+    running = [name for name, pid in info.pids.items() if process_alive(pid)]
+    if info.supervisor and process_alive(info.supervisor):
+        os.kill(info.supervisor, signal.SIGTERM)
+        _wait_gone([info.supervisor], STOP_TIMEOUT_S + 10)
+    for pid in info.pids.values():
         if process_alive(pid):
             os.kill(pid, signal.SIGTERM)
-            stopped.append(name)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
+    _wait_gone(list(info.pids.values()), STOP_TIMEOUT_S)
     for pid in info.pids.values():
-        while process_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
         if process_alive(pid):
             os.kill(pid, signal.SIGKILL)
     (home / "cluster.json").unlink(missing_ok=True)
-    return stopped
+    return running
+
+
+def _wait_gone(pids: list[int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        while process_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def process_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

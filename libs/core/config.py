@@ -42,6 +42,9 @@ class ClusterInfo:
     vector: str
     pids: dict[str, int] = field(default_factory=dict)
     embedder: str = "minilm"
+    nats: list[str] = field(default_factory=list)  # a cluster on the log: its NATS servers' URLs
+    restarts: dict[str, int] = field(default_factory=dict)  # node -> times the supervisor restarted it
+    supervisor: int = 0  # the pid of the process supervising the nodes (`quarry up`)
 
     def save(self, home: Path) -> None:
         path = home / CLUSTER_FILE
@@ -54,7 +57,9 @@ class ClusterInfo:
         path = home / CLUSTER_FILE
         if not path.exists():
             return None
-        return cls(**orjson.loads(path.read_bytes()))
+        body = orjson.loads(path.read_bytes())
+        known = set(cls.__dataclass_fields__)
+        return cls(**{key: value for key, value in body.items() if key in known})
 
     @property
     def addresses(self) -> dict[str, object]:

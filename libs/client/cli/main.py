@@ -5,7 +5,11 @@ where …'`); with --explain, the query's AST and plan instead of its results.""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from quarry.client.cli import render
+from quarry.client.cli.cluster import cluster_app
 from quarry.client.cli.embed import embed_app
 from quarry.client.cli.facets import facets
 from quarry.client.cli.mark import mark_app
@@ -39,6 +44,7 @@ app = typer.Typer(
 app.add_typer(node_app, name="node")
 app.add_typer(mark_app, name="mark")
 app.add_typer(embed_app, name="embed")
+app.add_typer(cluster_app, name="cluster")
 app.command("read")(read)
 app.command("facets")(facets)
 
@@ -79,31 +85,87 @@ def _client() -> QuarryClient:
 
 @app.command()
 def up(
-    shards: Annotated[int, typer.Option(min=1, max=64, help="Lexical shards.")] = 2,
+    shards: Annotated[int, typer.Option(min=1, max=64, help="Embedded default: index nodes, one partition each.")] = 2,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Start and return; stop with `quarry down`.")] = False,
     embedder: Annotated[str, typer.Option(help="minilm | none | openai:<base-url>#<model>")] = "minilm",
     embed_mode: Annotated[
         str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
     ] = "auto",
+    log: Annotated[
+        str, typer.Option("--log", help="direct (the embedded default: no log) | nats (replicated, on NATS JetStream)")
+    ] = "direct",
+    index_nodes: Annotated[int, typer.Option("--index-nodes", min=1, max=32, help="--log nats: index nodes.")] = 3,
+    replicas: Annotated[int, typer.Option(min=1, max=5, help="--log nats: copies of each partition.")] = 2,
+    partitions: Annotated[int, typer.Option(min=1, max=1024, help="--log nats: partitions, fixed at creation.")] = 16,
+    nats_servers: Annotated[
+        int, typer.Option("--nats-servers", min=1, max=5, help="--log nats: NATS servers (the log on up to 3).")
+    ] = 3,
 ) -> None:
-    """Start a local cluster (ingest, SHARDS lexical shards, a vector node, a query node)."""
+    """Start a local cluster and supervise it (a node that dies is restarted). The embedded default: SHARDS
+    index nodes, a vector, an ingest and a query node. With --log nats: NATS servers, index nodes holding
+    replicated partitions, and the other nodes on the log."""
     from quarry.client.local import LocalCluster
 
-    cluster = LocalCluster(settings.home, shards=shards, embedder=embedder, embed_mode=embed_mode)
+    if detach:
+        _up_in_background()
+        return
+    cluster = LocalCluster(
+        settings.home,
+        shards=shards,
+        embedder=embedder,
+        embed_mode=embed_mode,
+        log=log,
+        index_nodes=index_nodes,
+        replicas=replicas,
+        partitions=partitions,
+        nats_servers=nats_servers,
+        supervise=True,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        info = cluster.start(detach=detach)
+        info = cluster.start()
         console.print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
-        if detach:
-            return
         console.print("Ctrl-C stops every node")
-        for proc in cluster.procs.values():
-            proc.wait()
+        stop.wait()
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a foreground cluster is meant to stop
     finally:
-        if not detach:
-            cluster.stop()
-            console.print("stopped")
+        cluster.stop()
+        console.print("stopped")
+
+
+def _up_in_background() -> None:
+    """`quarry up --detach`: the same command without --detach, as a background process that supervises
+    the nodes; returns once it recorded the cluster (or failed, with its log)."""
+    from quarry.client.local import process_alive
+    from quarry.core.config import ClusterInfo
+
+    argv = [a for a in sys.argv[1:] if a not in ("--detach", "-d")]
+    if "--home" not in argv:
+        argv = ["--home", str(settings.home), *argv]
+    (settings.home / "logs").mkdir(parents=True, exist_ok=True)
+    log_path = settings.home / "logs" / "supervisor.log"
+    with open(log_path, "ab") as log:
+        background = subprocess.Popen(
+            [sys.executable, "-m", "quarry.client.cli", *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 300
+    while True:
+        info = ClusterInfo.load(settings.home)
+        if info is not None and info.supervisor == background.pid:
+            console.print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
+            return
+        if background.poll() is not None or time.monotonic() > deadline:
+            if process_alive(background.pid):
+                background.terminate()
+            tail = log_path.read_text(errors="replace")[-3000:]
+            raise QuarryError(errors_pb2.INTERNAL, f"the cluster did not start (log {log_path}):\n{tail}")
+        time.sleep(0.1)
 
 
 @app.command()
@@ -118,8 +180,11 @@ def down() -> None:
 @app.command()
 def status() -> None:
     """Every node: up, shard, sessions, documents, vectors, embedding backlog."""
+    from quarry.core.config import ClusterInfo
+
+    recorded = ClusterInfo.load(settings.home)
     with _client() as client:
-        render.status(client.status(), settings.format, console)
+        render.status(client.status(), settings.format, console, recorded.restarts if recorded else None)
 
 
 @app.command()
@@ -131,11 +196,15 @@ def ingest(
             "--follow", help="Keep watching: ingest files as they appear or grow (searchable within 2 s) until Ctrl-C."
         ),
     ] = False,
+    ack: Annotated[
+        str,
+        typer.Option(help="applied (searchable when it returns) | log (in the replicated log; a cluster on the log)"),
+    ] = "applied",
 ) -> None:
     """Ingest Claude Code, Codex CLI, Gemini CLI logs and ChatGPT exports (format found from content).
     A file unchanged since its last ingest is skipped; one that grew is ingested again."""
     with _client() as client:
-        events = client.ingest_paths(paths or [], standard_locations=not paths, follow=follow)
+        events = client.ingest_paths(paths or [], standard_locations=not paths, follow=follow, ack=ack)
         try:
             if not follow:
                 _ingest_once(events)
@@ -173,6 +242,17 @@ def _ingest_once(events: Iterator[IngestProgress]) -> None:
                 break
     if report is not None:
         render.ingest_report(report, settings.format, console)
+
+
+@app.command()
+def delete(
+    refs: Annotated[list[str], typer.Argument(help="Sessions: session:<id> refs or session ids.")],
+    ack: Annotated[str, typer.Option(help="applied (gone from searches when it returns) | log")] = "applied",
+) -> None:
+    """Remove sessions from the archive: from every replica of their partition, their vectors, and (in a
+    cluster on the log) from the log, where a tombstone takes their place."""
+    with _client() as client:
+        render.delete_report(client.delete(refs, ack=ack), settings.format, console)
 
 
 @app.command()
@@ -327,7 +407,9 @@ GLOBAL_FLAGS = ("--explain", "--help")
 def with_default_command(argv: list[str]) -> list[str]:
     """Insert `search` where the global options end, unless a command follows them: `quarry --lane
     actions pytest` is `quarry search --lane actions pytest`."""
-    commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {"node", "mark", "embed"}
+    commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {
+        g.name for g in app.registered_groups if g.name
+    }
     i = 0
     while i < len(argv):
         word = argv[i]

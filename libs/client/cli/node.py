@@ -27,9 +27,28 @@ def _addresses(value: str | None, option: str) -> list[str]:
     return addresses
 
 
+Nats = Annotated[
+    str | None,
+    typer.Option("--nats", help="Cluster mode: comma-separated NATS server URLs of the cluster's log and map."),
+]
+
+
+def _mode(index: str | None, nats: str | None) -> tuple[list[str], list[str]]:
+    """(index addresses, NATS URLs): exactly one of --index (the embedded default) and --nats."""
+    if bool(index) == bool(nats):
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            "give either --index ADDRESSES (the embedded default) or --nats URLS (a cluster on the log)",
+            parameter="--nats" if index else "--index",
+        )
+    return (_addresses(index, "--index") if index else []), (_addresses(nats, "--nats") if nats else [])
+
+
 @node_app.command("index")
 def node_index(
-    data: Annotated[Path, typer.Option(help="The node's data directory (its partitions live under it).")],
+    data: Annotated[
+        Path | None, typer.Option(help="The node's data directory (its partitions live under it); --join: optional.")
+    ] = None,
     partition: Annotated[
         list[int] | None,
         typer.Option("--partition", help="Embedded default: a partition this node holds (repeatable)."),
@@ -37,29 +56,61 @@ def node_index(
     partitions: Annotated[
         int | None, typer.Option("--partitions", help="Embedded default: the cluster's number of partitions.")
     ] = None,
+    join: Annotated[
+        bool,
+        typer.Option("--join", help="Cluster mode: join the cluster on the log; the map assigns its partitions."),
+    ] = False,
+    nats: Nats = None,
     node_id: Annotated[
-        str | None, typer.Option("--node-id", help="The node's name (default index-<partition>).")
+        str | None, typer.Option("--node-id", help="The node's name, stable across restarts (default: index-N).")
+    ] = None,
+    advertise: Annotated[
+        str | None, typer.Option(help="--join: the address other nodes reach it at (default: the bound one).")
     ] = None,
     writer_budget_mb: Annotated[
         int, typer.Option("--writer-budget-mb", min=15, help="Tantivy indexing memory shared by the node's partitions.")
     ] = 128,
+    home: Annotated[
+        Path | None, typer.Option("--home", help="--join: the local cluster to join (default: $QUARRY_HOME).")
+    ] = None,
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
 ) -> None:
-    """An index node: replicas of partitions (Tantivy + SQLite each)."""
+    """An index node: replicas of partitions (Tantivy + SQLite each). With --join it joins a cluster on
+    the log (found from --nats, else from the local cluster under --home) and holds what the map gives it."""
     from quarry.core.telemetry import setup_telemetry
+
+    budget = writer_budget_mb * 1_000_000
+    if join:
+        from quarry.client.join import joining
+        from quarry.index.replica import serve_replicas
+
+        if partition or partitions is not None:
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST,
+                "--join takes its partitions from the cluster map: drop --partition/--partitions",
+                parameter="--partition",
+            )
+        plan = joining(home, nats, node_id, data)
+        setup_telemetry(f"quarry-{plan.node_id}")
+        serve_replicas(plan.node_id, plan.data, plan.nats, host, port, run_file, advertise, budget)
+        return
     from quarry.index.server import serve_direct
 
+    if nats:
+        raise QuarryError(errors_pb2.INVALID_REQUEST, "--nats is for --join (cluster mode)", parameter="--nats")
     held = sorted(set(partition or []))
-    if not held:
+    if not held or data is None:
         raise QuarryError(
-            errors_pb2.INVALID_REQUEST, "name the partitions it holds: --partition N", parameter="--partition"
+            errors_pb2.INVALID_REQUEST,
+            "an index node of the embedded default needs --data and --partition N (or --join a cluster on the log)",
+            parameter="--partition" if not held else "--data",
         )
     name = node_id or f"index-{held[0]}"
     setup_telemetry(f"quarry-{name}")
     count = partitions if partitions is not None else held[-1] + 1
-    serve_direct(name, data, held, count, host, port, run_file, writer_budget_mb * 1_000_000)
+    serve_direct(name, data, held, count, host, port, run_file, budget)
 
 
 @node_app.command("vector")
@@ -69,6 +120,7 @@ def node_vector(
         str | None,
         typer.Option(help="Comma-separated index node addresses, in partition order, whose sessions it embeds."),
     ] = None,
+    nats: Nats = None,
     embedder: Annotated[str, typer.Option()] = "minilm",
     embed_mode: Annotated[
         str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
@@ -77,45 +129,64 @@ def node_vector(
     port: Port = 0,
     run_file: RunFile = None,
 ) -> None:
-    """The vector node (FAISS + sqlite-vec, background embedding of what the partitions hold)."""
+    """The vector node (FAISS + sqlite-vec): embeds what the partitions hold (--index) or the log carries (--nats)."""
     from quarry.core.telemetry import setup_telemetry
     from quarry.index.vector.server import serve_vector
 
+    addresses, urls = (_addresses(index, "--index"), []) if index or not nats else ([], _addresses(nats, "--nats"))
     setup_telemetry("quarry-vector")
-    serve_vector(data, embedder, index.split(",") if index else [], host, port, run_file, embed_mode=embed_mode)
+    serve_vector(data, embedder, addresses, host, port, run_file, embed_mode=embed_mode, nats=urls)
 
 
 @node_app.command("ingest")
 def node_ingest(
     data: Annotated[Path, typer.Option(help="Where it remembers what it ingested from each file.")],
     index: Annotated[str | None, typer.Option(help="Comma-separated index node addresses, in partition order.")] = None,
+    nats: Nats = None,
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
 ) -> None:
-    """The ingest node."""
+    """The ingest node: pushes to the partitions' index nodes (--index) or publishes to the log (--nats)."""
     from quarry.core.telemetry import setup_telemetry
-    from quarry.ingest.router import DirectRouter
-    from quarry.ingest.server import serve_ingest
+    from quarry.ingest.server import Router, serve_ingest
 
+    addresses, urls = _mode(index, nats)
     setup_telemetry("quarry-ingest")
-    router = DirectRouter(_addresses(index, "--index"))
+    router: Router
+    if urls:
+        from quarry.ingest.publisher import LogPublisher
+
+        router = LogPublisher(urls)
+    else:
+        from quarry.ingest.router import DirectRouter
+
+        router = DirectRouter(addresses)
     serve_ingest(router, data, host, port, run_file)
 
 
 @node_app.command("query")
 def node_query(
     index: Annotated[str | None, typer.Option(help="Comma-separated index node addresses, in partition order.")] = None,
+    nats: Nats = None,
     vector: Annotated[str | None, typer.Option()] = None,
     ingest: Annotated[str | None, typer.Option()] = None,
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
 ) -> None:
-    """The query node."""
+    """The query node: over fixed partitions (--index) or the cluster map on the log (--nats)."""
     from quarry.core.telemetry import setup_telemetry
     from quarry.query.server import serve_query
-    from quarry.query.topology import StaticTopology
+    from quarry.query.topology import StaticTopology, Topology
 
+    addresses, urls = _mode(index, nats)
     setup_telemetry("quarry-query")
-    serve_query(StaticTopology(_addresses(index, "--index")), vector, ingest, host, port, run_file)
+    topology: Topology
+    if urls:
+        from quarry.query.watched_topology import WatchedTopology
+
+        topology = WatchedTopology(urls)
+    else:
+        topology = StaticTopology(addresses)
+    serve_query(topology, vector, ingest, host, port, run_file)

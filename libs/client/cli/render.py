@@ -322,8 +322,12 @@ def not_tabular(what: str) -> QuarryError:
     )
 
 
-def status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console) -> None:
-    rows = [to_dict(n) for n in response.nodes]
+def status(
+    response: query_pb2.ClusterStatusResponse, fmt: str, console: Console, restarts: dict[str, int] | None = None
+) -> None:
+    """Every node; `restarts`: how often the local supervisor restarted each (from the cluster's record)."""
+    restarts = restarts or {}
+    rows = [{**to_dict(n), "restarts": restarts.get(n.name, 0)} for n in response.nodes]
     if fmt in DOCUMENT_FORMATS:
         emit_document({"nodes": rows}, fmt)
         return
@@ -331,19 +335,84 @@ def status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console
         emit_ndjson(rows)
         return
     if fmt == "csv":
-        columns = [f.name for f in query_pb2.NodeStatus.DESCRIPTOR.fields]
+        columns = [*(f.name for f in query_pb2.NodeStatus.DESCRIPTOR.fields), "restarts"]
         emit_csv(columns, ([row[c] for c in columns] for row in rows))
         return
     for node in response.nodes:
         up = "[green]up[/green]  " if node.up else "[red]down[/red]"
         if node.role == "index":
-            counts = f"shard {node.shard} · {node.sessions} sessions · {node.documents} documents"
+            held = ",".join(str(p) for p in node.partitions)
+            counts = f"partitions {held or '-'} · {node.sessions} sessions · {node.documents} documents"
         elif node.role == "vector":
             counts = f"{node.vectors} vectors · {node.vectors_pending} pending"
         else:
             counts = ""
+        if restarts.get(node.name):
+            counts += f" · restarted {restarts[node.name]}×"
         line = f"{up} {node.name:<9} {node.address:<21} {counts}"
         console.print(line + (f"\n      [dim]{escape(node.detail)}[/dim]" if node.detail else ""), soft_wrap=True)
+
+
+def cluster_status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console) -> None:
+    """The partition map (partition -> replicas with state and lag), its generation, and the log."""
+    cluster_map, log = response.map, response.log
+    if fmt == "csv":
+        columns = ["partition", "node", "state", "alive", "applied_seq", "lag"]
+        emit_csv(
+            columns,
+            (
+                [p.partition, r.node, r.state, r.alive, r.applied_seq, r.lag]
+                for p in cluster_map.partition_replicas
+                for r in p.replicas
+            ),
+        )
+        return
+    if fmt in ("json", "ndjson", "yaml"):
+        emit_document({"map": to_dict(cluster_map), "log": to_dict(log)}, fmt)
+        return
+    console.print(
+        f"mode {cluster_map.mode} · generation {cluster_map.generation} · {cluster_map.partitions} partitions × "
+        f"{cluster_map.replicas} replicas"
+    )
+    for entry in cluster_map.partition_replicas:
+        replicas = "  ".join(
+            f"{r.node} {_replica_state(r.state)}"
+            + ("" if r.alive else " [red](down)[/red]")
+            + (f" lag {r.lag}" if r.lag > 0 else "")
+            for r in entry.replicas
+        )
+        console.print(f"  p{entry.partition:<3} {replicas or '[red]no replica[/red]'}", soft_wrap=True)
+    if log.stream:
+        console.print(
+            f"log {log.stream}: {log.messages} records, {log.bytes} bytes, sequence {log.first_seq}..{log.last_seq}"
+            + (f" · {escape(log.detail)}" if log.detail else "")
+        )
+        for server in log.servers:
+            state = "leader" if server.leader else ("current" if server.current else f"behind by {server.lag}")
+            if server.offline:
+                state = "[red]offline[/red]"
+            console.print(f"  {server.name}: {state}")
+
+
+def _replica_state(state: str) -> str:
+    colours = {"active": "green", "catching_up": "yellow", "draining": "dim"}
+    return f"[{colours.get(state, 'white')}]{state}[/{colours.get(state, 'white')}]"
+
+
+def delete_report(report: ingest_pb2.DeleteReport, fmt: str, console: Console) -> None:
+    if fmt == "csv":
+        raise not_tabular("a delete report")
+    if fmt in ("json", "ndjson", "yaml"):
+        emit_document(to_dict(report), fmt)
+        return
+    for session_id in report.deleted:
+        console.print(f"deleted {escape(session_id)}")
+    for session_id in report.not_found:
+        console.print(f"[yellow]not found[/yellow] {escape(session_id)}")
+    if report.deleted and not report.searchable:
+        console.print("[yellow]in the log; replicas apply it as they catch up[/yellow]")
+    for caveat in report.caveats:
+        console.print(f"[dim]{escape(caveat)}[/dim]")
 
 
 def ingest_report(report: ingest_pb2.IngestReport, fmt: str, console: Console) -> None:

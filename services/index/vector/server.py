@@ -46,10 +46,12 @@ def serve_vector(
     port: int,
     run_file: Path | None,
     embed_mode: str = AUTO,
+    nats: Sequence[str] = (),
 ) -> None:
-    """Run the vector node until SIGTERM / SIGINT, following the lexical shards at `index_addresses`.
-    The embedder loads in the background worker; `embed_mode` auto | manual (see VectorShard)."""
-    shard = VectorShard(data_dir, embedder, index_addresses=index_addresses, embed_mode=embed_mode)
+    """Run the vector node until SIGTERM / SIGINT, following the partitions at `index_addresses` (or
+    the log on the NATS servers `nats`). The embedder loads in the background worker; `embed_mode`
+    auto | manual (see VectorShard)."""
+    shard = VectorShard(data_dir, embedder, index_addresses=index_addresses, embed_mode=embed_mode, nats=nats)
     shard.start()
     service = Service(
         vector_pb2.DESCRIPTOR.services_by_name["VectorService"],

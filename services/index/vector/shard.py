@@ -1,5 +1,6 @@
 """One vector shard: durable queue and vectors (sqlite-vec), serving index (FAISS), embedding worker,
-and the follower that fills the queue from the lexical shards' change feeds.
+and the follower that fills the queue: from the partitions' change feeds (the embedded default), or
+from the replicated log (a cluster on the log).
 
 The embed mode decides when queued texts are embedded: "auto", continuously in the background;
 "manual", only when a backfill asks (the follower still pulls every feed into the queue, so the
@@ -28,6 +29,7 @@ from quarry.index.vector import window
 from quarry.index.vector.ann import AnnIndex
 from quarry.index.vector.catchup import AUTO, CatchUpRun
 from quarry.index.vector.follower import ShardFollower
+from quarry.index.vector.log_follower import LogFollower
 from quarry.index.vector.store import EnqueueOutcome, PendingText, VectorStore
 from quarry.index.vector.worker import MODES, EmbedWorker
 from quarry.v1 import errors_pb2, index_pb2, vector_pb2
@@ -58,7 +60,7 @@ class _Open:
     store: VectorStore
     ann: AnnIndex | None
     worker: EmbedWorker | None
-    follower: ShardFollower | None
+    follower: ShardFollower | LogFollower | None
     rebuild_seconds: float
     stored_run: CatchUpRun | None  # the last run persisted, for a node without a worker
 
@@ -71,9 +73,11 @@ class VectorShard:
         batch_size: int = 64,
         index_addresses: Sequence[str] = (),
         embed_mode: str = AUTO,
+        nats: Sequence[str] = (),
     ) -> None:
-        """`index_addresses`: the lexical shards to follow (their texts are pulled only when an
-        embedder is configured; their backlog counts as pending either way). `embed_mode`: auto | manual."""
+        """`index_addresses`: the partitions' nodes to follow, in partition order (their texts are pulled
+        only when an embedder is configured; their backlog counts as pending either way); `nats`: the
+        servers of the log to follow instead. `embed_mode`: auto | manual."""
         if embed_mode not in MODES:
             raise QuarryError(
                 errors_pb2.BAD_VALUE,
@@ -86,6 +90,7 @@ class VectorShard:
         self._embedder: Embedder | None = load_embedder(embedder_spec)
         self._batch_size = batch_size
         self._index_addresses = list(index_addresses)
+        self._nats = list(nats)
         self._write_lock = threading.Lock()
         self._open: _Open | None = None
 
@@ -131,13 +136,18 @@ class VectorShard:
                 last_run=last_run,
                 on_run_finished=lambda run: store.save_meta(LAST_RUN_KEY, run.to_json()),
             )
-        if self._index_addresses:
+        low_water = LOW_WATER_BATCHES * self._batch_size if background else None
+        if self._nats:
+            follower = LogFollower(
+                self._nats, queued=store.pending_count, cursor=store.cursor, store=self.enqueue, low_water=low_water
+            )
+        elif self._index_addresses:
             follower = ShardFollower(
                 self._index_addresses,
                 queued=store.pending_count,
                 cursor=store.cursor,
                 store=self.enqueue,
-                low_water=LOW_WATER_BATCHES * self._batch_size if background else None,
+                low_water=low_water,
             )
         self._open = _Open(
             store=store,

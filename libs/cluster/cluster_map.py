@@ -1,0 +1,283 @@
+"""The cluster map and the nodes' heartbeats as every node sees them, kept current from the cluster KV.
+
+`ClusterWatch` holds, on the NATS loop, the latest `assignment` (partition -> replicas, with the key's
+revision as the map's generation) and every index node's latest heartbeat. It watches both buckets and
+also re-reads them every few seconds, so a watch that stalls (a log server failing over) costs a few
+seconds, never a stale map forever. `changed` is called after each change (from the loop thread).
+
+Writes: the map only by `write_map`, a compare-and-set on the revision the writer read (CAS failure
+means another controller wrote first: read again and step again); heartbeats by their own node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from nats.aio.client import Client
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError, NotFoundError
+
+from quarry.cluster import placement
+from quarry.cluster.setup import (
+    ASSIGNMENT_KEY,
+    MAP_BUCKET,
+    NODES_BUCKET,
+    ClusterConfig,
+    node_key,
+    read_config,
+    until_ready,
+)
+
+HEARTBEAT_S = 1.0
+NODE_TTL_MS = 5_000  # a heartbeat older than this: the node is not alive (queries avoid it at once)
+REFRESH_S = 3.0
+_log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a node's replica of a partition is: the last log sequence applied, what is left."""
+
+    applied: int
+    pending: int  # records of the partition after `applied` (-1: not known yet)
+    caught_up: bool
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    node: str
+    address: str
+    started_ms: int
+    at_ms: int
+    partitions: dict[int, Progress] = field(default_factory=dict)
+    pid: int = 0
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(
+            {
+                "node": self.node,
+                "address": self.address,
+                "started_ms": self.started_ms,
+                "at_ms": self.at_ms,
+                "pid": self.pid,
+                "partitions": {str(p): [g.applied, g.pending, g.caught_up] for p, g in sorted(self.partitions.items())},
+            }
+        )
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Heartbeat:
+        body: dict[str, Any] = orjson.loads(data)
+        return cls(
+            node=str(body["node"]),
+            address=str(body["address"]),
+            started_ms=int(body["started_ms"]),
+            at_ms=int(body["at_ms"]),
+            pid=int(body.get("pid", 0)),
+            partitions={int(p): Progress(int(a), int(n), bool(c)) for p, (a, n, c) in body["partitions"].items()},
+        )
+
+    def alive(self, now: int) -> bool:
+        return now - self.at_ms < NODE_TTL_MS
+
+
+@dataclass(frozen=True)
+class MapState:
+    """The assignment as read: its KV revision (the generation) and the placement."""
+
+    revision: int
+    placement: placement.Placement
+
+    @classmethod
+    def decode(cls, revision: int, data: bytes) -> MapState:
+        body: dict[str, Any] = orjson.loads(data)
+        return cls(
+            revision,
+            {
+                int(p): tuple(placement.Replica(str(n), str(s), int(t)) for n, s, t in replicas)
+                for p, replicas in body["partitions"].items()
+            },
+        )
+
+
+def encode_placement(layout: Mapping[int, tuple[placement.Replica, ...]]) -> bytes:
+    return orjson.dumps(
+        {"partitions": {str(p): [[r.node, r.state, r.since_ms] for r in reps] for p, reps in sorted(layout.items())}}
+    )
+
+
+class ClusterWatch:
+    def __init__(self, nc: Client, changed: Callable[[], None] | None = None) -> None:
+        self.nc = nc
+        self.config: ClusterConfig | None = None
+        self.map: MapState | None = None
+        self.heartbeats: dict[str, Heartbeat] = {}
+        self._changed = changed
+        self._tasks: list[asyncio.Task[None]] = []
+        self._map_kv: Any = None
+        self._nodes_kv: Any = None
+
+    async def start(self, wait_config: bool = True) -> None:
+        """Read the config (waiting for `quarry cluster init` when `wait_config`), then follow both
+        buckets in the background."""
+        while self.config is None:
+            self.config = await until_ready(lambda: read_config(self.nc))
+            if self.config is None:
+                if not wait_config:
+                    return
+                await asyncio.sleep(0.5)
+        js = self.nc.jetstream()
+        self._map_kv = await until_ready(lambda: js.key_value(MAP_BUCKET))
+        self._nodes_kv = await until_ready(lambda: js.key_value(NODES_BUCKET))
+        await until_ready(self.refresh)
+        self._tasks = [
+            asyncio.create_task(self._follow(self._map_kv, ASSIGNMENT_KEY, self._on_map)),
+            asyncio.create_task(self._follow(self._nodes_kv, "node.>", self._on_node)),
+            asyncio.create_task(self._refresh_forever()),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def refresh(self) -> None:
+        """Read the map and every heartbeat now."""
+        changed = False
+        try:
+            entry = await self._map_kv.get(ASSIGNMENT_KEY)
+            changed |= self._on_map(entry)
+        except (KeyNotFoundError, NotFoundError):
+            pass
+        try:
+            keys = await self._nodes_kv.keys()
+        except NoKeysError:
+            keys = []
+        seen = set()
+        for key in keys:
+            try:
+                changed |= self._on_node(await self._nodes_kv.get(key))
+                seen.add(key.removeprefix("node."))
+            except (KeyNotFoundError, NotFoundError):
+                continue
+        for gone in set(self.heartbeats) - seen:
+            del self.heartbeats[gone]
+            changed = True
+        if changed:
+            self._notify()
+
+    async def _refresh_forever(self) -> None:
+        while True:
+            await asyncio.sleep(REFRESH_S)
+            try:
+                await self.refresh()
+            except Exception as error:  # the log failing over: the next round reads again
+                _log.info("cluster map refresh failed: %s", error)
+
+    async def _follow(self, kv: Any, keys: str, apply: Callable[[Any], bool]) -> None:
+        """Watch keys, re-creating the watch when it errs or stays silent past a refresh period."""
+        while True:
+            watcher = None
+            try:
+                watcher = await kv.watch(keys)
+                while True:
+                    try:
+                        entry = await watcher.updates(timeout=10 * REFRESH_S)
+                    except NatsTimeoutError:
+                        break  # silent too long: watch again
+                    if entry is not None and apply(entry):
+                        self._notify()
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                _log.info("watching %s: %s; watching again", keys, error)
+                await asyncio.sleep(0.5)
+            finally:
+                if watcher is not None:
+                    with contextlib.suppress(Exception):
+                        await watcher.stop()
+
+    def _on_map(self, entry: Any) -> bool:
+        if entry.value is None or entry.operation in ("DEL", "PURGE"):
+            return False
+        if self.map is not None and entry.revision <= self.map.revision:
+            return False
+        self.map = MapState.decode(entry.revision, entry.value)
+        return True
+
+    def _on_node(self, entry: Any) -> bool:
+        name = entry.key.removeprefix("node.")
+        if entry.operation in ("DEL", "PURGE") or not entry.value:
+            return self.heartbeats.pop(name, None) is not None
+        beat = Heartbeat.from_json(entry.value)
+        known = self.heartbeats.get(name)
+        if known is not None and known.at_ms >= beat.at_ms:
+            return False
+        self.heartbeats[name] = beat
+        return True
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            try:
+                self._changed()
+            except Exception:
+                _log.exception("cluster map listener failed")
+
+    # ----- views -----------------------------------------------------------------------------
+
+    def node_views(self, now: int) -> dict[str, placement.NodeView]:
+        """The controller's view of every node that has ever sent a heartbeat still in the bucket."""
+        return {
+            name: placement.NodeView(
+                name,
+                beat.alive(now),
+                beat.at_ms,
+                frozenset(p for p, progress in beat.partitions.items() if progress.caught_up),
+            )
+            for name, beat in self.heartbeats.items()
+        }
+
+    # ----- writes ----------------------------------------------------------------------------
+
+    async def write_map(self, layout: placement.Placement, read_revision: int | None) -> bool:
+        """Compare-and-set the assignment against the revision it was computed from (None: create it);
+        False when another writer came first."""
+        data = encode_placement(layout)
+        try:
+            if read_revision is None:
+                revision = await self._map_kv.create(ASSIGNMENT_KEY, data)
+            else:
+                revision = await self._map_kv.update(ASSIGNMENT_KEY, data, last=read_revision)
+        except KeyWrongLastSequenceError:
+            return False
+        if self.map is None or revision > self.map.revision:
+            self.map = MapState.decode(revision, data)
+            self._notify()
+        return True
+
+    async def beat(self, heartbeat: Heartbeat) -> None:
+        await self._nodes_kv.put(node_key(heartbeat.node), heartbeat.to_json())
+        self._on_node_value(heartbeat)
+
+    def _on_node_value(self, heartbeat: Heartbeat) -> None:
+        known = self.heartbeats.get(heartbeat.node)
+        if known is None or known.at_ms < heartbeat.at_ms:
+            self.heartbeats[heartbeat.node] = heartbeat
+
+    async def leave(self, node: str) -> None:
+        """Remove the node's heartbeat (a clean stop): it is not alive from now on."""
+        with contextlib.suppress(Exception):
+            await self._nodes_kv.delete(node_key(node))
+        self.heartbeats.pop(node, None)

@@ -1,0 +1,243 @@
+"""The cluster-mode write path: sessions into the replicated log, acknowledged by level.
+
+Every valid session becomes one record on its session's subject of the partition its lineage root
+routes to (quarry.cluster.records). Records are published asynchronously in batches; a record whose
+acknowledgement does not come (a log server died, the stream is electing a leader: about 5-10 s here)
+is published again with the same message id, which the stream stores once, until PUBLISH_TIMEOUT_S.
+Then:
+- ack `log`: the call returns once every record is acknowledged by the stream: stored on a quorum of
+  log servers, each fsync'd (`sync_interval: always`). It survives the loss of any index node and of
+  one of three log servers, and is not searchable yet.
+- ack `applied` (default): it also waits until, for every partition it wrote to, an active replica on a
+  live node has applied up to the partition's last record (replicas announce each applied sequence,
+  and heartbeat it every second). That is the embedded default's meaning: searchable. If the replicas
+  make no progress for APPLIED_STALL_S, the report says `searchable: false` instead of failing: the
+  sessions are safe in the log and become searchable as the replicas catch up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable, Sequence
+
+import orjson
+from nats.aio.msg import Msg
+from nats.js.errors import NotFoundError
+
+from quarry.cluster.cluster_map import ClusterWatch, now_ms
+from quarry.cluster.loop import LoopThread, connect
+from quarry.cluster.placement import ACTIVE
+from quarry.cluster.records import DELETE, OP, Outgoing, session_record, tombstone
+from quarry.cluster.setup import APPLIED_PREFIX, MAX_RECORD_BYTES, STREAM, session_subject
+from quarry.core.errors import QuarryError
+from quarry.core.partitions import partition_for
+from quarry.ingest.acks import APPLIED, check_ack
+from quarry.ingest.validate import session_problems
+from quarry.v1 import errors_pb2, ingest_pb2, units_pb2
+
+BATCH_SESSIONS = 500
+BATCH_BYTES = 32 * 1024 * 1024
+ACK_TIMEOUT_S = 5.0
+PUBLISH_TIMEOUT_S = 120.0
+RETRY_S = 0.5
+APPLIED_STALL_S = 30.0
+LOOKUP_TIMEOUT_S = 5.0
+
+
+class LogPublisher:
+    def __init__(self, urls: list[str]) -> None:
+        self.loop = LoopThread("quarry-ingest-nats")
+        self.nc = self.loop.run(connect(urls, "quarry-ingest"))
+        self.watch = ClusterWatch(self.nc)
+        self.loop.run(self.watch.start())
+        assert self.watch.config is not None
+        self.partitions = self.watch.config.partitions
+        self._applied: dict[tuple[int, str], int] = {}
+        self._progress = asyncio.Event()
+        self.loop.run(self.nc.subscribe(f"{APPLIED_PREFIX}.*", cb=self._on_applied))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.loop.run(self.watch.stop(), timeout=5)
+            self.loop.run(self.nc.close(), timeout=5)
+        self.loop.stop()
+
+    def epoch(self) -> str:
+        """The log's identity: a log created anew (a new cluster) means every file is read again."""
+        info = self.loop.run(self.nc.jetstream().stream_info(STREAM), timeout=30)
+        return f"log {STREAM} created {info.created}"
+
+    # ----- writes -------------------------------------------------------------------------------
+
+    def ingest(
+        self, sessions: Iterable[units_pb2.Session], report: ingest_pb2.IngestReport, ack: str = APPLIED
+    ) -> None:
+        level = check_ack(ack, has_log=True)
+        started = time.perf_counter()
+        watermarks: dict[int, int] = {}
+        batch: list[Outgoing] = []
+        size = 0
+        for session in sessions:
+            report.sessions_received += 1
+            problems = session_problems(session)
+            record = session_record(partition_for(session.id, self.partitions), session) if not problems else None
+            if record is not None and len(record.payload) > MAX_RECORD_BYTES - 64 * 1024:
+                problems = [f"{len(record.payload)} bytes: larger than a log record may be ({MAX_RECORD_BYTES} bytes)"]
+            if problems:
+                report.issues.add(
+                    path=session.source_path, code="invalid_record", reason=f"{session.id}: {'; '.join(problems)}"
+                )
+                continue
+            assert record is not None
+            batch.append(record)
+            size += len(record.payload)
+            report.messages_written += len(session.messages)
+            if len(batch) >= BATCH_SESSIONS or size >= BATCH_BYTES:
+                self._publish(batch, watermarks)
+                report.sessions_written += len(batch)
+                batch, size = [], 0
+        if batch:
+            self._publish(batch, watermarks)
+            report.sessions_written += len(batch)
+        report.in_log = True
+        report.watermarks.extend(
+            ingest_pb2.PartitionWatermark(partition=p, seq=s) for p, s in sorted(watermarks.items())
+        )
+        report.searchable = level == APPLIED and self._wait_applied(watermarks)
+        if level == APPLIED and not report.searchable:
+            report.caveats.append(_NOT_YET_SEARCHABLE)
+        report.elapsed_ms += (time.perf_counter() - started) * 1000
+
+    def delete(self, session_ids: list[str], ack: str) -> ingest_pb2.DeleteReport:
+        """A tombstone for each session the log holds (the others are not found), acknowledged as `ack`."""
+        level = check_ack(ack, has_log=True)
+        report = ingest_pb2.DeleteReport()
+        ids = list(dict.fromkeys(session_ids))
+        held = self.loop.run(self._held(ids), timeout=LOOKUP_TIMEOUT_S * 4)
+        records = []
+        for session_id in ids:
+            if held[session_id]:
+                records.append(tombstone(partition_for(session_id, self.partitions), session_id))
+                report.deleted.append(session_id)
+            else:
+                report.not_found.append(session_id)
+        watermarks: dict[int, int] = {}
+        if records:
+            self._publish(records, watermarks)
+        report.in_log = True
+        report.searchable = level == APPLIED and self._wait_applied(watermarks)
+        if level == APPLIED and not report.searchable:
+            report.caveats.append(_NOT_YET_SEARCHABLE)
+        return report
+
+    async def _held(self, session_ids: Sequence[str]) -> dict[str, bool]:
+        """Whether the log's latest record of each session is a version (not a tombstone, not absent)."""
+        jsm = self.nc.jetstream()
+
+        async def one(session_id: str) -> bool:
+            subject = session_subject(partition_for(session_id, self.partitions), session_id)
+            try:
+                message = await jsm.get_last_msg(STREAM, subject, direct=True)
+            except NotFoundError:
+                return False
+            return (message.headers or {}).get(OP) != DELETE
+
+        found = await asyncio.gather(*(one(s) for s in session_ids))
+        return dict(zip(session_ids, found, strict=True))
+
+    def _publish(self, records: Sequence[Outgoing], watermarks: dict[int, int]) -> None:
+        acknowledged = self.loop.run(self._publish_all(records))
+        for record, seq in zip(records, acknowledged, strict=True):
+            partition = int(record.subject.split(".", 2)[1])
+            watermarks[partition] = max(watermarks.get(partition, 0), seq)
+
+    async def _publish_all(self, records: Sequence[Outgoing]) -> list[int]:
+        """Each record's stream sequence once the stream acknowledged it; records not acknowledged are
+        published again with their message ids (stored once) until PUBLISH_TIMEOUT_S."""
+        js = self.nc.jetstream()
+        sequences: list[int | None] = [None] * len(records)
+        deadline = time.monotonic() + PUBLISH_TIMEOUT_S
+        pending = list(range(len(records)))
+        last_error: BaseException | None = None
+        while pending:
+            futures = []
+            for i in pending:
+                record = records[i]
+                futures.append(await js.publish_async(record.subject, record.payload, headers=dict(record.headers)))
+            outcomes = await asyncio.gather(
+                *(asyncio.wait_for(f, ACK_TIMEOUT_S) for f in futures), return_exceptions=True
+            )
+            retry = []
+            for i, outcome in zip(pending, outcomes, strict=True):
+                if isinstance(outcome, BaseException):
+                    retry.append(i)
+                    last_error = outcome
+                else:
+                    sequences[i] = outcome.seq
+            pending = retry
+            if pending:
+                if time.monotonic() > deadline:
+                    raise QuarryError(
+                        errors_pb2.SHARD_UNAVAILABLE,
+                        f"the log did not acknowledge {len(pending)} record(s) within {PUBLISH_TIMEOUT_S:.0f} s "
+                        f"({type(last_error).__name__}: {last_error}): nothing after them was acknowledged",
+                    )
+                await asyncio.sleep(RETRY_S)
+        return [s for s in sequences if s is not None]
+
+    # ----- applied ------------------------------------------------------------------------------
+
+    async def _on_applied(self, message: Msg) -> None:
+        body = orjson.loads(message.data)
+        partition = int(message.subject.rsplit(".", 1)[1])
+        key = (partition, str(body["node"]))
+        if int(body["seq"]) > self._applied.get(key, 0):
+            self._applied[key] = int(body["seq"])
+            self._progress.set()
+
+    def _wait_applied(self, watermarks: dict[int, int]) -> bool:
+        if not watermarks:
+            return True
+        return self.loop.run(self._applied_everywhere(dict(watermarks)))
+
+    async def _applied_everywhere(self, watermarks: dict[int, int]) -> bool:
+        """True once an active replica on a live node applied each partition's watermark; False when the
+        replicas made no progress toward it for APPLIED_STALL_S."""
+        stalled_since = time.monotonic()
+        left = len(watermarks)
+        while True:
+            missing = [p for p, seq in watermarks.items() if not self._applied_by_active(p, seq)]
+            if not missing:
+                return True
+            if len(missing) < left:
+                left, stalled_since = len(missing), time.monotonic()
+            if time.monotonic() - stalled_since > APPLIED_STALL_S:
+                return False
+            self._progress.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._progress.wait(), 0.2)
+
+    def _applied_by_active(self, partition: int, seq: int) -> bool:
+        layout = self.watch.map
+        if layout is None:
+            return False
+        now = now_ms()
+        for replica in layout.placement.get(partition, ()):
+            if replica.state != ACTIVE:
+                continue
+            beat = self.watch.heartbeats.get(replica.node)
+            if beat is None or not beat.alive(now):
+                continue
+            progress = beat.partitions.get(partition)
+            heard = max(self._applied.get((partition, replica.node), 0), progress.applied if progress else 0)
+            if heard >= seq:
+                return True
+        return False
+
+
+_NOT_YET_SEARCHABLE = (
+    "the sessions are in the replicated log, but no active replica of some partitions applied them in time: "
+    "they become searchable as the replicas catch up (`quarry cluster status` shows the lag)"
+)

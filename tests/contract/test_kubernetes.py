@@ -1,0 +1,366 @@
+"""The Kubernetes manifests under deploy/k8s and the NATS Helm values under deploy/nats describe a
+cluster on the log that can run: every object is valid against the Kubernetes API schemas (strict:
+no unknown fields), every container command is one the Quarry CLI accepts, every `$(VAR)` a container
+uses is defined for it, and the index nodes' identity, probes and disruption budget are what the
+cluster map and rolling updates rely on. Nothing is applied: there is no cluster here."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from tests.contract.cli_commands import resolve, role
+from tests.shared_paths import REPO
+
+K8S = REPO / "deploy" / "k8s"
+NATS_VALUES = REPO / "deploy" / "nats" / "values.yaml"
+KUBERNETES_VERSION = "1.37"  # the newest schemas kubernetes-validate 1.37 bundles
+NODE_ROLES = {"node index", "node vector", "node ingest", "node query"}
+WORKLOADS = {"Deployment", "StatefulSet", "Job"}
+LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/component")
+VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+# What the downward API would give a pod, to expand `$(VAR)` the way the kubelet does.
+FIELD_SAMPLES = {"metadata.name": "pod-0", "metadata.namespace": "some-namespace"}
+
+Manifest = dict[str, Any]
+
+
+def _manifests() -> list[tuple[str, Manifest]]:
+    """(file name, object) for every document of every YAML file under deploy/k8s."""
+    found = []
+    for path in sorted([*K8S.glob("*.yaml"), *K8S.glob("*.yml")]):
+        found += [(path.name, doc) for doc in yaml.safe_load_all(path.read_text()) if doc]
+    return found
+
+
+MANIFESTS = _manifests()
+
+
+def validate(manifest: Manifest) -> str:
+    """Validate one object against the bundled Kubernetes schemas, strictly (an unknown field is an
+    error); returns the Kubernetes version validated against, raises on an invalid object."""
+    return kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+
+
+def _objects(kind: str) -> list[Manifest]:
+    return [m for _, m in MANIFESTS if m["kind"] == kind]
+
+
+def _config_maps() -> dict[str, dict[str, str]]:
+    return {m["metadata"]["name"]: m.get("data", {}) for m in _objects("ConfigMap")}
+
+
+def _pod_spec(workload: Manifest) -> Manifest:
+    spec: Manifest = workload["spec"]["template"]["spec"]
+    return spec
+
+
+def _pod_labels(workload: Manifest) -> dict[str, str]:
+    labels: dict[str, str] = workload["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def _workloads() -> list[Manifest]:
+    return [m for _, m in MANIFESTS if m["kind"] in WORKLOADS]
+
+
+def _quarry_containers() -> list[tuple[Manifest, Manifest]]:
+    """(workload, container) for every container running the Quarry image."""
+    return [
+        (w, c)
+        for w in _workloads()
+        for c in [*_pod_spec(w).get("initContainers", []), *_pod_spec(w)["containers"]]
+        if c["image"].startswith("quarry:")
+    ]
+
+
+def _environment(workload: Manifest, container: Manifest) -> dict[str, str]:
+    """The container's environment as the kubelet builds it (envFrom, then env), with downward-API
+    fields given sample values; a ConfigMap it names must be one of the manifests."""
+    config_maps = _config_maps()
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        name = source["configMapRef"]["name"]
+        assert name in config_maps, f"{workload['metadata']['name']}: no ConfigMap {name} in deploy/k8s"
+        env.update(config_maps[name])
+    for var in container.get("env", []):
+        if "value" in var:
+            env[var["name"]] = VAR_REF.sub(lambda m: env.get(m.group(1), m.group(0)), var["value"])
+        else:
+            env[var["name"]] = FIELD_SAMPLES[var["valueFrom"]["fieldRef"]["fieldPath"]]
+    return env
+
+
+def _argv(workload: Manifest, container: Manifest) -> list[str]:
+    """The arguments to the image's `quarry` ENTRYPOINT, `$(VAR)` expanded."""
+    env = _environment(workload, container)
+    return [VAR_REF.sub(lambda m: env[m.group(1)], arg) for arg in container["args"]]
+
+
+def _command(workload: Manifest, container: Manifest) -> Any:
+    return resolve(_argv(workload, container))
+
+
+def _of_role(wanted: str) -> tuple[Manifest, Manifest]:
+    found = [(w, c) for w, c in _quarry_containers() if role(_command(w, c)) == wanted]
+    assert len(found) == 1, f"one workload runs `quarry {wanted}`, not {len(found)}"
+    return found[0]
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def _port(container: Manifest, port: int | str) -> int:
+    """A container port by number or by name."""
+    for declared in container.get("ports", []):
+        if port in (declared["containerPort"], declared.get("name")):
+            return int(declared["containerPort"])
+    raise AssertionError(f"{container['name']} declares no port {port!r}")
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [m for _, m in MANIFESTS],
+    ids=[f"{file}:{m['kind']}/{m['metadata']['name']}" for file, m in MANIFESTS],
+)
+def test_every_manifest_is_a_valid_kubernetes_object(manifest: Manifest) -> None:
+    problem = None
+    try:
+        assert validate(manifest) == KUBERNETES_VERSION
+    except kubernetes_validate.ValidationError as error:
+        where = ".".join(str(step) for step in error.path)
+        problem = f"invalid for Kubernetes {error.version} at {where}: {error.message}"
+    if problem:
+        pytest.fail(problem, pytrace=False)
+
+
+def test_the_validation_rejects_an_invalid_manifest() -> None:
+    deployment: Manifest = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "broken"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "x", "image": "x"}]}},
+        },
+    }
+    assert validate(deployment) == KUBERNETES_VERSION
+    ill_typed = {**deployment, "spec": {**deployment["spec"], "replicas": "two"}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        validate(ill_typed)
+    misspelt = {**deployment, "spec": {**deployment["spec"], "replica": 2}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        validate(misspelt)
+
+
+def test_the_manifests_describe_every_part_of_the_cluster() -> None:
+    kinds = {m["kind"] for _, m in MANIFESTS}
+    assert {"ConfigMap", "Job", "StatefulSet", "Deployment", "Service", "PodDisruptionBudget"} <= kinds
+    assert "HorizontalPodAutoscaler" in kinds
+
+
+def test_no_manifest_hard_codes_a_namespace() -> None:
+    for file, manifest in MANIFESTS:
+        assert "namespace" not in manifest["metadata"], f"{file}: {manifest['metadata']['name']}"
+
+
+def test_every_object_and_pod_carries_the_recommended_labels() -> None:
+    for file, manifest in MANIFESTS:
+        for key in LABELS:
+            assert key in manifest["metadata"].get("labels", {}), f"{file}: {manifest['metadata']['name']} {key}"
+    for workload in _workloads():
+        for key in LABELS:
+            assert key in _pod_labels(workload), f"{workload['metadata']['name']} pods: {key}"
+
+
+def test_every_container_command_resolves_in_the_quarry_cli() -> None:
+    roles = set()
+    for workload, container in _quarry_containers():
+        assert "command" not in container, "`command` would replace the image's `quarry` ENTRYPOINT"
+        roles.add(role(_command(workload, container)))
+    assert roles == NODE_ROLES | {"cluster init"}
+
+
+def test_every_variable_reference_in_args_names_an_env_var_the_container_defines() -> None:
+    for workload, container in _quarry_containers():
+        env = _environment(workload, container)
+        for arg in container["args"]:
+            for name in VAR_REF.findall(arg):
+                assert name in env, f"{workload['metadata']['name']}: $({name}) in {arg!r} is not defined"
+
+
+def test_every_node_listens_on_all_interfaces_on_its_declared_port_and_is_probed_there() -> None:
+    for workload, container in _quarry_containers():
+        ctx = _command(workload, container)
+        if role(ctx) not in NODE_ROLES:
+            continue
+        name = workload["metadata"]["name"]
+        assert ctx.params["host"] == "0.0.0.0", f"{name} must listen beyond loopback in a pod"
+        port = ctx.params["port"]
+        assert _port(container, port) == port
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            assert container[probe]["grpc"]["port"] == port, f"{name}: {probe} is a gRPC health check on {port}"
+        assert not container["livenessProbe"]["grpc"].get("service"), f"{name}: liveness asks the server as a whole"
+
+
+def test_every_node_is_a_node_of_the_cluster_on_the_log_of_the_helm_release() -> None:
+    values = yaml.safe_load(NATS_VALUES.read_text())
+    assert values.get("fullnameOverride") in (None, "")
+    for workload, container in _quarry_containers():
+        ctx = _command(workload, container)
+        assert ctx.params["nats"] == "nats://quarry-nats:4222", workload["metadata"]["name"]
+        assert not ctx.params.get("index"), f"{workload['metadata']['name']}: --index is the embedded default's"
+    readme = (K8S / "README.md").read_text()
+    assert "helm install quarry-nats nats/nats -f deploy/nats/values.yaml" in readme
+    assert "kubectl apply -f deploy/k8s/" in readme
+    assert "kubectl scale sts/quarry-index --replicas=4" in readme
+
+
+def test_telemetry_is_off_unless_configured() -> None:
+    for workload, container in _quarry_containers():
+        assert _environment(workload, container)["QUARRY_OTEL_EXPORTER"] == "none", workload["metadata"]["name"]
+
+
+def test_every_data_directory_is_a_mounted_volume() -> None:
+    for workload, container in _quarry_containers():
+        data = _command(workload, container).params.get("data")
+        if data is None:
+            continue
+        mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
+        assert str(data) in mounts, f"{workload['metadata']['name']}: --data {data} is not a volume"
+        volume = mounts[str(data)]
+        claims = {t["metadata"]["name"] for t in workload["spec"].get("volumeClaimTemplates", [])}
+        pod_volumes = {v["name"] for v in _pod_spec(workload).get("volumes", [])}
+        assert volume in claims | pod_volumes
+
+
+def test_the_cluster_is_created_once_by_a_job() -> None:
+    job, container = _of_role("cluster init")
+    assert job["kind"] == "Job"
+    assert _pod_spec(job)["restartPolicy"] in ("OnFailure", "Never")
+    params = _command(job, container).params
+    assert (params["partitions"], params["replicas"], params["log_replicas"]) == (16, 2, 3)
+
+
+def test_index_nodes_are_a_statefulset_named_and_addressed_by_their_pods() -> None:
+    sts, container = _of_role("node index")
+    assert sts["kind"] == "StatefulSet"
+    ctx = _command(sts, container)
+    assert ctx.params["join"], "index nodes join the cluster map"
+    args = container["args"]
+    assert args[args.index("--node-id") + 1] == "$(POD_NAME)"
+    service = sts["spec"]["serviceName"]
+    port = ctx.params["port"]
+    assert args[args.index("--advertise") + 1] == f"$(POD_NAME).{service}.$(POD_NAMESPACE).svc.cluster.local:{port}"
+    fields = {v["name"]: v["valueFrom"]["fieldRef"]["fieldPath"] for v in container["env"] if "valueFrom" in v}
+    assert fields["POD_NAME"] == "metadata.name"
+    assert fields["POD_NAMESPACE"] == "metadata.namespace"
+    headless = [s for s in _objects("Service") if s["metadata"]["name"] == service]
+    assert len(headless) == 1 and headless[0]["spec"]["clusterIP"] == "None"
+    assert _selects(headless[0]["spec"]["selector"], _pod_labels(sts))
+    claims = {t["metadata"]["name"] for t in sts["spec"]["volumeClaimTemplates"]}
+    mounted = {m["name"] for m in container["volumeMounts"] if m["mountPath"] == str(ctx.params["data"])}
+    assert mounted and mounted <= claims, "each index node keeps its partitions on its own volume"
+
+
+def test_an_index_node_is_ready_only_when_its_partitions_have_caught_up_with_the_log() -> None:
+    sts, container = _of_role("node index")
+    readiness = container["readinessProbe"]["grpc"]
+    assert readiness == {"port": 7100, "service": "quarry.v1.IndexService"}
+    assert container["livenessProbe"]["grpc"] == {"port": 7100}
+    assert _pod_spec(sts)["terminationGracePeriodSeconds"] >= 30, "time to finish a commit"
+    assert container["resources"]["requests"] == {"cpu": "500m", "memory": "1Gi"}
+
+
+def test_index_nodes_prefer_different_machines() -> None:
+    sts, _ = _of_role("node index")
+    terms = _pod_spec(sts)["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert any(
+        t["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+        and _selects(t["podAffinityTerm"]["labelSelector"]["matchLabels"], _pod_labels(sts))
+        for t in terms
+    )
+
+
+def test_a_pod_disruption_budget_lets_one_index_node_down_at_a_time() -> None:
+    sts, _ = _of_role("node index")
+    budgets = [
+        b for b in _objects("PodDisruptionBudget") if _selects(b["spec"]["selector"]["matchLabels"], _pod_labels(sts))
+    ]
+    assert len(budgets) == 1
+    assert budgets[0]["spec"]["maxUnavailable"] == 1
+
+
+def test_every_service_reaches_the_pods_of_one_workload_on_a_port_they_declare() -> None:
+    for service in _objects("Service"):
+        name = service["metadata"]["name"]
+        targets = [w for w in _workloads() if _selects(service["spec"]["selector"], _pod_labels(w))]
+        assert len(targets) == 1, f"Service {name} selects {len(targets)} workloads"
+        containers = _pod_spec(targets[0])["containers"]
+        for port in service["spec"]["ports"]:
+            target = port.get("targetPort", port["port"])
+            assert any(_port(c, target) for c in containers), f"Service {name}: no container port {target}"
+
+
+def test_the_query_nodes_scale_on_cpu_between_two_and_more() -> None:
+    deployment, container = _of_role("node query")
+    assert deployment["kind"] == "Deployment"
+    assert "replicas" not in deployment["spec"], "the HorizontalPodAutoscaler owns the replica count"
+    scalers = [
+        h
+        for h in _objects("HorizontalPodAutoscaler")
+        if h["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
+    ]
+    assert len(scalers) == 1
+    spec = scalers[0]["spec"]
+    assert spec["scaleTargetRef"]["kind"] == "Deployment"
+    assert spec["minReplicas"] == 2 and spec["maxReplicas"] > 2
+    assert [m["resource"]["name"] for m in spec["metrics"]] == ["cpu"]
+    assert "cpu" in container["resources"]["requests"], "CPU utilisation is relative to the request"
+    ctx = _command(deployment, container)
+    vector_sts, _ = _of_role("node vector")
+    ingest, _ = _of_role("node ingest")
+    services = {s["metadata"]["name"]: s for s in _objects("Service")}
+    for address, workload in ((ctx.params["vector"], vector_sts), (ctx.params["ingest"], ingest)):
+        host, port = address.rsplit(":", 1)
+        assert _selects(services[host]["spec"]["selector"], _pod_labels(workload))
+        assert int(port) in {p["port"] for p in services[host]["spec"]["ports"]}
+
+
+def test_the_stateful_nodes_keep_their_data_and_the_stateless_ones_do_not_need_to() -> None:
+    assert _of_role("node vector")[0]["kind"] == "StatefulSet"
+    assert _of_role("node vector")[0]["spec"]["replicas"] == 1
+    assert _of_role("node ingest")[0]["kind"] == "Deployment"
+
+
+def _nested(values: dict[str, Any], path: str) -> Any:
+    for key in path.split("."):
+        values = values[key]
+    return values
+
+
+def test_the_nats_values_give_a_replicated_jetstream_that_fsyncs_every_write() -> None:
+    values = yaml.safe_load(NATS_VALUES.read_text())
+    assert _nested(values, "config.cluster.enabled") is True
+    assert _nested(values, "config.cluster.replicas") == 3
+    assert _nested(values, "config.jetstream.enabled") is True
+    assert _nested(values, "config.jetstream.fileStore.enabled") is True
+    assert _nested(values, "config.jetstream.fileStore.pvc.enabled") is True
+    assert _nested(values, "config.jetstream.merge.sync_interval") == "always"
+    assert _nested(values, "config.merge.max_payload") == "<< 8MB >>"
+    job, container = _of_role("cluster init")
+    assert _command(job, container).params["log_replicas"] <= values["config"]["cluster"]["replicas"]
+    # The chart's preStop hook puts a server in lame-duck mode: nothing here replaces or removes it.
+    assert "lifecycle" not in values.get("container", {}).get("merge", {})
+    assert not values.get("container", {}).get("patch")
+
+
+def test_the_kubernetes_version_validated_against_is_bundled() -> None:
+    bundled = {re.sub(r"^(\d+\.\d+).*", r"\1", v) for v in kubernetes_validate.utils.all_versions()}
+    assert KUBERNETES_VERSION in bundled
