@@ -66,11 +66,13 @@ class QuarryClient:
         deadline_ms: float = 0,
         cursor: str = "",
         controls: query_pb2.SearchControls | None = None,
+        require_complete: bool = False,
     ) -> query_pb2.SearchEnvelope:
         """One page of ranked sessions; `cursor` (an envelope's next_cursor) asks for the page after it,
         under the same `controls` (seed 003: admission, fusion, min_score, include_scores; None: the
         defaults, which the envelope's `controls` echoes; `controls_json.controls_from_json` reads them
-        from JSON)."""
+        from JSON). A partition none of whose replicas answers makes the envelope `partial`, naming it in
+        `missing`; with `require_complete`, PARTITION_UNAVAILABLE instead."""
         request = query_pb2.SearchRequest(
             query=query,
             lane=lane,
@@ -79,11 +81,17 @@ class QuarryClient:
             deadline_ms=deadline_ms,
             cursor=cursor,
             controls=controls,
+            require_complete=require_complete,
         )
         return _typed(self.query.Search, request)
 
-    def query_units(self, query: str, limit: int = 50, offset: int = 0) -> query_pb2.QueryUnitEnvelope:
-        return _typed(self.query.QueryUnits, query_pb2.QueryUnitsRequest(query=query, limit=limit, offset=offset))
+    def query_units(
+        self, query: str, limit: int = 50, offset: int = 0, require_complete: bool = False
+    ) -> query_pb2.QueryUnitEnvelope:
+        request = query_pb2.QueryUnitsRequest(
+            query=query, limit=limit, offset=offset, require_complete=require_complete
+        )
+        return _typed(self.query.QueryUnits, request)
 
     def explain(self, query: str) -> query_pb2.ExplainResponse:
         """The typed AST and the plan the query compiles to, without running it."""

@@ -60,6 +60,7 @@ class LocalCluster:
         partitions: int = 16,
         nats_servers: int = 3,
         supervise: bool = False,
+        node_left_delay_ms: int = 60_000,
     ) -> None:
         """`embed_mode`: the vector node's, auto (embed in the background) or manual (only on backfill)."""
         if log not in LOGS:
@@ -76,6 +77,7 @@ class LocalCluster:
         self.replicas = replicas
         self.partitions = partitions
         self.nats_servers = nats_servers
+        self.node_left_delay_ms = node_left_delay_ms
         self.env = {**os.environ, **(env or {})}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.node_addresses: dict[str, str] = {}
@@ -145,9 +147,10 @@ class LocalCluster:
         self.nats_urls = [s.url for s in servers]
         for server in servers:
             self._wait_port(server.name, server.host, server.client_port)
-        ensure_cluster(
-            self.nats_urls, ClusterConfig(self.partitions, self.replicas, log_replicas=min(3, self.nats_servers))
+        config = ClusterConfig(
+            self.partitions, self.replicas, min(3, self.nats_servers), node_left_delay_ms=self.node_left_delay_ms
         )
+        ensure_cluster(self.nats_urls, config)
         urls = ",".join(self.nats_urls)
         names = [f"index-{i}" for i in range(self.index_nodes)]
         for name in names:

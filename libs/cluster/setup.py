@@ -51,9 +51,15 @@ T = TypeVar("T")  # a heartbeat key of a node gone for a day is dropped by NATS 
 
 @dataclass(frozen=True)
 class ClusterConfig:
+    """Fixed when the cluster is created: the partitions, the copies of each, the log's copies, and how
+    the controller moves replicas (how long a node may be gone before its partitions are copied
+    elsewhere, and how many partitions may be copying at once)."""
+
     partitions: int = 16
     replicas: int = 2
     log_replicas: int = 3
+    node_left_delay_ms: int = 60_000
+    max_moves: int = 4
 
     def to_json(self) -> bytes:
         return orjson.dumps(asdict(self))
@@ -61,7 +67,14 @@ class ClusterConfig:
     @classmethod
     def from_json(cls, data: bytes) -> ClusterConfig:
         body: dict[str, Any] = orjson.loads(data)
-        return cls(int(body["partitions"]), int(body["replicas"]), int(body.get("log_replicas", 3)))
+        defaults = cls()
+        return cls(
+            int(body["partitions"]),
+            int(body["replicas"]),
+            int(body.get("log_replicas", defaults.log_replicas)),
+            int(body.get("node_left_delay_ms", defaults.node_left_delay_ms)),
+            int(body.get("max_moves", defaults.max_moves)),
+        )
 
 
 def session_key(session_id: str) -> str:
@@ -124,7 +137,7 @@ async def ensure(nc: Client, wanted: ClusterConfig) -> ClusterConfig:
             bucket=NODES_BUCKET, history=1, replicas=replicas, storage=api.StorageType.FILE, ttl=NODE_TTL_S
         ),
     )
-    config = ClusterConfig(wanted.partitions, wanted.replicas, replicas)
+    config = wanted
     try:
         await map_kv.create(CONFIG_KEY, config.to_json())
     except KeyWrongLastSequenceError:

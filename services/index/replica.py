@@ -56,7 +56,6 @@ CONTROL_S = 1.0
 REMOVE_GRACE_S = 10.0
 RETRY_S = 0.5
 READY_SERVICE = "quarry.v1.IndexService"
-DEFAULT_POLICY = placement.Policy(replicas=2)
 
 _log = logging.getLogger(__name__)
 
@@ -221,7 +220,9 @@ class ReplicaNode:
         watch = self.watch
         assert watch is not None and watch.config is not None
         config = watch.config
-        policy = self.policy_override or placement.Policy(replicas=config.replicas)
+        policy = self.policy_override or placement.Policy(
+            replicas=config.replicas, max_moves=config.max_moves, node_left_delay_ms=config.node_left_delay_ms
+        )
         now = now_ms()
         current = watch.map.placement if watch.map is not None else {}
         revision = watch.map.revision if watch.map is not None else None

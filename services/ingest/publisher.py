@@ -8,11 +8,13 @@ Then:
 - ack `log`: the call returns once every record is acknowledged by the stream: stored on a quorum of
   log servers, each fsync'd (`sync_interval: always`). It survives the loss of any index node and of
   one of three log servers, and is not searchable yet.
-- ack `applied` (default): it also waits until, for every partition it wrote to, an active replica on a
-  live node has applied up to the partition's last record (replicas announce each applied sequence,
-  and heartbeat it every second). That is the embedded default's meaning: searchable. If the replicas
-  make no progress for APPLIED_STALL_S, the report says `searchable: false` instead of failing: the
-  sessions are safe in the log and become searchable as the replicas catch up.
+- ack `applied` (default): it also waits until, for every partition it wrote to, every active replica
+  on a live node (at least one) has applied up to the partition's last record (replicas announce each
+  applied sequence, and heartbeat it every second). That is the embedded default's meaning, searchable,
+  whichever replica a query reads (as Elasticsearch acknowledges once every in-sync copy has the write);
+  a replica still catching up is not read, and a dead node's is not waited for. If the replicas make no
+  progress for APPLIED_STALL_S, the report says `searchable: false` instead of failing: the sessions are
+  safe in the log and become searchable as the replicas catch up.
 """
 
 from __future__ import annotations
@@ -203,12 +205,12 @@ class LogPublisher:
         return self.loop.run(self._applied_everywhere(dict(watermarks)))
 
     async def _applied_everywhere(self, watermarks: dict[int, int]) -> bool:
-        """True once an active replica on a live node applied each partition's watermark; False when the
-        replicas made no progress toward it for APPLIED_STALL_S."""
+        """True once every active replica on a live node applied each partition's watermark; False when
+        the replicas made no progress toward it for APPLIED_STALL_S."""
         stalled_since = time.monotonic()
         left = len(watermarks)
         while True:
-            missing = [p for p, seq in watermarks.items() if not self._applied_by_active(p, seq)]
+            missing = [p for p, seq in watermarks.items() if not self._applied_by_every_active(p, seq)]
             if not missing:
                 return True
             if len(missing) < left:
@@ -219,11 +221,12 @@ class LogPublisher:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._progress.wait(), 0.2)
 
-    def _applied_by_active(self, partition: int, seq: int) -> bool:
+    def _applied_by_every_active(self, partition: int, seq: int) -> bool:
         layout = self.watch.map
         if layout is None:
             return False
         now = now_ms()
+        serving = 0
         for replica in layout.placement.get(partition, ()):
             if replica.state != ACTIVE:
                 continue
@@ -232,9 +235,10 @@ class LogPublisher:
                 continue
             progress = beat.partitions.get(partition)
             heard = max(self._applied.get((partition, replica.node), 0), progress.applied if progress else 0)
-            if heard >= seq:
-                return True
-        return False
+            if heard < seq:
+                return False
+            serving += 1
+        return serving > 0
 
 
 _NOT_YET_SEARCHABLE = (

@@ -37,6 +37,8 @@ from quarry.query.topology import ACTIVE, DRAINING, ClusterView, Topology
 from quarry.v1 import assertions_pb2_grpc, errors_pb2, index_pb2_grpc, query_pb2
 
 SUSPECT_S = 3.0
+BRIEF_CHARS = 160
+MAX_MESSAGE_CHARS = 2000
 FIRST_ATTEMPT_SHARE = 0.5
 # Errors that say something about the node or the partition's copy there, not about the request: the
 # partition is worth asking another replica.
@@ -137,7 +139,7 @@ class ClusterClient:
                     tried[partition].add(node)
                 if isinstance(answer, QuarryError):
                     for partition in partitions_on_node:
-                        reasons[partition].append(f"{node}: {answer.message}")
+                        reasons[partition].append(f"{node}: {brief(answer.message)}")
                         pending.append(partition)
                     continue
                 failed = {f.partition: f.error for f in answer.failures}
@@ -152,7 +154,7 @@ class ClusterClient:
                         continue
                     detail = failed.get(partition)
                     message = detail.message if detail is not None else "no answer for the partition"
-                    reasons[partition].append(f"{node}: {message}")
+                    reasons[partition].append(f"{node}: {brief(message)}")
                     pending.append(partition)
             if not pending:
                 break
@@ -178,7 +180,7 @@ class ClusterClient:
             )[node]
             if not isinstance(answer, QuarryError):
                 return answer
-            reasons.append(f"{node}: {answer.message}")
+            reasons.append(f"{node}: {brief(answer.message)}")
         raise unavailable({partition: "; ".join(reasons) or _no_replica(view, partition)})
 
     # ----- internals ----------------------------------------------------------------------------
@@ -287,13 +289,31 @@ def _no_replica(view: ClusterView, partition: int) -> str:
 
 
 def unavailable(missing: dict[int, str]) -> QuarryError:
-    """PARTITION_UNAVAILABLE naming each missing partition and why."""
-    named = "; ".join(f"partition {p}: {why}" for p, why in sorted(missing.items()))
+    """PARTITION_UNAVAILABLE naming each missing partition and why (partitions failing alike together;
+    the message stays short enough for gRPC's trailers, the detail lists every partition)."""
+    by_reason: dict[str, list[int]] = {}
+    for partition, why in sorted(missing.items()):
+        by_reason.setdefault(why, []).append(partition)
+    named = "; ".join(
+        f"{'partition' if len(ps) == 1 else 'partitions'} {', '.join(map(str, ps))} ({why})"
+        for why, ps in by_reason.items()
+    )
+    if len(named) > MAX_MESSAGE_CHARS:
+        named = named[: MAX_MESSAGE_CHARS - 1] + "…"
     return QuarryError(
         errors_pb2.PARTITION_UNAVAILABLE,
         f"no replica answered for {len(missing)} partition(s): {named}",
         partitions=sorted(missing),
     )
+
+
+def brief(message: str) -> str:
+    """A node's failure in a few words: gRPC's connection errors are long and say little more."""
+    first = message.splitlines()[0] if message else ""
+    for marker, said in (("Connection refused", "connection refused"), ("Deadline Exceeded", "deadline exceeded")):
+        if marker in first:
+            return said
+    return first[:BRIEF_CHARS]
 
 
 def missing_partitions(missing: dict[int, str]) -> list[query_pb2.MissingPartition]:

@@ -32,6 +32,13 @@ def init(
     log_replicas: Annotated[
         int, typer.Option("--log-replicas", min=1, max=5, help="Copies of the log on NATS servers (1, 3 or 5).")
     ] = 3,
+    node_left_delay_s: Annotated[
+        float,
+        typer.Option("--node-left-delay", min=0, help="Seconds a node may be gone before its partitions are copied."),
+    ] = 60.0,
+    max_moves: Annotated[
+        int, typer.Option("--max-moves", min=1, help="Partitions copied to other nodes at once at most.")
+    ] = 4,
 ) -> None:
     """Create the cluster's stream and KV buckets on NATS; an existing cluster is left as it is (its
     partition count cannot change, and asking for another one fails)."""
@@ -40,7 +47,8 @@ def init(
     urls = [u.strip() for u in nats.split(",") if u.strip()]
     if not urls:
         raise QuarryError(errors_pb2.INVALID_REQUEST, "--nats needs at least one URL", parameter="--nats")
-    config = ensure_cluster(urls, ClusterConfig(partitions=partitions, replicas=replicas, log_replicas=log_replicas))
+    wanted = ClusterConfig(partitions, replicas, log_replicas, int(node_left_delay_s * 1000), max_moves)
+    config = ensure_cluster(urls, wanted)
     _cli().console.print(
         f"cluster on {', '.join(urls)}: {config.partitions} partitions, {config.replicas} replicas each, "
         f"log on {config.log_replicas} server(s)"

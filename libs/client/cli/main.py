@@ -301,6 +301,10 @@ def search(
     weight: Annotated[
         list[str] | None, typer.Option("--weight", help="CHANNEL=W: text, action or vector weight; repeatable.")
     ] = None,
+    require_complete: Annotated[
+        bool,
+        typer.Option("--require-complete", help="Fail (PARTITION_UNAVAILABLE) rather than answer without a partition."),
+    ] = False,
 ) -> None:
     """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
     context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
@@ -325,10 +329,17 @@ def search(
         if settings.explain:
             render.explain(client.explain(text), settings.format, console)
         elif compile_query(text).kind == "units":
-            render.unit_envelope(client.query_units(text, limit=limit, offset=offset), settings.format, console)
+            envelope = client.query_units(text, limit=limit, offset=offset, require_complete=require_complete)
+            render.unit_envelope(envelope, settings.format, console)
         else:
             envelope = client.search(
-                text, lane=chosen, limit=limit, offset=offset, cursor=cursor, controls=chosen_controls
+                text,
+                lane=chosen,
+                limit=limit,
+                offset=offset,
+                cursor=cursor,
+                controls=chosen_controls,
+                require_complete=require_complete,
             )
             render.search_envelope(envelope, settings.format, console)
 

@@ -144,6 +144,7 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
             console.print(f"     {escape(' '.join(match.snippet.split()))}", soft_wrap=True)
     for caveat in envelope.caveats:
         console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
+    _missing(envelope.missing, console)
     if envelope.next_cursor:
         command = (
             f"quarry search {shlex.quote(envelope.query)} --lane {envelope.requested_lane or 'auto'} "
@@ -236,6 +237,13 @@ def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, console: Cons
     if fmt == "plain":
         for caveat in envelope.caveats:
             console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
+        _missing(envelope.missing, console)
+
+
+def _missing(missing: Iterable[query_pb2.MissingPartition], console: Console) -> None:
+    """A partial result: the partitions left out, and why."""
+    for entry in missing:
+        console.print(f"[red]partial:[/red] partition {entry.partition} did not answer ({escape(entry.reason)})")
 
 
 def _plain_groups(envelope: query_pb2.QueryUnitEnvelope, console: Console) -> None:

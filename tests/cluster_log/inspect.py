@@ -1,0 +1,133 @@
+"""Looking into a cluster on the log from a test: the map as the query node sees it, what each replica
+holds (asked of its index node directly), and waiting for the cluster to be whole again."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+
+from quarry.client.client import QuarryClient
+from quarry.client.local import LocalCluster
+from quarry.v1 import index_pb2, index_pb2_grpc, query_pb2
+from tests.shared_paths import REPO
+
+WAIT_S = 120.0
+
+
+def status(cluster: LocalCluster) -> query_pb2.ClusterStatusResponse:
+    with QuarryClient(cluster.node_addresses["query"]) as client:
+        return client.status()
+
+
+def replicas(cluster: LocalCluster) -> dict[int, list[query_pb2.ReplicaStatus]]:
+    return {p.partition: list(p.replicas) for p in status(cluster).map.partition_replicas}
+
+
+def node_stub(cluster: LocalCluster, node: str) -> index_pb2_grpc.IndexServiceStub:
+    return index_pb2_grpc.IndexServiceStub(grpc.insecure_channel(cluster.node_addresses[node]))
+
+
+def held(cluster: LocalCluster, node: str, partition: int) -> list[str]:
+    """Every session id the node's replica of the partition holds (with repeats, were there any)."""
+    response = node_stub(cluster, node).MatchSessionIds(
+        index_pb2.MatchSessionIdsRequest(partitions=[partition]), timeout=30
+    )
+    assert not response.failures, response.failures
+    return list(response.partitions[0].session_ids)
+
+
+def digest(cluster: LocalCluster, node: str, partition: int) -> index_pb2.ShardStats:
+    response = node_stub(cluster, node).Stats(
+        index_pb2.ShardStatsRequest(partitions=[partition], content_digest=True), timeout=30
+    )
+    assert not response.failures, response.failures
+    return response.partitions[0]
+
+
+def live_replicas(cluster: LocalCluster) -> dict[int, list[str]]:
+    """Per partition, the nodes whose replica is active (or draining) and alive."""
+    return {
+        p: [r.node for r in listed if r.alive and r.state in ("active", "draining")]
+        for p, listed in replicas(cluster).items()
+    }
+
+
+def converged(cluster: LocalCluster) -> bool:
+    """Every node up, every partition on `replicas` active replicas with no lag and equal contents."""
+    if any(proc.poll() is not None for proc in cluster.procs.values()):
+        return False
+    current = status(cluster)
+    wanted = current.map.replicas
+    for entry in current.map.partition_replicas:
+        listed = list(entry.replicas)
+        if len(listed) != wanted or any(r.state != "active" or not r.alive or r.lag > 0 for r in listed):
+            return False
+        digests = set()
+        for replica in listed:
+            answer = node_stub(cluster, replica.node).Stats(
+                index_pb2.ShardStatsRequest(partitions=[entry.partition], content_digest=True), timeout=30
+            )
+            if answer.failures:
+                return False
+            digests.add(answer.partitions[0].content_digest)
+        if len(digests) != 1:
+            return False
+    return True
+
+
+def heal(cluster: LocalCluster, timeout: float = WAIT_S) -> None:
+    """Restart every stopped node and wait until the cluster has converged."""
+    for name, proc in list(cluster.procs.items()):
+        if proc.poll() is not None:
+            cluster.restart(name)
+    wait_for(lambda: converged(cluster), timeout, "the cluster did not converge")
+
+
+def wait_for(check: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if check():  # type: ignore[operator]
+                return
+        except grpc.RpcError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} within {timeout:.0f} s")
+        time.sleep(0.25)
+
+
+def partitions_only_on(cluster: LocalCluster, nodes: set[str]) -> list[int]:
+    """The partitions all of whose replicas are on `nodes`."""
+    return sorted(p for p, listed in replicas(cluster).items() if {r.node for r in listed} <= nodes)
+
+
+@contextmanager
+def load(kind: str, *args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """A load process (tests/cluster_log/load.py) for the duration of the block."""
+    command = [sys.executable, "-m", "tests.cluster_log.load", kind, *args]
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def finished(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    proc.wait(timeout=timeout)
+    assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else proc.returncode
+
+
+def out_file(directory: Path, name: str) -> str:
+    return str(directory / f"{name}.jsonl")
