@@ -21,7 +21,6 @@ from typing import Any
 
 import orjson
 from nats.aio.client import Client
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError, NotFoundError
 
 from quarry.cluster import placement
@@ -38,6 +37,7 @@ from quarry.cluster.setup import (
 HEARTBEAT_S = 1.0
 NODE_TTL_MS = 5_000  # a heartbeat older than this: the node is not alive (queries avoid it at once)
 REFRESH_S = 3.0
+STOP_S = 1.0
 _log = logging.getLogger(__name__)
 
 
@@ -147,11 +147,11 @@ class ClusterWatch:
         ]
 
     async def stop(self) -> None:
+        """Stop watching (a watch whose unsubscribe does not answer is not waited for past STOP_S)."""
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=STOP_S)
 
     async def refresh(self) -> None:
         """Read the map and every heartbeat now."""
@@ -195,7 +195,7 @@ class ClusterWatch:
                 while True:
                     try:
                         entry = await watcher.updates(timeout=10 * REFRESH_S)
-                    except NatsTimeoutError:
+                    except TimeoutError:  # nats-py raises its own subclass, or asyncio's, when nothing comes
                         break  # silent too long: watch again
                     if entry is not None and apply(entry):
                         self._notify()
@@ -207,7 +207,7 @@ class ClusterWatch:
             finally:
                 if watcher is not None:
                     with contextlib.suppress(Exception):
-                        await watcher.stop()
+                        await asyncio.wait_for(watcher.stop(), STOP_S)
 
     def _on_map(self, entry: Any) -> bool:
         if entry.value is None or entry.operation in ("DEL", "PURGE"):

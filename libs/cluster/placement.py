@@ -9,22 +9,25 @@ rendezvous hash of (partition, node), as Quickwit places splits on searchers: a 
 takes only the partitions it now ranks in the top of, a node that leaves gives up only its own, and
 every controller computes the same answer from the same inputs.
 
-One step, for every partition (in partition order):
+One step, for every partition (steps 1 and 2 for all of them first, then 3 and 4 in partition order):
 1. A replica whose node has been gone longer than `node_left_delay_ms` is dropped (Elasticsearch's
    delayed allocation: a node restarting within the delay keeps its partitions and resumes from its
    own checkpoint instead of every partition moving twice). A node that is briefly gone still counts
    as eligible, so nothing is moved away from it meanwhile.
 2. A catching_up replica whose node reports the partition caught up becomes active.
 3. A desired node without a replica gets one, catching_up. A partition with no active replica
-   (a new cluster, or one whose replicas all died) always does; otherwise at most `max_moves`
-   partitions are moving at once, so a join does not replay the whole archive at once.
-4. Replicas on nodes no longer desired: once the partition has `replicas` active desired replicas,
-   an active one becomes draining and a catching_up one is dropped; a draining replica is dropped
-   `drain_grace_ms` after it started draining (query nodes have moved off it by then, and its node
-   deletes its files only once the map no longer names it). A draining replica whose partition lost
-   its active desired replicas is active again: it still holds everything.
+   (a new cluster, or one whose replicas all died) always does; otherwise a partition starts moving
+   (catching up a replica beside an active one) only while fewer than `max_moves` partitions are
+   moving after steps 1 and 2, so a join does not replay the whole archive at once.
+4. Replicas on nodes no longer desired: once the partition has `replicas` active desired replicas
+   on live nodes (a node briefly gone serves nothing meanwhile), an active one becomes draining and
+   a catching_up one is dropped; a draining replica is dropped `drain_grace_ms` after it started
+   draining (query nodes have moved off it by then, and its node deletes its files only once the
+   map no longer names it). A draining replica whose partition lost one of those live active desired
+   replicas is active again: it still holds everything.
 An active replica is therefore only ever removed through draining, and only once enough others are
-active: while its node lives, a partition never has fewer active replicas because of the controller.
+active on live nodes: the controller drains a live active replica only while its partition keeps
+`replicas` live active ones (all its desired nodes, on a smaller cluster).
 """
 
 from __future__ import annotations
@@ -109,12 +112,16 @@ def step(
     there is nothing to do. Nodes absent from `nodes` are unknown: their replicas are dropped."""
     allowed = eligibility(nodes, policy, now_ms)
     eligible = set(allowed.nodes)
-    moving = sum(1 for p in range(partitions) if _moving(current.get(p, ())))
+    live = {view.node for view in nodes.values() if view.alive}
+    # Steps 1 and 2 for every partition first: the moves under way are counted on what they leave.
+    staged = {
+        p: [_promoted(r, p, nodes, now_ms) for r in current.get(p, ()) if r.node in eligible] for p in range(partitions)
+    }
+    moving = sum(1 for replicas in staged.values() if _moving(tuple(replicas)))
     out: Placement = {}
     for partition in range(partitions):
         desired = desired_nodes(partition, allowed.nodes, policy.replicas)
-        replicas = [r for r in current.get(partition, ()) if r.node in eligible]
-        replicas = [_promoted(r, partition, nodes, now_ms) for r in replicas]
+        replicas = staged[partition]
         held = {r.node for r in replicas}
         was_moving = _moving(tuple(replicas))
         bootstrapping = not any(r.state == ACTIVE for r in replicas)
@@ -127,7 +134,7 @@ def step(
             if not bootstrapping and not was_moving:
                 moving += 1
                 was_moving = True
-        replicas = _retire(replicas, desired, policy, now_ms)
+        replicas = _retire(replicas, desired, live, policy, now_ms)
         out[partition] = tuple(sorted(replicas, key=lambda r: (r.node not in desired, desired_rank(desired, r.node))))
     return out
 
@@ -149,9 +156,12 @@ def _moving(replicas: tuple[Replica, ...]) -> bool:
     return CATCHING_UP in states and ACTIVE in states
 
 
-def _retire(replicas: list[Replica], desired: tuple[str, ...], policy: Policy, now_ms: int) -> list[Replica]:
+def _retire(
+    replicas: list[Replica], desired: tuple[str, ...], live: set[str], policy: Policy, now_ms: int
+) -> list[Replica]:
     wanted = set(desired)
-    active_desired = sum(1 for r in replicas if r.node in wanted and r.state == ACTIVE)
+    # A desired replica on a node that is briefly gone keeps its place but serves nothing meanwhile.
+    active_desired = sum(1 for r in replicas if r.node in wanted and r.node in live and r.state == ACTIVE)
     enough = active_desired >= min(policy.replicas, len(desired))
     kept = []
     for replica in replicas:

@@ -35,7 +35,6 @@ from pathlib import Path
 import orjson
 from grpc_health.v1 import health_pb2
 from nats.aio.client import Client
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import api
 
 from quarry.cluster import placement
@@ -263,7 +262,7 @@ class ReplicaNode:
                 while True:
                     try:
                         messages = await subscription.fetch(FETCH_BATCH, timeout=FETCH_WAIT_S)
-                    except NatsTimeoutError:
+                    except TimeoutError:  # nats-py raises its own subclass, or asyncio's, when nothing comes
                         info = await subscription.consumer_info()  # the consumer still lives: at the end
                         follower.pending = info.num_pending
                         follower.caught_up = info.num_pending <= CAUGHT_UP_LAG

@@ -23,7 +23,8 @@ from quarry.index.partitions import PartitionReplica, PartitionSet
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, index_pb2, index_pb2_grpc, units_pb2
 
 WRITE_FROM_LOG = (
-    "this index node applies the cluster's log: sessions reach it through the ingest node, not by direct writes"
+    "this index node applies the cluster's log: writes reach it through the log (sessions from the ingest "
+    "node, assertions from the query node), not directly"
 )
 
 
@@ -175,6 +176,13 @@ class AssertionServicer(assertions_pb2_grpc.AssertionServiceServicer):
         return self._writable(request.partition).assertions.judge(
             judged.id, judged.judgment, judged.reason, judged.kind, judged.body
         )
+
+    @typed_errors
+    def OpOutcome(
+        self, request: assertions_pb2.PartitionOpOutcomeRequest, context: grpc.ServicerContext
+    ) -> assertions_pb2.OperationOutcome:
+        outcome = self.partitions.get(request.partition).assertions.outcome(request.op_id)
+        return outcome if outcome is not None else assertions_pb2.OperationOutcome(applied=False)
 
 
 def index_services(partitions: PartitionSet, partition_count: Callable[[], int], writable: bool) -> list[Service]:

@@ -1,10 +1,9 @@
 """The cluster-mode write path: sessions into the replicated log, acknowledged by level.
 
 Every valid session becomes one record on its session's subject of the partition its lineage root
-routes to (quarry.cluster.records). Records are published asynchronously in batches; a record whose
-acknowledgement does not come (a log server died, the stream is electing a leader: about 5-10 s here)
-is published again with the same message id, which the stream stores once, until PUBLISH_TIMEOUT_S.
-Then:
+routes to (quarry.cluster.records). Records are published in batches, each until the stream has
+acknowledged every record of it, retried with the same message ids through a log server's failure
+(quarry.cluster.publish). Then:
 - ack `log`: the call returns once every record is acknowledged by the stream: stored on a quorum of
   log servers, each fsync'd (`sync_interval: always`). It survives the loss of any index node and of
   one of three log servers, and is not searchable yet.
@@ -31,19 +30,16 @@ from nats.js.errors import NotFoundError
 from quarry.cluster.cluster_map import ClusterWatch, now_ms
 from quarry.cluster.loop import LoopThread, connect
 from quarry.cluster.placement import ACTIVE
+from quarry.cluster.publish import publish_all
 from quarry.cluster.records import DELETE, OP, Outgoing, session_record, tombstone
 from quarry.cluster.setup import APPLIED_PREFIX, MAX_RECORD_BYTES, STREAM, session_subject
-from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
 from quarry.ingest.acks import APPLIED, check_ack
 from quarry.ingest.validate import session_problems
-from quarry.v1 import errors_pb2, ingest_pb2, units_pb2
+from quarry.v1 import ingest_pb2, units_pb2
 
 BATCH_SESSIONS = 500
 BATCH_BYTES = 32 * 1024 * 1024
-ACK_TIMEOUT_S = 5.0
-PUBLISH_TIMEOUT_S = 120.0
-RETRY_S = 0.5
 APPLIED_STALL_S = 30.0
 LOOKUP_TIMEOUT_S = 5.0
 
@@ -150,44 +146,10 @@ class LogPublisher:
         return dict(zip(session_ids, found, strict=True))
 
     def _publish(self, records: Sequence[Outgoing], watermarks: dict[int, int]) -> None:
-        acknowledged = self.loop.run(self._publish_all(records))
+        acknowledged = self.loop.run(publish_all(self.nc, records))
         for record, seq in zip(records, acknowledged, strict=True):
             partition = int(record.subject.split(".", 2)[1])
             watermarks[partition] = max(watermarks.get(partition, 0), seq)
-
-    async def _publish_all(self, records: Sequence[Outgoing]) -> list[int]:
-        """Each record's stream sequence once the stream acknowledged it; records not acknowledged are
-        published again with their message ids (stored once) until PUBLISH_TIMEOUT_S."""
-        js = self.nc.jetstream()
-        sequences: list[int | None] = [None] * len(records)
-        deadline = time.monotonic() + PUBLISH_TIMEOUT_S
-        pending = list(range(len(records)))
-        last_error: BaseException | None = None
-        while pending:
-            futures = []
-            for i in pending:
-                record = records[i]
-                futures.append(await js.publish_async(record.subject, record.payload, headers=dict(record.headers)))
-            outcomes = await asyncio.gather(
-                *(asyncio.wait_for(f, ACK_TIMEOUT_S) for f in futures), return_exceptions=True
-            )
-            retry = []
-            for i, outcome in zip(pending, outcomes, strict=True):
-                if isinstance(outcome, BaseException):
-                    retry.append(i)
-                    last_error = outcome
-                else:
-                    sequences[i] = outcome.seq
-            pending = retry
-            if pending:
-                if time.monotonic() > deadline:
-                    raise QuarryError(
-                        errors_pb2.SHARD_UNAVAILABLE,
-                        f"the log did not acknowledge {len(pending)} record(s) within {PUBLISH_TIMEOUT_S:.0f} s "
-                        f"({type(last_error).__name__}: {last_error}): nothing after them was acknowledged",
-                    )
-                await asyncio.sleep(RETRY_S)
-        return [s for s in sequences if s is not None]
 
     # ----- applied ------------------------------------------------------------------------------
 

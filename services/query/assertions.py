@@ -3,15 +3,20 @@
 An assertion lives in the partition of the session its target belongs to. Assertion ids are global
 digests, so a call that names only an assertion (judging it, or asserting about it) first asks every
 partition which one holds it: at most one does. A lookup that could not reach every partition and did
-not find the assertion says so (PARTITION_UNAVAILABLE) rather than NOT_FOUND."""
+not find the assertion says so (PARTITION_UNAVAILABLE) rather than NOT_FOUND.
+
+Writes and judgments go to the partition's only copy in the embedded default; in a cluster on the
+log they are records of the log, which every replica applies (assertion_log.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from quarry.cluster.records import ASSERT, JUDGE
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
 from quarry.core.public_refs import bare_assertion_id, parse_ref
+from quarry.query.assertion_log import AssertionLog
 from quarry.query.cluster_client import ASSERTIONS, ClusterClient, unavailable
 from quarry.query.scatter import Deadline
 from quarry.v1 import assertions_pb2, errors_pb2, units_pb2
@@ -21,8 +26,10 @@ DEFAULT_LIMIT = 50
 
 
 class AssertionRouter:
-    def __init__(self, cluster: ClusterClient) -> None:
+    def __init__(self, cluster: ClusterClient, log: AssertionLog | None = None) -> None:
+        """`log`: in a cluster on the log, where writes and judgments are published."""
         self.cluster = cluster
+        self.log = log
 
     def write(self, request: assertions_pb2.WriteAssertionRequest) -> units_pb2.Assertion:
         target = parse_ref(request.assertion.target_ref, "assertion.target_ref")
@@ -30,6 +37,8 @@ class AssertionRouter:
             partition = partition_for(target.session_id, self.cluster.partitions)
         else:
             partition = self._holder(target.id, "assertion.target_ref")
+        if self.log is not None:
+            return self.log.apply(partition, ASSERT, request.SerializeToString()).assertion
         call = assertions_pb2.PartitionWriteAssertion(partition=partition, request=request)
         return self._one(partition, "WriteAssertion", call)
 
@@ -58,6 +67,8 @@ class AssertionRouter:
 
     def judge(self, request: assertions_pb2.JudgeCandidateRequest) -> assertions_pb2.JudgeCandidateResponse:
         partition = self._holder(bare_assertion_id(request.id), "id")
+        if self.log is not None:
+            return self.log.apply(partition, JUDGE, request.SerializeToString()).judged
         call = assertions_pb2.PartitionJudgeCandidate(partition=partition, request=request)
         return self._one(partition, "JudgeCandidate", call)
 

@@ -107,13 +107,14 @@ class Coordinator:
         ingest_address: str | None,
         clock: Callable[[], int] | None = None,
     ) -> None:
-        """`topology`: the cluster's partitions and replicas; `clock` gives the time (epoch ms)
-        relative dates (`since:7d`, `yesterday`) count from; the wall clock by default."""
+        """`topology`: the cluster's partitions and replicas (a cluster on the log also carries its NATS
+        connection, through which assertion writes go); `clock` gives the time (epoch ms) relative
+        dates (`since:7d`, `yesterday`) count from; the wall clock by default."""
         self.clock = clock
         self.vector_address = vector_address
         self.ingest_address = ingest_address
         self.cluster = ClusterClient(topology)
-        self.assertions = AssertionRouter(self.cluster)
+        self.assertions = AssertionRouter(self.cluster, topology.assertion_log(self.cluster))
         self.refs = RefResolver(self.cluster, self.assertions)
         self.facets = FacetCounter(self.cluster, self.compile, self.with_semantic_leaves_resolved)
         self.vector = (

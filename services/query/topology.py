@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from quarry.v1 import query_pb2
+
+if TYPE_CHECKING:
+    from quarry.query.assertion_log import AssertionLog
+    from quarry.query.cluster_client import ClusterClient
 
 ACTIVE = "active"
 CATCHING_UP = "catching_up"
@@ -58,6 +62,10 @@ class Topology(Protocol):
         """The replicated log's state (cluster mode), None without a log."""
         ...
 
+    def assertion_log(self, cluster: ClusterClient) -> AssertionLog | None:
+        """Where assertion writes go in a cluster on the log; None: straight to the partition's node."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -82,6 +90,9 @@ class StaticTopology:
         return self._view
 
     def log_status(self) -> query_pb2.LogStatus | None:
+        return None
+
+    def assertion_log(self, cluster: ClusterClient) -> AssertionLog | None:
         return None
 
     def close(self) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from quarry.cluster.cluster_map import ClusterWatch, Heartbeat, MapState, now_ms
 from quarry.cluster.loop import LoopThread, connect
 from quarry.cluster.setup import STREAM, ClusterConfig
+from quarry.query.assertion_log import AssertionLog
+from quarry.query.cluster_client import ClusterClient
 from quarry.query.topology import ClusterView, NodeView, ReplicaView
 from quarry.v1 import query_pb2
 
@@ -83,6 +85,9 @@ class WatchedTopology:
                     name=peer.name, current=bool(peer.current), offline=bool(peer.offline), lag=peer.lag or 0
                 )
         return status
+
+    def assertion_log(self, cluster: ClusterClient) -> AssertionLog:
+        return AssertionLog(self.loop, self.nc, cluster)
 
     def close(self) -> None:
         try:

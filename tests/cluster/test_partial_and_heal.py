@@ -59,8 +59,11 @@ def test_a_dead_partition_is_named_missing_at_once_and_a_complete_search_fails_t
         assert (refused.value.code, refused.value.partitions) == (errors_pb2.PARTITION_UNAVAILABLE, [1])
     finally:
         cluster.restart("index-1")
-    whole = client.search("pair", limit=100)
-    assert not whole.partial and len(whole.hits) == 40
+    deadline = time.monotonic() + 10  # the query node's channel reconnects within its backoff (at most 1 s)
+    while (whole := client.search("pair", limit=100)).partial:
+        assert time.monotonic() < deadline, "the restarted node's partition stayed missing"
+        time.sleep(0.1)
+    assert len(whole.hits) == 40
 
 
 def test_a_deleted_session_is_gone_from_search_and_a_second_delete_finds_nothing(

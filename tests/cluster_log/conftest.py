@@ -1,4 +1,4 @@
-"""A cluster on the log for the module: three NATS servers (JetStream, the log on all three), three index
+"""A cluster on the log for the package's tests: three NATS servers (JetStream, the log on all three), three index
 nodes holding 16 partitions twice each, and the vector (no embedder), ingest and query nodes, every one
 a real process on free loopback ports. Tests may kill nodes; each leaves the cluster whole again
 (`heal`), so they can run in any order."""
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.cluster
 NODE_LEFT_DELAY_MS = 4_000  # the cluster's; a production cluster waits a minute before copying a gone node's partitions
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     local = LocalCluster(
         tmp_path_factory.mktemp("quarry-log"),
@@ -44,7 +44,7 @@ def whole(cluster: LocalCluster) -> Iterator[LocalCluster]:
     heal(cluster)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def client(cluster: LocalCluster) -> Iterator[QuarryClient]:
     info = cluster.info()
     with QuarryClient(info.query, info.ingest) as quarry:

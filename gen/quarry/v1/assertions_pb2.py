@@ -26,43 +26,47 @@ from quarry.v1 import errors_pb2 as quarry_dot_v1_dot_errors__pb2
 from quarry.v1 import units_pb2 as quarry_dot_v1_dot_units__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aquarry/v1/assertions.proto\x12\tquarry.v1\x1a\x16quarry/v1/errors.proto\x1a\x15quarry/v1/units.proto\"_\n\x17PartitionWriteAssertion\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x31\n\x07request\x18\x02 \x01(\x0b\x32 .quarry.v1.WriteAssertionRequest\"_\n\x17PartitionJudgeCandidate\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x31\n\x07request\x18\x02 \x01(\x0b\x32 .quarry.v1.JudgeCandidateRequest\"2\n\x10NodeGetAssertion\x12\x12\n\npartitions\x18\x01 \x03(\x05\x12\n\n\x02id\x18\x02 \x01(\t\"_\n\x12PartitionAssertion\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\r\n\x05\x66ound\x18\x02 \x01(\x08\x12\'\n\tassertion\x18\x03 \x01(\x0b\x32\x14.quarry.v1.Assertion\"r\n\x0eNodeAssertions\x12\x31\n\npartitions\x18\x01 \x03(\x0b\x32\x1d.quarry.v1.PartitionAssertion\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"[\n\x12NodeListCandidates\x12\x12\n\npartitions\x18\x01 \x03(\x05\x12\x31\n\x07request\x18\x02 \x01(\x0b\x32 .quarry.v1.ListCandidatesRequest\"T\n\x13PartitionCandidates\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12*\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x19.quarry.v1.CandidateEntry\"w\n\x12NodeCandidateLists\x12\x32\n\npartitions\x18\x01 \x03(\x0b\x32\x1e.quarry.v1.PartitionCandidates\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"@\n\x15WriteAssertionRequest\x12\'\n\tassertion\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Assertion\"!\n\x13GetAssertionRequest\x12\n\n\x02id\x18\x01 \x01(\t\"J\n\x15ListCandidatesRequest\x12\x12\n\ntarget_ref\x18\x01 \x01(\t\x12\x0e\n\x06review\x18\x02 \x01(\x08\x12\r\n\x05limit\x18\x03 \x01(\x05\"c\n\x0e\x43\x61ndidateEntry\x12\'\n\tassertion\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Assertion\x12\x0f\n\x07\x61\x63tions\x18\x02 \x03(\t\x12\x17\n\x0f\x64isabled_reason\x18\x03 \x01(\t\";\n\rCandidateList\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.quarry.v1.CandidateEntry\"a\n\x15JudgeCandidateRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x10\n\x08judgment\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x0c\n\x04\x62ody\x18\x05 \x01(\t\"h\n\x16JudgeCandidateResponse\x12\'\n\tcandidate\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Assertion\x12%\n\x07\x63reated\x18\x02 \x01(\x0b\x32\x14.quarry.v1.Assertion2\xcf\x02\n\x10\x41ssertionService\x12J\n\x0eWriteAssertion\x12\".quarry.v1.PartitionWriteAssertion\x1a\x14.quarry.v1.Assertion\x12\x46\n\x0cGetAssertion\x12\x1b.quarry.v1.NodeGetAssertion\x1a\x19.quarry.v1.NodeAssertions\x12N\n\x0eListCandidates\x12\x1d.quarry.v1.NodeListCandidates\x1a\x1d.quarry.v1.NodeCandidateLists\x12W\n\x0eJudgeCandidate\x12\".quarry.v1.PartitionJudgeCandidate\x1a!.quarry.v1.JudgeCandidateResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aquarry/v1/assertions.proto\x12\tquarry.v1\x1a\x16quarry/v1/errors.proto\x1a\x15quarry/v1/units.proto\"=\n\x19PartitionOpOutcomeRequest\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\r\n\x05op_id\x18\x02 \x01(\t\"\xa6\x01\n\x10OperationOutcome\x12\x0f\n\x07\x61pplied\x18\x01 \x01(\x08\x12\'\n\tassertion\x18\x02 \x01(\x0b\x32\x14.quarry.v1.Assertion\x12\x31\n\x06judged\x18\x03 \x01(\x0b\x32!.quarry.v1.JudgeCandidateResponse\x12%\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x16.quarry.v1.ErrorDetail\"_\n\x17PartitionWriteAssertion\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x31\n\x07request\x18\x02 \x01(\x0b\x32 .quarry.v1.WriteAssertionRequest\"_\n\x17PartitionJudgeCandidate\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x31\n\x07request\x18\x02 \x01(\x0b\x32 .quarry.v1.JudgeCandidateRequest\"2\n\x10NodeGetAssertion\x12\x12\n\npartitions\x18\x01 \x03(\x05\x12\n\n\x02id\x18\x02 \x01(\t\"_\n\x12PartitionAssertion\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\r\n\x05\x66ound\x18\x02 \x01(\x08\x12\'\n\tassertion\x18\x03 \x01(\x0b\x32\x14.quarry.v1.Assertion\"r\n\x0eNodeAssertions\x12\x31\n\npartitions\x18\x01 \x03(\x0b\x32\x1d.quarry.v1.PartitionAssertion\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"[\n\x12NodeListCandidates\x12\x12\n\npartitions\x18\x01 \x03(\x05\x12\x31\n\x07request\x18\x02 \x01(\x0b\x32 .quarry.v1.ListCandidatesRequest\"T\n\x13PartitionCandidates\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12*\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x19.quarry.v1.CandidateEntry\"w\n\x12NodeCandidateLists\x12\x32\n\npartitions\x18\x01 \x03(\x0b\x32\x1e.quarry.v1.PartitionCandidates\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.quarry.v1.PartitionFailure\"@\n\x15WriteAssertionRequest\x12\'\n\tassertion\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Assertion\"!\n\x13GetAssertionRequest\x12\n\n\x02id\x18\x01 \x01(\t\"J\n\x15ListCandidatesRequest\x12\x12\n\ntarget_ref\x18\x01 \x01(\t\x12\x0e\n\x06review\x18\x02 \x01(\x08\x12\r\n\x05limit\x18\x03 \x01(\x05\"c\n\x0e\x43\x61ndidateEntry\x12\'\n\tassertion\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Assertion\x12\x0f\n\x07\x61\x63tions\x18\x02 \x03(\t\x12\x17\n\x0f\x64isabled_reason\x18\x03 \x01(\t\";\n\rCandidateList\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.quarry.v1.CandidateEntry\"a\n\x15JudgeCandidateRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x10\n\x08judgment\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x0c\n\x04\x62ody\x18\x05 \x01(\t\"h\n\x16JudgeCandidateResponse\x12\'\n\tcandidate\x18\x01 \x01(\x0b\x32\x14.quarry.v1.Assertion\x12%\n\x07\x63reated\x18\x02 \x01(\x0b\x32\x14.quarry.v1.Assertion2\x9f\x03\n\x10\x41ssertionService\x12J\n\x0eWriteAssertion\x12\".quarry.v1.PartitionWriteAssertion\x1a\x14.quarry.v1.Assertion\x12\x46\n\x0cGetAssertion\x12\x1b.quarry.v1.NodeGetAssertion\x1a\x19.quarry.v1.NodeAssertions\x12N\n\x0eListCandidates\x12\x1d.quarry.v1.NodeListCandidates\x1a\x1d.quarry.v1.NodeCandidateLists\x12W\n\x0eJudgeCandidate\x12\".quarry.v1.PartitionJudgeCandidate\x1a!.quarry.v1.JudgeCandidateResponse\x12N\n\tOpOutcome\x12$.quarry.v1.PartitionOpOutcomeRequest\x1a\x1b.quarry.v1.OperationOutcomeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'quarry.v1.assertions_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PARTITIONWRITEASSERTION']._serialized_start=88
-  _globals['_PARTITIONWRITEASSERTION']._serialized_end=183
-  _globals['_PARTITIONJUDGECANDIDATE']._serialized_start=185
-  _globals['_PARTITIONJUDGECANDIDATE']._serialized_end=280
-  _globals['_NODEGETASSERTION']._serialized_start=282
-  _globals['_NODEGETASSERTION']._serialized_end=332
-  _globals['_PARTITIONASSERTION']._serialized_start=334
-  _globals['_PARTITIONASSERTION']._serialized_end=429
-  _globals['_NODEASSERTIONS']._serialized_start=431
-  _globals['_NODEASSERTIONS']._serialized_end=545
-  _globals['_NODELISTCANDIDATES']._serialized_start=547
-  _globals['_NODELISTCANDIDATES']._serialized_end=638
-  _globals['_PARTITIONCANDIDATES']._serialized_start=640
-  _globals['_PARTITIONCANDIDATES']._serialized_end=724
-  _globals['_NODECANDIDATELISTS']._serialized_start=726
-  _globals['_NODECANDIDATELISTS']._serialized_end=845
-  _globals['_WRITEASSERTIONREQUEST']._serialized_start=847
-  _globals['_WRITEASSERTIONREQUEST']._serialized_end=911
-  _globals['_GETASSERTIONREQUEST']._serialized_start=913
-  _globals['_GETASSERTIONREQUEST']._serialized_end=946
-  _globals['_LISTCANDIDATESREQUEST']._serialized_start=948
-  _globals['_LISTCANDIDATESREQUEST']._serialized_end=1022
-  _globals['_CANDIDATEENTRY']._serialized_start=1024
-  _globals['_CANDIDATEENTRY']._serialized_end=1123
-  _globals['_CANDIDATELIST']._serialized_start=1125
-  _globals['_CANDIDATELIST']._serialized_end=1184
-  _globals['_JUDGECANDIDATEREQUEST']._serialized_start=1186
-  _globals['_JUDGECANDIDATEREQUEST']._serialized_end=1283
-  _globals['_JUDGECANDIDATERESPONSE']._serialized_start=1285
-  _globals['_JUDGECANDIDATERESPONSE']._serialized_end=1389
-  _globals['_ASSERTIONSERVICE']._serialized_start=1392
-  _globals['_ASSERTIONSERVICE']._serialized_end=1727
+  _globals['_PARTITIONOPOUTCOMEREQUEST']._serialized_start=88
+  _globals['_PARTITIONOPOUTCOMEREQUEST']._serialized_end=149
+  _globals['_OPERATIONOUTCOME']._serialized_start=152
+  _globals['_OPERATIONOUTCOME']._serialized_end=318
+  _globals['_PARTITIONWRITEASSERTION']._serialized_start=320
+  _globals['_PARTITIONWRITEASSERTION']._serialized_end=415
+  _globals['_PARTITIONJUDGECANDIDATE']._serialized_start=417
+  _globals['_PARTITIONJUDGECANDIDATE']._serialized_end=512
+  _globals['_NODEGETASSERTION']._serialized_start=514
+  _globals['_NODEGETASSERTION']._serialized_end=564
+  _globals['_PARTITIONASSERTION']._serialized_start=566
+  _globals['_PARTITIONASSERTION']._serialized_end=661
+  _globals['_NODEASSERTIONS']._serialized_start=663
+  _globals['_NODEASSERTIONS']._serialized_end=777
+  _globals['_NODELISTCANDIDATES']._serialized_start=779
+  _globals['_NODELISTCANDIDATES']._serialized_end=870
+  _globals['_PARTITIONCANDIDATES']._serialized_start=872
+  _globals['_PARTITIONCANDIDATES']._serialized_end=956
+  _globals['_NODECANDIDATELISTS']._serialized_start=958
+  _globals['_NODECANDIDATELISTS']._serialized_end=1077
+  _globals['_WRITEASSERTIONREQUEST']._serialized_start=1079
+  _globals['_WRITEASSERTIONREQUEST']._serialized_end=1143
+  _globals['_GETASSERTIONREQUEST']._serialized_start=1145
+  _globals['_GETASSERTIONREQUEST']._serialized_end=1178
+  _globals['_LISTCANDIDATESREQUEST']._serialized_start=1180
+  _globals['_LISTCANDIDATESREQUEST']._serialized_end=1254
+  _globals['_CANDIDATEENTRY']._serialized_start=1256
+  _globals['_CANDIDATEENTRY']._serialized_end=1355
+  _globals['_CANDIDATELIST']._serialized_start=1357
+  _globals['_CANDIDATELIST']._serialized_end=1416
+  _globals['_JUDGECANDIDATEREQUEST']._serialized_start=1418
+  _globals['_JUDGECANDIDATEREQUEST']._serialized_end=1515
+  _globals['_JUDGECANDIDATERESPONSE']._serialized_start=1517
+  _globals['_JUDGECANDIDATERESPONSE']._serialized_end=1621
+  _globals['_ASSERTIONSERVICE']._serialized_start=1624
+  _globals['_ASSERTIONSERVICE']._serialized_end=2039
 # @@protoc_insertion_point(module_scope)

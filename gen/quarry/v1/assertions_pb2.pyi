@@ -8,6 +8,26 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PartitionOpOutcomeRequest(_message.Message):
+    __slots__ = ("partition", "op_id")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    OP_ID_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    op_id: str
+    def __init__(self, partition: _Optional[int] = ..., op_id: _Optional[str] = ...) -> None: ...
+
+class OperationOutcome(_message.Message):
+    __slots__ = ("applied", "assertion", "judged", "error")
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    ASSERTION_FIELD_NUMBER: _ClassVar[int]
+    JUDGED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    applied: bool
+    assertion: _units_pb2.Assertion
+    judged: JudgeCandidateResponse
+    error: _errors_pb2.ErrorDetail
+    def __init__(self, applied: _Optional[bool] = ..., assertion: _Optional[_Union[_units_pb2.Assertion, _Mapping]] = ..., judged: _Optional[_Union[JudgeCandidateResponse, _Mapping]] = ..., error: _Optional[_Union[_errors_pb2.ErrorDetail, _Mapping]] = ...) -> None: ...
+
 class PartitionWriteAssertion(_message.Message):
     __slots__ = ("partition", "request")
     PARTITION_FIELD_NUMBER: _ClassVar[int]

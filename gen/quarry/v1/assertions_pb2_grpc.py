@@ -59,6 +59,11 @@ class AssertionServiceStub:
                 request_serializer=quarry_dot_v1_dot_assertions__pb2.PartitionJudgeCandidate.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.FromString,
                 _registered_method=True)
+        self.OpOutcome = channel.unary_unary(
+                '/quarry.v1.AssertionService/OpOutcome',
+                request_serializer=quarry_dot_v1_dot_assertions__pb2.PartitionOpOutcomeRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_assertions__pb2.OperationOutcome.FromString,
+                _registered_method=True)
 
 
 class AssertionServiceServicer:
@@ -97,6 +102,14 @@ class AssertionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def OpOutcome(self, request, context):
+        """Cluster mode: writes and judgments are records of the log, applied by every replica of the
+        partition; the outcome of one, by its operation id, once this replica applied it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AssertionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -119,6 +132,11 @@ def add_AssertionServiceServicer_to_server(servicer, server):
                     servicer.JudgeCandidate,
                     request_deserializer=quarry_dot_v1_dot_assertions__pb2.PartitionJudgeCandidate.FromString,
                     response_serializer=quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.SerializeToString,
+            ),
+            'OpOutcome': grpc.unary_unary_rpc_method_handler(
+                    servicer.OpOutcome,
+                    request_deserializer=quarry_dot_v1_dot_assertions__pb2.PartitionOpOutcomeRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_assertions__pb2.OperationOutcome.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -233,6 +251,33 @@ class AssertionService:
             '/quarry.v1.AssertionService/JudgeCandidate',
             quarry_dot_v1_dot_assertions__pb2.PartitionJudgeCandidate.SerializeToString,
             quarry_dot_v1_dot_assertions__pb2.JudgeCandidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OpOutcome(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.AssertionService/OpOutcome',
+            quarry_dot_v1_dot_assertions__pb2.PartitionOpOutcomeRequest.SerializeToString,
+            quarry_dot_v1_dot_assertions__pb2.OperationOutcome.FromString,
             options,
             channel_credentials,
             insecure,

@@ -65,6 +65,8 @@ CREATE TABLE IF NOT EXISTS assertions (
 ) WITHOUT ROWID;
 -- list and review select by status (IN the candidate and judged ones for review), then by target
 CREATE INDEX IF NOT EXISTS assertions_status_target ON assertions (status, target_ref, created_ms, id);
+-- cluster mode: the outcome of each write or judgment applied from the log, by its operation id
+CREATE TABLE IF NOT EXISTS op_outcomes (op_id TEXT PRIMARY KEY, outcome BLOB NOT NULL) WITHOUT ROWID;
 """
 
 COLUMNS = (
@@ -233,10 +235,11 @@ class AssertionStore:
 
     # ---- writes --------------------------------------------------------------------------------
 
-    def write(self, assertion: units_pb2.Assertion) -> units_pb2.Assertion:
+    def write(self, assertion: units_pb2.Assertion, now_ms: int | None = None, op_id: str = "") -> units_pb2.Assertion:
         """Create or update an assertion under the judgment rules (module docstring); returns it as
         stored. The id is the given one, else a digest of (author, kind, target, body), so a writer
-        that writes the same claim again updates its row."""
+        that writes the same claim again updates its row. From the log (cluster mode), `now_ms` is the
+        time the query node took for the write and `op_id` records its outcome in the same transaction."""
         a = units_pb2.Assertion()
         a.CopyFrom(assertion)
         _closed(a.kind, ASSERTION_KINDS, "assertion.kind")
@@ -267,9 +270,11 @@ class AssertionStore:
                 if existing is not None:
                     a.created_ms = existing.created_ms
                     a.reason = a.reason or existing.reason
-                a.updated_ms = _now_ms()
+                a.updated_ms = now_ms if now_ms is not None else _now_ms()
                 a.created_ms = a.created_ms or a.updated_ms
                 conn.execute(_UPSERT, _to_row(a, was_candidate=status == "candidate"))
+                if op_id:
+                    self._record(conn, op_id, assertions_pb2.OperationOutcome(applied=True, assertion=a))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -298,10 +303,18 @@ class AssertionStore:
         return target.session_id
 
     def judge(
-        self, assertion_id: str, judgment: str, reason: str = "", kind: str = "", body: str = ""
+        self,
+        assertion_id: str,
+        judgment: str,
+        reason: str = "",
+        kind: str = "",
+        body: str = "",
+        now_ms: int | None = None,
+        op_id: str = "",
     ) -> assertions_pb2.JudgeCandidateResponse:
         """Judge a pending candidate (module docstring), in one transaction. `kind` and `body` are the
-        replacement claim of a `supersede`; `reason` is required to reject or defer."""
+        replacement claim of a `supersede`; `reason` is required to reject or defer. `now_ms` and `op_id`:
+        as in `write`."""
         _closed(judgment, JUDGMENTS, "judgment")
         if judgment in ("reject", "defer") and not reason.strip():
             raise _bad("reason", f"{judgment} needs a reason (it is the durable judgment record)")
@@ -324,18 +337,40 @@ class AssertionStore:
                         f"{why}: assertion {candidate_id!r} is {candidate.status}, only a candidate can be judged",
                         parameter="id",
                     )
-                now = _now_ms()
+                now = now_ms if now_ms is not None else _now_ms()
                 _set_status(candidate, JUDGED_STATUS[judgment])
                 candidate.reason = reason
                 candidate.updated_ms = now
                 created = self._judgment_result(candidate, judgment, reason, kind, body, now)
                 conn.execute(_UPSERT, _to_row(candidate, was_candidate=True))
                 conn.execute(_UPSERT, _to_row(created, was_candidate=False))
+                judged = assertions_pb2.JudgeCandidateResponse(candidate=candidate, created=created)
+                if op_id:
+                    self._record(conn, op_id, assertions_pb2.OperationOutcome(applied=True, judged=judged))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        return assertions_pb2.JudgeCandidateResponse(candidate=candidate, created=created)
+        return judged
+
+    # ---- operations from the log (cluster mode) --------------------------------------------------
+
+    def outcome(self, op_id: str) -> assertions_pb2.OperationOutcome | None:
+        """The recorded outcome of an operation applied from the log; None before it is applied."""
+        row = self._reader().execute("SELECT outcome FROM op_outcomes WHERE op_id = ?", (op_id,)).fetchone()
+        return assertions_pb2.OperationOutcome.FromString(row[0]) if row else None
+
+    def record_failure(self, op_id: str, error: QuarryError) -> None:
+        """An operation from the log that failed typed (it changed nothing): its outcome is that error,
+        the same on every replica, since every replica applies the same operations in the same order."""
+        with self._write_lock:
+            self._record(self._writer, op_id, assertions_pb2.OperationOutcome(applied=True, error=error.to_detail()))
+
+    @staticmethod
+    def _record(conn: sqlite3.Connection, op_id: str, outcome: assertions_pb2.OperationOutcome) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO op_outcomes (op_id, outcome) VALUES (?, ?)", (op_id, outcome.SerializeToString())
+        )
 
     @staticmethod
     def _judgment_result(

@@ -159,6 +159,12 @@ class LexicalPartition:
                 self._index.reload()
             return sorted(stored)
 
+    def set_applied_seq(self, applied_seq: int) -> None:
+        """Advance the log checkpoint past records that changed no session (assertion operations)."""
+        with self._write_lock:
+            self._check_open()
+            self._store.set_applied_seq(applied_seq)
+
     @property
     def applied_seq(self) -> int:
         """The last log sequence applied here (0: none yet, or fed by direct pushes)."""

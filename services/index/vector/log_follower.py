@@ -18,7 +18,6 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import api
 
 from quarry.cluster.loop import LoopThread, connect
@@ -136,7 +135,7 @@ class LogFollower:
             )
         try:
             messages = await self._subscription.fetch(self._max_sessions, timeout=FETCH_WAIT_S)
-        except NatsTimeoutError:
+        except TimeoutError:  # nats-py raises its own subclass, or asyncio's, when nothing comes
             info = await self._subscription.consumer_info()
             self._pending = info.num_pending
             self._error = ""

@@ -1,0 +1,117 @@
+"""What users and operators see of a cluster on the log: assertions written once and held by every
+replica, `ack log`, `quarry cluster status`, a node joining with `quarry node index --join`, and each
+index node's readiness."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import orjson
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from quarry.client.client import QuarryClient
+from quarry.client.local import LocalCluster
+from quarry.core.errors import QuarryError
+from quarry.core.partitions import partition_for
+from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, units_pb2
+from tests.cluster_log.inspect import replicas, wait_for
+from tests.cluster_log.load import make_session
+
+PARTITIONS = 16
+
+
+def assertion_on(cluster: LocalCluster, node: str, partition: int, assertion_id: str) -> units_pb2.Assertion | None:
+    stub = assertions_pb2_grpc.AssertionServiceStub(grpc.insecure_channel(cluster.node_addresses[node]))
+    found = stub.GetAssertion(assertions_pb2.NodeGetAssertion(partitions=[partition], id=assertion_id), timeout=10)
+    assert not found.failures
+    return found.partitions[0].assertion if found.partitions[0].found else None
+
+
+def test_an_assertion_is_written_once_through_the_log_and_held_alike_by_every_replica(
+    whole: LocalCluster, client: QuarryClient
+) -> None:
+    target = make_session("claims", 1)
+    assert client.ingest_sessions([target]).searchable
+    partition = partition_for(target.id, PARTITIONS)
+    nodes = [r.node for r in replicas(whole)[partition]]
+    written = client.write_assertion(
+        units_pb2.Assertion(kind="decision", author="agent", target_ref=f"session:{target.id}", body="retry twice")
+    )
+    assert written.status == "candidate" and written.session_id == target.id
+    held = [assertion_on(whole, node, partition, written.id) for node in nodes]
+    assert held == [written, written]  # the same timestamps too: the query node's clock travels in the record
+    judged = client.judge_candidate(written.id, "accept")
+    assert judged.candidate.status == "accepted" and judged.created.supersedes == written.id
+    for node in nodes:
+        assert assertion_on(whole, node, partition, written.id) == judged.candidate
+        assert assertion_on(whole, node, partition, judged.created.id) == judged.created
+    with pytest.raises(QuarryError) as again:
+        client.judge_candidate(written.id, "reject", reason="changed my mind")
+    assert again.value.code == errors_pb2.NOT_JUDGEABLE  # the same typed error every replica recorded
+
+
+def test_ack_log_returns_once_in_the_log_and_the_sessions_become_searchable(client: QuarryClient) -> None:
+    sessions = [make_session("logged", n) for n in range(30)]
+    report = client.ingest_sessions(sessions, ack="log")
+    assert (report.in_log, report.searchable, report.sessions_written) == (True, False, 30)
+    assert {w.partition for w in report.watermarks} == {partition_for(s.id, PARTITIONS) for s in sessions}
+    wait_for(lambda: len(client.search("logged", limit=100).hits) == 30, 30, "the logged sessions were not applied")
+
+
+def test_quarry_cluster_status_shows_every_partitions_replicas_and_the_log(whole: LocalCluster) -> None:
+    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(whole.home)]
+    plain = subprocess.run([*command, "cluster", "status"], capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0, plain.stderr
+    assert "16 partitions × 2 replicas" in plain.stdout and "p15" in plain.stdout and "leader" in plain.stdout
+    document = orjson.loads(
+        subprocess.run([*command, "--format", "json", "cluster", "status"], capture_output=True, timeout=60).stdout
+    )
+    cluster_map, log = document["map"], document["log"]
+    assert (cluster_map["mode"], cluster_map["partitions"], cluster_map["replicas"]) == ("nats", 16, 2)
+    assert int(cluster_map["generation"]) > 0
+    assert all(len(p["replicas"]) == 2 for p in cluster_map["partition_replicas"])
+    assert {r["state"] for p in cluster_map["partition_replicas"] for r in p["replicas"]} == {"active"}
+    assert log["stream"] == "QUARRY" and len(log["servers"]) == 3 and log["leader"].startswith("nats-")
+
+
+def test_every_index_node_is_ready_once_its_partitions_are_caught_up(whole: LocalCluster) -> None:
+    for name in sorted(n for n in whole.procs if n.startswith("index-")):
+        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(whole.node_addresses[name]))
+        ready = health.Check(health_pb2.HealthCheckRequest(service="quarry.v1.IndexService"), timeout=5)
+        assert ready.status == health_pb2.HealthCheckResponse.SERVING, name
+
+
+def test_a_node_joins_from_the_command_line_and_leaves_on_sigterm(whole: LocalCluster, tmp_path: Path) -> None:
+    run_file = tmp_path / "joined.json"
+    joined = subprocess.Popen(
+        [sys.executable, "-m", "quarry.client.cli", "node", "index", "--join", "--home", str(whole.home),
+         "--run-file", str(run_file)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_for(run_file.exists, 60, "the joining node did not start")
+        name = orjson.loads(run_file.read_bytes())["name"]
+        assert name not in whole.procs  # the first index-N the home has no node of
+        wait_for(
+            lambda: any(r.node == name and r.state == "active" for rs in replicas(whole).values() for r in rs),
+            90,
+            "the joined node got no active partition",
+        )
+        joined.send_signal(signal.SIGTERM)
+        assert joined.wait(timeout=60) == 0
+        wait_for(
+            lambda: not any(r.node == name for rs in replicas(whole).values() for r in rs),
+            60,
+            "the node that left kept partitions",
+        )
+    finally:
+        if joined.poll() is None:
+            joined.kill()
+        time.sleep(0)
