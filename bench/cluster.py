@@ -217,17 +217,18 @@ def query_set_latency(client: QuarryClient, queries: Sequence[BenchQuery]) -> di
     """The query set on the dialogue lane, after a warm-up pass: latency per class and overall; a failed
     query is timed until it failed and listed, a partial answer counted."""
     failed: dict[str, str] = {}
-    partial: set[str] = set()
+    partial: dict[str, list[str]] = {}
 
     def search(q: BenchQuery) -> None:
         try:
-            if client.search(q.quarry, lane="dialogue", limit=SEARCH_LIMIT).partial:
-                partial.add(q.quarry)
+            envelope = client.search(q.quarry, lane="dialogue", limit=SEARCH_LIMIT)
+            if envelope.partial:
+                partial[q.quarry] = [f"{m.partition}: {m.reason}" for m in envelope.missing]
         except QuarryError as error:
             failed[q.quarry] = str(error)
 
     latency = measure(search, queries)
-    return {"latency": latency_dict(latency), "failed": failed, "partial": sorted(partial)}
+    return {"latency": latency_dict(latency), "failed": failed, "partial": partial}
 
 
 @dataclass(frozen=True)

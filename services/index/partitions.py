@@ -122,12 +122,18 @@ class PartitionSet:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def each(
-        self, partitions: Sequence[int], read: Callable[[PartitionReplica], R]
+        self, partitions: Sequence[int], read: Callable[[PartitionReplica], R], concurrent: bool = True
     ) -> tuple[list[R], list[errors_pb2.PartitionFailure]]:
-        """`read` on each partition's replica concurrently: the results of those that answered, in
-        the order asked, and a failure for each that could not (not held here, closed, or erring)."""
-        futures = [submit_in_context(self._pool, self._read, p, read) for p in partitions[1:]]
-        outcomes = [self._read(partitions[0], read), *(f.result() for f in futures)] if partitions else []
+        """`read` on each partition's replica: the results of those that answered, in the order asked,
+        and a failure for each that could not (not held here, closed, or erring). `concurrent` runs them
+        on the node's pool: worth it for reads that spend their time in SQLite or Tantivy (which release
+        the GIL), not for a search's sub-millisecond steps, which the pool's hand-offs and the GIL's
+        contention would make slower (measured: 8 partitions' searches 1.5-2x faster in turn)."""
+        if concurrent:
+            futures = [submit_in_context(self._pool, self._read, p, read) for p in partitions[1:]]
+            outcomes = [self._read(partitions[0], read), *(f.result() for f in futures)] if partitions else []
+        else:
+            outcomes = [self._read(p, read) for p in partitions]
         results: list[R] = []
         failures: list[errors_pb2.PartitionFailure] = []
         for partition, outcome in zip(partitions, outcomes, strict=True):

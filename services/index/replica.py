@@ -31,10 +31,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 from grpc_health.v1 import health_pb2
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js import api
 
 from quarry.cluster import placement
@@ -50,6 +52,10 @@ from quarry.index.server import index_services
 
 FETCH_BATCH = 256
 FETCH_WAIT_S = 1.0
+APPLY_SLOTS = 2  # partitions applying at once on a node (its cores)
+APPLY_MAX_RECORDS = 2000
+APPLY_MAX_BYTES = 48 * 1024 * 1024
+CONSUMER_CHECK_S = 5.0
 CAUGHT_UP_LAG = 64  # records behind the log's end that still count as caught up (promotion, readiness)
 CONTROL_S = 1.0
 REMOVE_GRACE_S = 10.0
@@ -90,7 +96,8 @@ class ReplicaNode:
         self.started_ms = now_ms()
         self._followers: dict[int, _Follower] = {}
         self._unassigned_since: dict[int, float] = {}
-        self._apply_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"{node_id}-apply")
+        self._apply_pool = ThreadPoolExecutor(max_workers=APPLY_SLOTS, thread_name_prefix=f"{node_id}-apply")
+        self._apply_slots = asyncio.Semaphore(APPLY_SLOTS)
         self._tasks: list[asyncio.Task[None]] = []
         self._node: Node | None = None
         self._stopping = threading.Event()
@@ -259,17 +266,25 @@ class ReplicaNode:
                         num_replicas=1,
                     ),
                 )
+                checked = 0.0
                 while True:
                     try:
                         messages = await subscription.fetch(FETCH_BATCH, timeout=FETCH_WAIT_S)
                     except TimeoutError:  # nats-py raises its own subclass, or asyncio's, when nothing comes
-                        info = await subscription.consumer_info()  # the consumer still lives: at the end
+                        if follower.caught_up and time.monotonic() - checked < CONSUMER_CHECK_S:
+                            continue  # nothing new, as at the last look
+                        # Nothing came: at the log's end, or the consumer is gone with its server (the
+                        # question fails, and the consumer is made again).
+                        info = await subscription.consumer_info()
+                        checked = time.monotonic()
                         follower.pending = info.num_pending
                         follower.caught_up = info.num_pending <= CAUGHT_UP_LAG
                         self._set_readiness()
                         continue
-                    records = [decode(m.subject, m.metadata.sequence.stream, m.headers, m.data) for m in messages]
-                    await loop.run_in_executor(self._apply_pool, apply_records, replica, records)
+                    async with self._apply_slots:
+                        messages = await self._drain(subscription, messages)
+                        records = [decode(m.subject, m.metadata.sequence.stream, m.headers, m.data) for m in messages]
+                        await loop.run_in_executor(self._apply_pool, apply_records, replica, records)
                     follower.applied = records[-1].seq
                     follower.pending = messages[-1].metadata.num_pending
                     follower.caught_up = follower.pending <= CAUGHT_UP_LAG
@@ -291,6 +306,24 @@ class ReplicaNode:
                 if subscription is not None:
                     with contextlib.suppress(Exception):
                         await subscription.unsubscribe()
+
+    @staticmethod
+    async def _drain(subscription: Any, messages: list[Msg]) -> list[Msg]:
+        """The first fetch's records and every record already waiting after them, up to one apply
+        batch. Called once this partition's turn to apply came: what arrived while it waited for the
+        turn is applied in the same commit (a bulk ingest becomes few large commits per partition, a
+        single new session one small one)."""
+        size = sum(len(m.data or b"") for m in messages)
+        pending = messages[-1].metadata.num_pending
+        while pending > 0 and len(messages) < APPLY_MAX_RECORDS and size < APPLY_MAX_BYTES:
+            try:
+                more = await subscription.fetch(min(FETCH_BATCH, pending), timeout=FETCH_WAIT_S)
+            except TimeoutError:  # the pending count was an estimate (records compacted meanwhile)
+                break
+            messages.extend(more)
+            size += sum(len(m.data or b"") for m in more)
+            pending = more[-1].metadata.num_pending
+        return messages
 
     async def _announce(self, partition: int, applied: int) -> None:
         assert self.nc is not None

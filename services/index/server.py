@@ -8,7 +8,9 @@ applying the log, so that every replica of a partition applies the same records 
 
 from __future__ import annotations
 
+import heapq
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from quarry.core.errors import QuarryError
 from quarry.core.node import Service, serve, typed_errors
 from quarry.core.partitions import partition_for
 from quarry.core.public_refs import bare_assertion_id
+from quarry.index.lexical.leaf import DEFAULT_SESSIONS
 from quarry.index.lexical.partition import WRITER_HEAP_BYTES
 from quarry.index.partitions import PartitionReplica, PartitionSet
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, index_pb2, index_pb2_grpc, units_pb2
@@ -67,18 +70,32 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     @typed_errors
     def SearchSessions(self, request: index_pb2.ShardSearchRequest, context: grpc.ServicerContext):
+        """Each partition ranks its sessions; the node keeps the best `limit` over all of them and only
+        those are explained (message, matched terms, snippet), each in its partition's response: the
+        explaining is most of a search's cost, and the query node uses no more than `limit` hits of one
+        node. A partition's hits still come in its own order, so the cursor anchors stay per partition."""
         started = time.perf_counter()
+        anchors = {a.partition: a for a in request.partitions}
+        prepared, failures = self.partitions.each(
+            list(anchors),
+            lambda r: (r.partition, time.perf_counter(), r.lexical.prepare_search(request, anchors[r.partition])),
+            concurrent=False,
+        )
+        by_partition = {partition: (began, search) for partition, began, search in prepared}
+        limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
+        kept = Counter(
+            p for _, p in heapq.nsmallest(limit, ((k, p) for p, (_, s) in by_partition.items() for k in s.keys))
+        )
 
-        def search(replica: PartitionReplica, anchor: index_pb2.PartitionAnchor) -> index_pb2.ShardSearchResponse:
-            began = time.perf_counter()
-            response = replica.lexical.search(request, anchor)
+        def finish(replica: PartitionReplica) -> index_pb2.ShardSearchResponse:
+            began, search = by_partition[replica.partition]
+            response = search.finish(kept[replica.partition])
             response.elapsed_ms = (time.perf_counter() - began) * 1000.0
             return response
 
-        anchors = {a.partition: a for a in request.partitions}
-        results, failures = self.partitions.each(list(anchors), lambda r: search(r, anchors[r.partition]))
+        results, late = self.partitions.each(sorted(by_partition), finish, concurrent=False)
         return index_pb2.NodeSearchResponse(
-            partitions=results, failures=failures, elapsed_ms=(time.perf_counter() - started) * 1000.0
+            partitions=results, failures=[*failures, *late], elapsed_ms=(time.perf_counter() - started) * 1000.0
         )
 
     @typed_errors

@@ -10,8 +10,8 @@ PARTITION_UNAVAILABLE when the request requires a complete one).
 
 Replica order for a partition: the replica a cursor walk has read it from so far (a walk stays on one
 replica while it lives, as Elasticsearch's `preference` and Qdrant's route affinity keep it), then the
-active replicas by the rendezvous weight of (partition, node) (each partition's reads go to the same
-copy, whose caches are warm), then draining ones (complete, on their way out). Catching-up replicas are
+active replicas, then draining ones (complete, on their way out); among the best of a request's
+partitions' replicas, the fewest nodes that cover them all (`_plan`). Catching-up replicas are
 never read, nor replicas on nodes whose heartbeat stopped. A node that failed a call is suspected for a
 few seconds: tried after the others, so a dead node costs one retry, not one per request, until the
 map drops it or it answers again. The first attempt gets half of the time left when a retry is
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +77,7 @@ class ClusterClient:
         self._stubs: dict[str, _Stubs] = {}
         self._suspects: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._turn = 0
 
     @property
     def partitions(self) -> int:
@@ -116,14 +118,10 @@ class ClusterClient:
         tried: dict[int, set[str]] = {p: set() for p in wanted}
         pending = list(wanted)
         for attempt in range(2):
-            plan: dict[str, list[int]] = {}
-            for partition in pending:
-                node = self._choose(view, partition, tried[partition], prefer)
-                if node is None:
-                    if not reasons[partition]:
-                        reasons[partition].append(_no_replica(view, partition))
-                    continue
-                plan.setdefault(node, []).append(partition)
+            plan, unplaced = self._plan(view, pending, tried, prefer)
+            for partition in unplaced:
+                if not reasons[partition]:
+                    reasons[partition].append(_no_replica(view, partition))
             if not plan:
                 break
             retry_possible = (
@@ -185,31 +183,64 @@ class ClusterClient:
 
     # ----- internals ----------------------------------------------------------------------------
 
+    def _plan(
+        self, view: ClusterView, pending: list[int], tried: dict[int, set[str]], prefer: dict[int, str] | None
+    ) -> tuple[dict[str, list[int]], list[int]]:
+        """Which node to ask for each partition (and those no replica is left for). A partition a cursor
+        walk reads from a replica stays there; the others go to as few nodes as cover them, among each
+        partition's best replicas (an unsuspected active one before any other): with two replicas on
+        three nodes, two calls instead of three, each merging and explaining only its own best hits.
+        Nodes that cover as many are taken in turn from one request to the next, to share the load."""
+        plan: dict[str, list[int]] = {}
+        unplaced: list[int] = []
+        choices: dict[int, list[str]] = {}
+        for partition in pending:
+            ranked = self._ranked(view, partition, tried[partition], prefer)
+            if not ranked:
+                unplaced.append(partition)
+            elif prefer and prefer.get(partition) == ranked[0][1]:
+                plan.setdefault(ranked[0][1], []).append(partition)
+            else:
+                best = ranked[0][0]
+                choices[partition] = [node for rank, node in ranked if rank == best]
+        self._turn += 1
+        while choices:
+            coverage = Counter(node for nodes in choices.values() for node in nodes)
+            most = max(coverage.values())
+            tied = sorted(node for node, count in coverage.items() if count == most)
+            node = tied[self._turn % len(tied)]
+            for partition in [p for p, nodes in choices.items() if node in nodes]:
+                plan.setdefault(node, []).append(partition)
+                del choices[partition]
+        return plan, unplaced
+
     def _choose(self, view: ClusterView, partition: int, tried: set[str], prefer: dict[int, str] | None) -> str | None:
         """The next replica to read the partition from, or None when no untried readable one is left."""
+        ranked = self._ranked(view, partition, tried, prefer)
+        return ranked[0][1] if ranked else None
+
+    def _ranked(
+        self, view: ClusterView, partition: int, tried: set[str], prefer: dict[int, str] | None
+    ) -> list[tuple[tuple[bool, bool, bool, bool], str]]:
+        """The untried readable replicas of a partition, best first, each with its rank (heartbeat late,
+        suspected, not the preferred one, not active); within a rank, in the map's (rendezvous) order."""
         readable = [
-            r
+            (r, node.alive)
             for r in view.replicas.get(partition, ())
             if r.state in (ACTIVE, DRAINING)
             and r.node not in tried
             and (node := view.nodes.get(r.node)) is not None
-            and node.alive
+            and node.address
         ]
-        if not readable:
-            return None
         preferred = prefer.get(partition) if prefer else None
         now = time.monotonic()
-
-        def order(index_and_replica: tuple[int, Any]) -> tuple[bool, bool, bool, int]:
-            index, replica = index_and_replica
-            return (
-                self._suspects.get(replica.node, 0.0) > now,
-                replica.node != preferred,
-                replica.state != ACTIVE,
-                index,  # the map lists replicas in rendezvous order
-            )
-
-        return min(enumerate(readable), key=order)[1].node
+        # A node whose heartbeat is late is asked last, not never: a busy node may beat late, and a dead
+        # one refuses at once.
+        ranked = [
+            ((not alive, self._suspects.get(r.node, 0.0) > now, r.node != preferred, r.state != ACTIVE), index, r.node)
+            for index, (r, alive) in enumerate(readable)  # the map lists replicas in rendezvous order
+        ]
+        return [(rank, node) for rank, _, node in sorted(ranked)]
 
     def _call_nodes(
         self,

@@ -81,10 +81,13 @@ def test_quarry_cluster_status_shows_every_partitions_replicas_and_the_log(whole
 
 
 def test_every_index_node_is_ready_once_its_partitions_are_caught_up(whole: LocalCluster) -> None:
-    for name in sorted(n for n in whole.procs if n.startswith("index-")):
+    def ready(name: str) -> bool:
         health = health_pb2_grpc.HealthStub(grpc.insecure_channel(whole.node_addresses[name]))
-        ready = health.Check(health_pb2.HealthCheckRequest(service="quarry.v1.IndexService"), timeout=5)
-        assert ready.status == health_pb2.HealthCheckResponse.SERVING, name
+        answer = health.Check(health_pb2.HealthCheckRequest(service="quarry.v1.IndexService"), timeout=5)
+        return answer.status == health_pb2.HealthCheckResponse.SERVING
+
+    for name in sorted(n for n in whole.procs if n.startswith("index-")):
+        wait_for(lambda name=name: ready(name), 10, f"{name} is not ready")
 
 
 def test_a_node_joins_from_the_command_line_and_leaves_on_sigterm(whole: LocalCluster, tmp_path: Path) -> None:

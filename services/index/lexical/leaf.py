@@ -32,8 +32,9 @@ Tantivy to ordinal sets first. Unit rows: see rows.py.
 
 from __future__ import annotations
 
+import dataclasses
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import tantivy
@@ -71,6 +72,37 @@ class _Candidate(NamedTuple):
     ord: int
 
 
+class _Ranked(NamedTuple):
+    candidate: _Candidate
+    session_id: str
+
+
+@dataclasses.dataclass
+class PreparedSearch:
+    """A partition's search, ranked: `keys` orders its candidates best first with the query node's order
+    key ((-score, 0, session id) when ranked, (0, -time, session id) when listed by time), and
+    `finish(n)` gives the response with its first n candidates as hits, explained (message, matched
+    terms, snippet) only then. A listed (unranked) search's hits are complete already."""
+
+    response: index_pb2.ShardSearchResponse
+    keys: list[tuple[float, int, str]] = dataclasses.field(default_factory=list)
+    ranked: list[_Ranked] = dataclasses.field(default_factory=list)
+    explain: Callable[[Sequence[_Ranked]], None] | None = None
+
+    @classmethod
+    def listed(cls, response: index_pb2.ShardSearchResponse) -> PreparedSearch:
+        keys = [(0.0, -h.sort_time_ms, h.session.id) for h in response.hits]
+        return cls(response, keys)
+
+    def finish(self, keep: int | None = None) -> index_pb2.ShardSearchResponse:
+        count = len(self.keys) if keep is None else keep
+        if self.explain is not None:
+            self.explain(self.ranked[:count])
+        else:
+            del self.response.hits[count:]
+        return self.response
+
+
 class Leaf:
     """Executes plans against one partition. Stateless apart from the handles; safe to share across threads."""
 
@@ -85,6 +117,13 @@ class Leaf:
         self, request: index_pb2.ShardSearchRequest, partition: int, anchor: index_pb2.PartitionAnchor | None = None
     ) -> index_pb2.ShardSearchResponse:
         """The partition's best `request.limit` sessions; with an anchor, those sorting after it."""
+        return self.prepare(request, partition, anchor).finish()
+
+    def prepare(
+        self, request: index_pb2.ShardSearchRequest, partition: int, anchor: index_pb2.PartitionAnchor | None = None
+    ) -> PreparedSearch:
+        """The search ranked but its hits not yet explained (PreparedSearch): an index node holding
+        several partitions merges their rankings and explains only the hits that made its own top."""
         plan = request.plan
         if plan.unit not in ("", "sessions"):
             raise _request_error(f"session search got a plan of unit {plan.unit!r}", "plan.unit")
@@ -102,7 +141,7 @@ class Leaf:
         group = fts.combine("all", (fts.compile_fts(e) for e in exprs))
         response = index_pb2.ShardSearchResponse(partition=partition)
         if exprs and group is None:
-            return response  # text that analyzes to no token matches nothing
+            return PreparedSearch(response)  # text that analyzes to no token matches nothing
         if plan.HasField("ranking_text"):
             ranking = fts.positive(fts.compile_fts(plan.ranking_text))
         elif exprs:
@@ -110,7 +149,7 @@ class Leaf:
         else:
             ranking = fts.positive(fts.combine("any", (fts.compile_fts(e) for e in _positive_fts(rest))))
         if ranking is None:
-            return self._unranked(lowering, where, limit, response, anchor)
+            return PreparedSearch.listed(self._unranked(lowering, where, limit, response, anchor))
         if not exprs and roles:  # no text in the group: a role clause is "has a message with the role"
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
             roles = []
@@ -123,12 +162,12 @@ class Leaf:
             admitted = admission.admitted_sessions(searcher, self.schema, field, relaxed, roles)
             if admitted is not None:
                 if not admitted:
-                    return response
+                    return PreparedSearch(response)
                 session_filter_ords = set(admitted)
         elif len(exprs) > 1:  # separate leaves hold each in some message of the session, not all in one
             session_filter_ords = set.intersection(*(set(full_text.sessions([e], roles)) for e in exprs))
             if not session_filter_ords:
-                return response
+                return PreparedSearch(response)
             group = None  # the messages that score are those the ranking text (the leaves' OR) matches
         clauses = self._scored(searcher, ranking, group, field)
         clauses.extend(role_filters(self.schema, roles))
@@ -149,8 +188,12 @@ class Leaf:
         query = clauses[0][1] if len(clauses) == 1 else Query.boolean_query(clauses)
         after = self._anchor(searcher, query, anchor) if anchor is not None else None
         contenders, response.matched_sessions = self._top_sessions(searcher, query, limit, session_filter, after)
-        self._fill_hits(response, searcher, contenders, limit, ranking, field, lane, request.with_snippets)
-        return response
+        top = self._ranked(contenders, limit)
+
+        def explain(kept: Sequence[_Ranked]) -> None:
+            self._fill_hits(response, searcher, kept, ranking, field, lane, request.with_snippets)
+
+        return PreparedSearch(response, [(-r.candidate.score, 0, r.session_id) for r in top], top, explain)
 
     @staticmethod
     def _top_group(
@@ -332,25 +375,32 @@ class Leaf:
         kth = ranked[limit - 1].score
         return [c for c in ranked if c.score >= kth], len(ranked)
 
+    def _ranked(self, contenders: list[_Candidate], limit: int) -> list[_Ranked]:
+        """The best `limit` contenders in order (score desc, session id asc): only their ids are read here,
+        their rows once they are kept (`_fill_hits`)."""
+        if not contenders:
+            return []
+        ids = self.store.session_ids([c.ord for c in contenders])
+        top = sorted((c for c in contenders if c.ord in ids), key=lambda c: (-c.score, ids[c.ord]))
+        return [_Ranked(c, ids[c.ord]) for c in top[:limit]]
+
     def _fill_hits(
         self,
         response: index_pb2.ShardSearchResponse,
         searcher: tantivy.Searcher,
-        contenders: list[_Candidate],
-        limit: int,
+        top: Sequence[_Ranked],
         ranking: fts.Fts,
         field: str,
         lane: str,
         with_snippets: bool,
     ) -> None:
-        """The best `limit` contenders as hits: session summary, best message, matched terms, snippet."""
-        if not contenders:
+        """The ranked sessions as hits: session summary, best message, matched terms, snippet."""
+        if not top:
             return
-        message_ords = searcher.fast_field_values(schema.MESSAGE_ORD, [c.address for c in contenders])
-        rows = self.store.hit_rows([(c.ord, m) for c, m in zip(contenders, message_ords, strict=True)])
-        top = sorted((c for c in contenders if c.ord in rows), key=lambda c: (-c.score, rows[c.ord].session_id))
-        top = top[:limit]
-        messages = {c.ord: units_pb2.Message.FromString(rows[c.ord].message) for c in top}
+        message_ords = searcher.fast_field_values(schema.MESSAGE_ORD, [r.candidate.address for r in top])
+        rows = self.store.hit_rows([(r.candidate.ord, m) for r, m in zip(top, message_ords, strict=True)])
+        top = [r for r in top if r.candidate.ord in rows]  # a session replaced since the snapshot is gone
+        messages = {r.candidate.ord: units_pb2.Message.FromString(rows[r.candidate.ord].message) for r in top}
         if lane == "actions":
             texts = self._action_texts(messages)
         else:
@@ -366,8 +416,8 @@ class Leaf:
             generator.set_max_num_chars(SNIPPET_CHARS)
         surface = "action" if lane == "actions" else "message"
         add = response.hits.add
-        for candidate in top:
-            row = rows[candidate.ord]
+        for ranked in top:
+            candidate, row = ranked.candidate, rows[ranked.candidate.ord]
             text = texts[candidate.ord]
             tokens = analyzer.tokens(text) if need_tokens or (with_snippets and generator is None) else []
             hit_terms = fts.matched_terms(ranking, tokens, stemmed) if need_tokens else fixed_terms

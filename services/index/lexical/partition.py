@@ -41,7 +41,7 @@ import tantivy
 
 from quarry.core.errors import QuarryError
 from quarry.index.lexical import facets, records, schema
-from quarry.index.lexical.leaf import Leaf
+from quarry.index.lexical.leaf import Leaf, PreparedSearch
 from quarry.index.lexical.records import SessionRecords
 from quarry.index.lexical.refs import RefReader
 from quarry.index.lexical.store import Store
@@ -237,8 +237,14 @@ class LexicalPartition:
         self, request: index_pb2.ShardSearchRequest, anchor: index_pb2.PartitionAnchor | None = None
     ) -> index_pb2.ShardSearchResponse:
         """Sessions matching the plan; with an anchor that has one, only those after it (a cursor walk)."""
+        return self.prepare_search(request, anchor).finish()
+
+    def prepare_search(
+        self, request: index_pb2.ShardSearchRequest, anchor: index_pb2.PartitionAnchor | None = None
+    ) -> PreparedSearch:
+        """`search` ranked, its hits explained only by `finish` (leaf.PreparedSearch)."""
         self._check_open()
-        return self._leaf.search(request, self.partition, anchor if anchor is not None and anchor.has_after else None)
+        return self._leaf.prepare(request, self.partition, anchor if anchor is not None and anchor.has_after else None)
 
     def match_session_ids(self, where: plan_pb2.Predicate) -> list[str]:
         self._check_open()

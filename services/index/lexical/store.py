@@ -580,6 +580,11 @@ class Store:
         )
         return {row[0]: HitRow(*row[1:]) for row in rows}
 
+    def session_ids(self, session_ords: Sequence[int]) -> dict[int, str]:
+        """The ids of these sessions (those still stored), by ordinal."""
+        rows = self.reader().execute(f"SELECT ord, id FROM sessions WHERE ord {_IN_JSON}", (json_list(session_ords),))
+        return dict(rows.fetchall())
+
     def commands(self, session_ords: Iterable[int], block_ids: Iterable[str]) -> dict[str, str]:
         """The normalized commands of the actions these tool_use blocks made, by block id."""
         rows = self.reader().execute(
