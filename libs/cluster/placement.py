@@ -172,7 +172,3 @@ def _retire(
         elif replica.state == DRAINING and now_ms - replica.since_ms < policy.drain_grace_ms:
             kept.append(replica)
     return kept
-
-
-def caught_up_everywhere(placement: Mapping[int, tuple[Replica, ...]]) -> bool:
-    return all(r.state == ACTIVE for replicas in placement.values() for r in replicas)

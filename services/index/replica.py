@@ -98,7 +98,6 @@ class ReplicaNode:
         self._unassigned_since: dict[int, float] = {}
         self._apply_pool = ThreadPoolExecutor(max_workers=APPLY_SLOTS, thread_name_prefix=f"{node_id}-apply")
         self._apply_slots = asyncio.Semaphore(APPLY_SLOTS)
-        self._tasks: list[asyncio.Task[None]] = []
         self._node: Node | None = None
         self._stopping = threading.Event()
 

@@ -99,6 +99,12 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         )
 
     @typed_errors
+    def TermStats(self, request: index_pb2.ShardSearchRequest, context: grpc.ServicerContext):
+        partitions = [a.partition for a in request.partitions]
+        results, failures = self.partitions.each(partitions, lambda r: r.lexical.term_stats(request), concurrent=False)
+        return index_pb2.NodeTermStats(partitions=results, failures=failures)
+
+    @typed_errors
     def MatchSessionIds(self, request: index_pb2.MatchSessionIdsRequest, context: grpc.ServicerContext):
         def match(replica: PartitionReplica) -> index_pb2.PartitionSessionIds:
             ids = replica.lexical.match_session_ids(request.where)

@@ -50,6 +50,7 @@ from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
 from quarry.query.scatter import Deadline, both, call, gather
 from quarry.query.status import cluster_status
+from quarry.query.term_stats import GlobalTermStats
 from quarry.query.topology import Topology
 from quarry.v1 import (
     errors_pb2,
@@ -62,7 +63,7 @@ from quarry.v1 import (
 )
 
 RANKING_POLICY = "mixed-bm25-rrf-vector"
-RANKING_POLICY_VERSION = 1
+RANKING_POLICY_VERSION = 2  # 2: BM25 with the archive's term statistics in every partition (term_stats.py)
 DEFAULT_LIMIT = 20
 DEFAULT_UNIT_LIMIT = 50
 MAX_LIMIT = 1000
@@ -117,6 +118,7 @@ class Coordinator:
         self.assertions = AssertionRouter(self.cluster, topology.assertion_log(self.cluster))
         self.refs = RefResolver(self.cluster, self.assertions)
         self.facets = FacetCounter(self.cluster, self.compile, self.with_semantic_leaves_resolved)
+        self.term_stats = GlobalTermStats(self.cluster)
         self.vector = (
             vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
         )
@@ -299,6 +301,11 @@ class Coordinator:
             admission = run.controls.shard_admission()
             if admission is not None:
                 request.admission.CopyFrom(admission)
+            ranked = run.compiled.has_text or run.plan.HasField("ranking_text")
+            if ranked and self.cluster.partitions > 1:
+                stats = self.term_stats.for_search(request, run.deadline)
+                if stats is not None:
+                    request.global_stats.CopyFrom(stats)
 
             def build(partitions: list[int]) -> index_pb2.ShardSearchRequest:
                 node_request = index_pb2.ShardSearchRequest()

@@ -49,18 +49,6 @@ def gather(names: Sequence[str], calls: Sequence[Call], deadline: Deadline) -> l
     return [_result(name, outcome) for name, outcome in zip(names, _start(calls, deadline), strict=True)]
 
 
-def gather_settled(names: Sequence[str], calls: Sequence[Call], deadline: Deadline) -> list[Any]:
-    """Like `gather`, but a failed call gives its typed error in its place instead of failing the rest
-    (for lookups that expect most nodes to answer NOT_FOUND)."""
-    settled: list[Any] = []
-    for name, outcome in zip(names, _start(calls, deadline), strict=True):
-        try:
-            settled.append(_result(name, outcome))
-        except QuarryError as error:
-            settled.append(error)
-    return settled
-
-
 def _start(calls: Sequence[Call], deadline: Deadline) -> list[Future[Any]]:
     """Every call but the last on the pool, the last on this thread."""
     timeout = deadline.remaining_s()

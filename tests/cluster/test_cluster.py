@@ -37,7 +37,7 @@ def test_auto_resolves_to_the_lexical_lane_and_says_so(client, corpus):
     envelope = client.search("flexbox")
     assert envelope.requested_lane == "auto"
     assert envelope.retrieval_lane == "dialogue"
-    assert envelope.ranking_policy == "mixed-bm25-rrf-vector" and envelope.ranking_policy_version == 1
+    assert envelope.ranking_policy == "mixed-bm25-rrf-vector" and envelope.ranking_policy_version == 2
     assert first(envelope) == session_id("css")
 
 

@@ -30,7 +30,6 @@ from quarry.cluster.placement import (
     Placement,
     Policy,
     Replica,
-    caught_up_everywhere,
     desired_nodes,
     eligibility,
     step,
@@ -548,3 +547,7 @@ def test_a_live_replica_is_not_drained_for_a_desired_node_that_is_briefly_gone()
     assert cluster.step() == {0: (Replica(second, ACTIVE, 0), Replica(third, ACTIVE, 0))}
     cluster.revive(second)
     assert cluster.step() == {0: (Replica(second, ACTIVE, 0), Replica(third, DRAINING, cluster.now_ms))}
+
+
+def caught_up_everywhere(layout: Mapping[int, tuple[Replica, ...]]) -> bool:
+    return all(r.state == ACTIVE for replicas in layout.values() for r in replicas)

@@ -45,20 +45,58 @@ class DeleteSessionsResponse(_message.Message):
     def __init__(self, deleted: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ShardSearchRequest(_message.Message):
-    __slots__ = ("plan", "lane", "limit", "with_snippets", "admission", "partitions")
+    __slots__ = ("plan", "lane", "limit", "with_snippets", "admission", "partitions", "global_stats")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     WITH_SNIPPETS_FIELD_NUMBER: _ClassVar[int]
     ADMISSION_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    GLOBAL_STATS_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     lane: str
     limit: int
     with_snippets: bool
     admission: LexicalAdmission
     partitions: _containers.RepeatedCompositeFieldContainer[PartitionAnchor]
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ..., partitions: _Optional[_Iterable[_Union[PartitionAnchor, _Mapping]]] = ...) -> None: ...
+    global_stats: GlobalTermStats
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ..., partitions: _Optional[_Iterable[_Union[PartitionAnchor, _Mapping]]] = ..., global_stats: _Optional[_Union[GlobalTermStats, _Mapping]] = ...) -> None: ...
+
+class TermFrequency(_message.Message):
+    __slots__ = ("field", "term", "doc_freq")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    TERM_FIELD_NUMBER: _ClassVar[int]
+    DOC_FREQ_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    term: str
+    doc_freq: int
+    def __init__(self, field: _Optional[str] = ..., term: _Optional[str] = ..., doc_freq: _Optional[int] = ...) -> None: ...
+
+class GlobalTermStats(_message.Message):
+    __slots__ = ("num_docs", "terms")
+    NUM_DOCS_FIELD_NUMBER: _ClassVar[int]
+    TERMS_FIELD_NUMBER: _ClassVar[int]
+    num_docs: int
+    terms: _containers.RepeatedCompositeFieldContainer[TermFrequency]
+    def __init__(self, num_docs: _Optional[int] = ..., terms: _Optional[_Iterable[_Union[TermFrequency, _Mapping]]] = ...) -> None: ...
+
+class PartitionTermStats(_message.Message):
+    __slots__ = ("partition", "num_docs", "terms")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    NUM_DOCS_FIELD_NUMBER: _ClassVar[int]
+    TERMS_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    num_docs: int
+    terms: _containers.RepeatedCompositeFieldContainer[TermFrequency]
+    def __init__(self, partition: _Optional[int] = ..., num_docs: _Optional[int] = ..., terms: _Optional[_Iterable[_Union[TermFrequency, _Mapping]]] = ...) -> None: ...
+
+class NodeTermStats(_message.Message):
+    __slots__ = ("partitions", "failures")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionTermStats]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionTermStats, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class PartitionAnchor(_message.Message):
     __slots__ = ("partition", "has_after", "after_score", "after_session_id", "after_time_ms")

@@ -57,6 +57,11 @@ class IndexServiceStub:
                 request_serializer=quarry_dot_v1_dot_index__pb2.ShardSearchRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_index__pb2.NodeSearchResponse.FromString,
                 _registered_method=True)
+        self.TermStats = channel.unary_unary(
+                '/quarry.v1.IndexService/TermStats',
+                request_serializer=quarry_dot_v1_dot_index__pb2.ShardSearchRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.NodeTermStats.FromString,
+                _registered_method=True)
         self.MatchSessionIds = channel.unary_unary(
                 '/quarry.v1.IndexService/MatchSessionIds',
                 request_serializer=quarry_dot_v1_dot_index__pb2.MatchSessionIdsRequest.SerializeToString,
@@ -120,6 +125,15 @@ class IndexServiceServicer:
 
     def SearchSessions(self, request, context):
         """Ranked (or, without text, time-ordered) sessions matching a plan of unit "sessions", per partition.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TermStats(self, request, context):
+        """The statistics each partition would score a search with (its documents, the document frequency of
+        every scored term): the query node sums them over the archive and sends them back with the search
+        (global_stats), so BM25 uses the archive's IDF in every partition.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -195,6 +209,11 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.SearchSessions,
                     request_deserializer=quarry_dot_v1_dot_index__pb2.ShardSearchRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_index__pb2.NodeSearchResponse.SerializeToString,
+            ),
+            'TermStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.TermStats,
+                    request_deserializer=quarry_dot_v1_dot_index__pb2.ShardSearchRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.NodeTermStats.SerializeToString,
             ),
             'MatchSessionIds': grpc.unary_unary_rpc_method_handler(
                     servicer.MatchSessionIds,
@@ -320,6 +339,33 @@ class IndexService:
             '/quarry.v1.IndexService/SearchSessions',
             quarry_dot_v1_dot_index__pb2.ShardSearchRequest.SerializeToString,
             quarry_dot_v1_dot_index__pb2.NodeSearchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TermStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.IndexService/TermStats',
+            quarry_dot_v1_dot_index__pb2.ShardSearchRequest.SerializeToString,
+            quarry_dot_v1_dot_index__pb2.NodeTermStats.FromString,
             options,
             channel_credentials,
             insecure,

@@ -132,22 +132,32 @@ def _regex_escape(token: str) -> str:
     return "".join("\\" + ch if ch in _REGEX_SPECIAL else ch for ch in token)
 
 
+FieldTerm = tuple[str, str]
+Idfs = Mapping[FieldTerm, tuple[float, float]]  # (field, term) -> (the archive's IDF, this partition's)
+
+
 def to_query(
-    node: Fts, schema: tantivy.Schema, field: str, expansions: Mapping[str, Sequence[str]] | None = None
+    node: Fts,
+    schema: tantivy.Schema,
+    field: str,
+    expansions: Mapping[str, Sequence[str]] | None = None,
+    idfs: Idfs | None = None,
 ) -> Query:
     """The Tantivy query of the expression over one field (stemmed terms over its stemmed twin, if any).
 
     A one-token prefix matches by regex, which scores a constant; with `expansions` (prefix -> its most
     frequent completions) the regex becomes a zero-score filter and the completions add BM25, so
     prefix queries rank like word queries instead of tying everywhere.
+
+    With `idfs`, every scored term and phrase is boosted by the ratio of the archive's IDF to this
+    partition's, so its BM25 is computed with the statistics of the whole archive (Elasticsearch's
+    dfs_query_then_fetch): the same document scores alike in every partition, however the archive is cut.
     """
     if node.kind == "term":
-        stemmed = STEMMED.get(field) if node.stem else None
-        if stemmed is not None:
-            return Query.term_query(schema, stemmed, node.stem)
-        return Query.term_query(schema, field, node.tokens[0])
+        key = term_key(node, field)
+        return _boosted(Query.term_query(schema, key[0], key[1]), [key], idfs)
     if node.kind == "phrase":
-        return Query.phrase_query(schema, field, list(node.tokens))
+        return _boosted(Query.phrase_query(schema, field, list(node.tokens)), [(field, t) for t in node.tokens], idfs)
     if node.kind == "prefix":
         if len(node.tokens) > 1:
             return Query.phrase_prefix_query(schema, field, list(node.tokens))
@@ -157,7 +167,7 @@ def to_query(
             return regex
         return Query.boolean_query(
             [(Occur.Must, Query.const_score_query(regex, 0.0))]
-            + [(Occur.Should, Query.term_query(schema, field, t)) for t in completions]
+            + [(Occur.Should, _boosted(Query.term_query(schema, field, t), [(field, t)], idfs)) for t in completions]
         )
     if node.kind == "not":
         return Query.boolean_query(
@@ -169,8 +179,43 @@ def to_query(
             clauses.append((Occur.MustNot, to_query(child.children[0], schema, field)))
         else:
             occur = Occur.Must if node.kind == "all" else Occur.Should
-            clauses.append((occur, to_query(child, schema, field, expansions)))
+            clauses.append((occur, to_query(child, schema, field, expansions, idfs)))
     return Query.boolean_query(clauses)
+
+
+def term_key(node: Fts, field: str) -> FieldTerm:
+    """The (field, term) a `term` leaf scores on: its stem on the field's stemmed twin, else its token."""
+    stemmed = STEMMED.get(field) if node.stem else None
+    return (stemmed, node.stem) if stemmed is not None else (field, node.tokens[0])
+
+
+def scored_terms(node: Fts, field: str, expansions: Mapping[str, Sequence[str]] | None = None) -> list[FieldTerm]:
+    """The (field, term) pairs whose statistics `to_query` scores the expression with, without repeats."""
+    out: dict[FieldTerm, None] = {}
+
+    def walk(n: Fts) -> None:
+        if n.kind == "term":
+            out[term_key(n, field)] = None
+        elif n.kind == "phrase":
+            out.update(dict.fromkeys((field, t) for t in n.tokens))
+        elif n.kind == "prefix" and len(n.tokens) == 1:
+            out.update(dict.fromkeys((field, t) for t in (expansions or {}).get(n.tokens[0], ())))
+        elif n.kind in ("all", "any"):
+            for child in n.children:
+                if child.kind != "not":
+                    walk(child)
+
+    walk(node)
+    return list(out)
+
+
+def _boosted(query: Query, keys: Sequence[FieldTerm], idfs: Idfs | None) -> Query:
+    """The query scaled from this partition's IDF to the archive's (a phrase's being its terms' sum)."""
+    if not idfs or any(key not in idfs for key in keys):
+        return query
+    archive = sum(idfs[key][0] for key in keys)
+    local = sum(idfs[key][1] for key in keys)
+    return Query.boost_query(query, archive / local) if local > 0 else query
 
 
 def prefixes(node: Fts | None) -> list[str]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -124,41 +125,25 @@ class Leaf:
     ) -> PreparedSearch:
         """The search ranked but its hits not yet explained (PreparedSearch): an index node holding
         several partitions merges their rankings and explains only the hits that made its own top."""
-        plan = request.plan
-        if plan.unit not in ("", "sessions"):
-            raise _request_error(f"session search got a plan of unit {plan.unit!r}", "plan.unit")
-        lane = request.lane or "dialogue"
-        field = schema.LANE_FIELDS.get(lane)
-        if field is None:
-            raise _request_error(f"a lexical partition serves the dialogue and actions lanes, not {lane!r}", "lane")
+        field = _lane_field(request)
         limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
         searcher = self.index.searcher()
         full_text = FullText(searcher, self.schema, self.store, field)
         lowering = self._lowering(full_text)
+        plan = request.plan
         where = plan.where if plan.HasField("where") else None
-
-        exprs, roles, rest = self._top_group(where)
-        group = fts.combine("all", (fts.compile_fts(e) for e in exprs))
         response = index_pb2.ShardSearchResponse(partition=partition)
-        if exprs and group is None:
+        text = _search_text(request, field)
+        if text is None:
             return PreparedSearch(response)  # text that analyzes to no token matches nothing
-        if plan.HasField("ranking_text"):
-            ranking = fts.positive(fts.compile_fts(plan.ranking_text))
-        elif exprs:
-            ranking = fts.positive(group)
-        else:
-            ranking = fts.positive(fts.combine("any", (fts.compile_fts(e) for e in _positive_fts(rest))))
+        exprs, roles, rest, group, ranking, relaxed = text
         if ranking is None:
             return PreparedSearch.listed(self._unranked(lowering, where, limit, response, anchor))
         if not exprs and roles:  # no text in the group: a role clause is "has a message with the role"
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
             roles = []
         session_filter_ords = None
-        relaxed = None
-        if exprs and request.HasField("admission"):
-            relaxed = admission.relax([fts.compile_fts(e) for e in exprs], request.admission, field)
         if relaxed is not None:
-            group, ranking = relaxed.group, relaxed.ranking
             admitted = admission.admitted_sessions(searcher, self.schema, field, relaxed, roles)
             if admitted is not None:
                 if not admitted:
@@ -169,7 +154,8 @@ class Leaf:
             if not session_filter_ords:
                 return PreparedSearch(response)
             group = None  # the messages that score are those the ranking text (the leaves' OR) matches
-        clauses = self._scored(searcher, ranking, group, field)
+        idfs = _idfs(searcher, request.global_stats) if request.HasField("global_stats") else None
+        clauses = self._scored(searcher, ranking, group, field, idfs)
         clauses.extend(role_filters(self.schema, roles))
         if session_filter_ords is not None:
             clauses.append((Occur.Must, const(terms(self.schema, schema.SESSION_ORD, sorted(session_filter_ords)))))
@@ -191,32 +177,50 @@ class Leaf:
         top = self._ranked(contenders, limit)
 
         def explain(kept: Sequence[_Ranked]) -> None:
-            self._fill_hits(response, searcher, kept, ranking, field, lane, request.with_snippets)
+            self._fill_hits(response, searcher, kept, ranking, field, request.lane or "dialogue", request.with_snippets)
 
         return PreparedSearch(response, [(-r.candidate.score, 0, r.session_id) for r in top], top, explain)
 
-    @staticmethod
-    def _top_group(
-        where: plan_pb2.Predicate | None,
-    ) -> tuple[list[plan_pb2.FtsExpr], list[RoleClause], list[plan_pb2.Predicate]]:
-        if where is None or where.WhichOneof("node") is None:
-            return [], [], []
-        items = list(where.all.items) if where.WhichOneof("node") == "all" else [where]
-        return split_group(items)
+    def term_stats(self, request: index_pb2.ShardSearchRequest, partition: int) -> index_pb2.PartitionTermStats:
+        """The statistics this partition would score the search with: its documents, and the document
+        frequency of every scored term, for the query node to sum over the archive (global IDF)."""
+        field = _lane_field(request)
+        searcher = self.index.searcher()
+        stats = index_pb2.PartitionTermStats(partition=partition, num_docs=searcher.num_docs)
+        text = _search_text(request, field)
+        if text is None or text.ranking is None:
+            return stats
+        scored, expansions = self._scoring(searcher, text.ranking, text.group, field)
+        for term_field, term in fts.scored_terms(scored, field, expansions):
+            stats.terms.add(field=term_field, term=term, doc_freq=searcher.doc_freq(term_field, term))
+        return stats
 
-    def _scored(
+    def _scoring(
         self, searcher: tantivy.Searcher, ranking: fts.Fts, group: fts.Fts | None, field: str
-    ) -> list[tuple[Occur, Query]]:
-        """The scoring clause: the group itself when its positive text is the ranking text, else the
-        ranking text scored and the group as a const-score filter."""
+    ) -> tuple[fts.Fts, dict[str, list[str]]]:
+        """The expression a search scores (the group itself when its positive text is the ranking text,
+        else the ranking text), and the completions its prefixes score with."""
         expansions = {
             p: [term for term, _ in searcher.terms_with_prefix(field, p, limit=_PREFIX_EXPANSIONS)]
             for p in fts.prefixes(ranking)
         }
         if group is not None and _scores_alike(fts.positive(group), ranking):
-            return [(Occur.Must, fts.to_query(group, self.schema, field, expansions))]
-        clauses = [(Occur.Must, fts.to_query(ranking, self.schema, field, expansions))]
-        if group is not None:
+            return group, expansions
+        return ranking, expansions
+
+    def _scored(
+        self,
+        searcher: tantivy.Searcher,
+        ranking: fts.Fts,
+        group: fts.Fts | None,
+        field: str,
+        idfs: fts.Idfs | None = None,
+    ) -> list[tuple[Occur, Query]]:
+        """The scoring clause (`_scoring`), and the group as a const-score filter when it is not the one
+        scored; with `idfs`, scored with the archive's term statistics."""
+        scored, expansions = self._scoring(searcher, ranking, group, field)
+        clauses = [(Occur.Must, fts.to_query(scored, self.schema, field, expansions, idfs))]
+        if group is not None and scored is not group:
             clauses.append((Occur.Must, const(fts.to_query(group, self.schema, field))))
         return clauses
 
@@ -497,6 +501,78 @@ class Leaf:
     def _lowering(self, full_text: FullText) -> Lowering:
         """A lowering on this thread's reader, prepared for unit predicates (exists, assertions)."""
         return Lowering(full_text, assertions=prepare(self.store.reader(), self.store.path.parent))
+
+
+class _Text(NamedTuple):
+    """A session search's text, compiled: the top group's fts leaves, its role clauses and the rest, the
+    group they form, the ranking text (None: an unranked list) and the relaxed admission, if any."""
+
+    exprs: list[plan_pb2.FtsExpr]
+    roles: list[RoleClause]
+    rest: list[plan_pb2.Predicate]
+    group: fts.Fts | None
+    ranking: fts.Fts | None
+    relaxed: admission.Relaxed | None
+
+
+def _lane_field(request: index_pb2.ShardSearchRequest) -> str:
+    plan = request.plan
+    if plan.unit not in ("", "sessions"):
+        raise _request_error(f"session search got a plan of unit {plan.unit!r}", "plan.unit")
+    lane = request.lane or "dialogue"
+    field = schema.LANE_FIELDS.get(lane)
+    if field is None:
+        raise _request_error(f"a lexical partition serves the dialogue and actions lanes, not {lane!r}", "lane")
+    return field
+
+
+def _search_text(request: index_pb2.ShardSearchRequest, field: str) -> _Text | None:
+    """The search's text compiled (the same in every partition); None when text that analyzes to no
+    token makes it match nothing."""
+    plan = request.plan
+    where = plan.where if plan.HasField("where") else None
+    exprs, roles, rest = _top_group(where)
+    group = fts.combine("all", (fts.compile_fts(e) for e in exprs))
+    if exprs and group is None:
+        return None
+    if plan.HasField("ranking_text"):
+        ranking = fts.positive(fts.compile_fts(plan.ranking_text))
+    elif exprs:
+        ranking = fts.positive(group)
+    else:
+        ranking = fts.positive(fts.combine("any", (fts.compile_fts(e) for e in _positive_fts(rest))))
+    relaxed = None
+    if ranking is not None and exprs and request.HasField("admission"):
+        relaxed = admission.relax([fts.compile_fts(e) for e in exprs], request.admission, field)
+        if relaxed is not None:
+            group, ranking = relaxed.group, relaxed.ranking
+    return _Text(exprs, roles, rest, group, ranking, relaxed)
+
+
+def _top_group(
+    where: plan_pb2.Predicate | None,
+) -> tuple[list[plan_pb2.FtsExpr], list[RoleClause], list[plan_pb2.Predicate]]:
+    if where is None or where.WhichOneof("node") is None:
+        return [], [], []
+    items = list(where.all.items) if where.WhichOneof("node") == "all" else [where]
+    return split_group(items)
+
+
+def _idfs(searcher: tantivy.Searcher, archive: index_pb2.GlobalTermStats) -> dict[fts.FieldTerm, tuple[float, float]]:
+    """(the archive's IDF, this partition's) of every term the query node summed statistics for; a
+    term this partition does not hold is left out (it scores nothing here)."""
+    local_docs = searcher.num_docs
+    out = {}
+    for term in archive.terms:
+        local_freq = searcher.doc_freq(term.field, term.term)
+        if local_freq:
+            out[(term.field, term.term)] = (_idf(archive.num_docs, term.doc_freq), _idf(local_docs, local_freq))
+    return out
+
+
+def _idf(docs: int, doc_freq: int) -> float:
+    """Tantivy's BM25 IDF: ln(1 + (N - n + 0.5) / (n + 0.5))."""
+    return math.log(1.0 + (docs - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
 def _positive_fts(preds: Sequence[plan_pb2.Predicate]) -> list[plan_pb2.FtsExpr]:
