@@ -105,23 +105,48 @@ def running(home: Path, what: str, shape: dict[str, object]) -> Iterator[tuple[L
 
 
 def ingest(
-    client: QuarryClient, sessions: Sequence[units_pb2.Session], ack: str
-) -> tuple[ingest_pb2.IngestReport, float]:
-    """Every session in one IngestSessions call: the report and the seconds from the first send to it."""
+    cluster: LocalCluster, client: QuarryClient, sessions: Sequence[units_pb2.Session], ack: str
+) -> tuple[ingest_pb2.IngestReport, float, dict[str, float]]:
+    """Every session in one IngestSessions call: the report, the seconds from the first send to it, and
+    the CPU seconds each kind of process spent meanwhile (this process, the client, included)."""
     marks: dict[str, float] = {}
 
     def stream() -> Iterator[units_pb2.Session]:
         marks["first_send"] = time.perf_counter()
         yield from sessions
 
+    before = cpu_seconds(cluster)
     report = client.ingest_sessions(stream(), ack=ack)
     seconds = time.perf_counter() - marks["first_send"]
+    after = cpu_seconds(cluster)
     if report.sessions_written != len(sessions) or report.issues:
         raise RuntimeError(f"ingest wrote {report.sessions_written} of {len(sessions)} sessions: {report.issues[:3]}")
-    return report, seconds
+    spent: dict[str, float] = {}
+    for name, used in after.items():
+        kind = name.split("-")[0]
+        spent[kind] = round(spent.get(kind, 0.0) + used - before.get(name, 0.0), 2)
+    return report, seconds, spent
 
 
-def ingest_figures(report: ingest_pb2.IngestReport, messages: int, seconds: float, ack: str) -> dict[str, object]:
+def cpu_seconds(cluster: LocalCluster) -> dict[str, float]:
+    """User + system CPU seconds of every node process so far, and of this process (`client`)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {"client": time.process_time()}
+    for name, proc in cluster.procs.items():
+        try:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[name] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def ingest_figures(
+    report: ingest_pb2.IngestReport, messages: int, seconds: float, ack: str, cpu: dict[str, float]
+) -> dict[str, object]:
+    """The ingest's rate, and where the CPU went: on 2 cores a rate is bounded by messages / (total CPU
+    seconds / 2), whatever the wall clock."""
+    total = sum(cpu.values())
     return {
         "ack": ack,
         "messages": messages,
@@ -130,6 +155,8 @@ def ingest_figures(report: ingest_pb2.IngestReport, messages: int, seconds: floa
         "searchable": report.searchable,
         "seconds": round(seconds, 3),
         "messages_per_s": round(messages / seconds, 1),
+        "cpu_seconds": {**cpu, "total": round(total, 2)},
+        "cpu_bound_messages_per_s": round(messages / (total / (os.cpu_count() or 1)), 1) if total else None,
     }
 
 
@@ -306,18 +333,18 @@ def run_direct(
 ) -> dict[str, object]:
     with running(workdir / "direct", "direct push", DIRECT) as (cluster, client):
         log("direct push: ingesting (ack applied)")
-        report, seconds = ingest(client, sessions, "applied")
-        figures = ingest_figures(report, message_count(sessions), seconds, "applied")
+        report, seconds, cpu = ingest(cluster, client, sessions, "applied")
+        figures = ingest_figures(report, message_count(sessions), seconds, "applied", cpu)
         log(f"direct push: {figures['messages_per_s']:,.0f} messages/s; querying")
         latency = query_set_latency(client, queries)
         return {"ingest": figures, **latency, "memory_kB": memory(cluster)}
 
 
 def run_single_replica(sessions: Sequence[units_pb2.Session], workdir: Path) -> dict[str, object]:
-    with running(workdir / "single", "log, one replica", SINGLE_REPLICA) as (_, client):
+    with running(workdir / "single", "log, one replica", SINGLE_REPLICA) as (cluster, client):
         log("log, one replica: ingesting (ack applied)")
-        report, seconds = ingest(client, sessions, "applied")
-        figures = ingest_figures(report, message_count(sessions), seconds, "applied")
+        report, seconds, cpu = ingest(cluster, client, sessions, "applied")
+        figures = ingest_figures(report, message_count(sessions), seconds, "applied", cpu)
         log(f"log, one replica: {figures['messages_per_s']:,.0f} messages/s")
         return {"ingest": figures}
 
@@ -325,12 +352,12 @@ def run_single_replica(sessions: Sequence[units_pb2.Session], workdir: Path) -> 
 def run_ack_log(sessions: Sequence[units_pb2.Session], workdir: Path) -> dict[str, object]:
     """Ingest with ack log, then the time from the first send until every replica applied everything."""
     messages = message_count(sessions)
-    with running(workdir / "replicated-log", "replicated, ack log", REPLICATED) as (_, client):
+    with running(workdir / "replicated-log", "replicated, ack log", REPLICATED) as (cluster, client):
         settled = wait_until(client, converged, CONVERGE_TIMEOUT_S)
         log("replicated: ingesting (ack log)")
         started = time.perf_counter()
-        report, seconds = ingest(client, sessions, "log")
-        figures = ingest_figures(report, messages, seconds, "log")
+        report, seconds, cpu = ingest(cluster, client, sessions, "log")
+        figures = ingest_figures(report, messages, seconds, "log", cpu)
         log(f"replicated: {figures['messages_per_s']:,.0f} messages/s to the log; waiting for every replica")
         watermarks = {w.partition: w.seq for w in report.watermarks}
         applied = wait_until(
@@ -355,8 +382,8 @@ def run_replicated(
     with running(workdir / "replicated", "replicated, ack applied", REPLICATED) as (cluster, client):
         settled = wait_until(client, converged, CONVERGE_TIMEOUT_S)
         log("replicated: ingesting (ack applied)")
-        report, seconds = ingest(client, sessions, "applied")
-        figures = ingest_figures(report, message_count(sessions), seconds, "applied")
+        report, seconds, cpu = ingest(cluster, client, sessions, "applied")
+        figures = ingest_figures(report, message_count(sessions), seconds, "applied", cpu)
         log(f"replicated: {figures['messages_per_s']:,.0f} messages/s; waiting until converged, then querying")
         wait_until(client, converged, CONVERGE_TIMEOUT_S)
         latency = query_set_latency(client, queries)
@@ -437,8 +464,8 @@ def quality_at(dataset: Dataset, partitions: int, workdir: Path) -> dict[str, ob
     """Every document ingested (ack applied) and every judged query on the dialogue lane."""
     shape = {**QUALITY_SHAPE, "partitions": partitions}
     sessions = [doc_session(d) for d in dataset.docs]
-    with running(workdir / f"quality-{partitions}", f"quality, {partitions} partitions", shape) as (_, client):
-        _, seconds = ingest(client, sessions, "applied")
+    with running(workdir / f"quality-{partitions}", f"quality, {partitions} partitions", shape) as (cluster, client):
+        _, seconds, _ = ingest(cluster, client, sessions, "applied")
         wait_visible(client, sessions)
         log(f"quality, {partitions} partitions: asking {len(dataset.queries)} queries")
         answers = ask(client, LANES["dialogue"], dataset.queries)
@@ -536,7 +563,27 @@ def render_ingest(result: dict, r: dict, ok: dict) -> list[str]:  # type: ignore
         + ("" if applied["reached"] else " (NOT reached)"),
         f"  log, 3 nodes, 16 partitions x2, applied     {result['replicated']['ingest']['messages_per_s']:>12,.0f}"
         f"   {replicated:.2f}x (>= {replicated_min}) {_mark(ok['replicated_ingest'])}",
+        "",
+        "where the CPU went, seconds (index nodes, log servers, ingest node, the rest; this process: the client)",
+        "  and the rate the machine's cores bound it to (messages / (total CPU / cores))",
+        *(
+            _cpu_line(label, result[key]["ingest"])
+            for label, key in (
+                ("direct push", "direct"),
+                ("log, 16 partitions x1", "single_replica"),
+                ("log, 16 partitions x2, ack log", "ack_log"),
+                ("log, 16 partitions x2, applied", "replicated"),
+            )
+        ),
     ]
+
+
+def _cpu_line(label: str, figures: dict) -> str:  # type: ignore[type-arg]
+    cpu = figures["cpu_seconds"]
+    parts = " ".join(f"{kind} {cpu[kind]:.1f}" for kind in ("index", "nats", "ingest", "client") if kind in cpu)
+    rest = cpu["total"] - sum(cpu.get(kind, 0.0) for kind in ("index", "nats", "ingest", "client"))
+    bound = figures["cpu_bound_messages_per_s"]
+    return f"  {label:<32} {parts} other {rest:.1f} = {cpu['total']:.1f} -> at most {bound:,.0f} messages/s"
 
 
 def render_latency(result: dict, r: dict, ok: dict) -> list[str]:  # type: ignore[type-arg]

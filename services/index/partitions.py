@@ -58,10 +58,16 @@ class PartitionReplica:
 
 class PartitionSet:
     def __init__(
-        self, data_dir: Path, writer_budget_bytes: int = WRITER_HEAP_BYTES, expected_partitions: int = 1
+        self,
+        data_dir: Path,
+        writer_budget_bytes: int = WRITER_HEAP_BYTES,
+        expected_partitions: int = 1,
+        durable: bool = True,
     ) -> None:
-        """`expected_partitions`: how many partitions this node expects to hold, to split the budget."""
+        """`expected_partitions`: how many partitions this node expects to hold, to split the budget;
+        `durable` False: replicas of the log (their stores need not fsync, store.py)."""
         self.data_dir = Path(data_dir)
+        self._durable = durable
         self._writer_heap = writer_budget_bytes // max(1, expected_partitions)
         self._held: dict[int, PartitionReplica] = {}
         self._lock = threading.Lock()
@@ -82,7 +88,7 @@ class PartitionSet:
                 return held
             directory = partition_dir(self.data_dir, partition)
             self._adopt_legacy_shard(partition, directory)
-            lexical = LexicalPartition(directory, partition, writer_heap_bytes=self._writer_heap)
+            lexical = LexicalPartition(directory, partition, self._writer_heap, self._durable)
             replica = PartitionReplica(partition, lexical, AssertionStore(directory / ASSERTIONS_FILE))
             self._held[partition] = replica
             return replica

@@ -53,6 +53,11 @@ from quarry.index.server import index_services
 FETCH_BATCH = 256
 FETCH_WAIT_S = 1.0
 APPLY_SLOTS = 2  # partitions applying at once on a node (its cores)
+# A partition that applied a batch less than BUSY_S ago is in a bulk ingest: its next batch waits
+# LINGER_S for more records, so a bulk ingest makes few large commits (each commit of a partition costs
+# Tantivy a segment and SQLite an fsync), while a lone write to an idle partition is applied at once.
+BUSY_S = 1.0
+LINGER_S = 0.1
 APPLY_MAX_RECORDS = 2000
 APPLY_MAX_BYTES = 48 * 1024 * 1024
 CONSUMER_CHECK_S = 5.0
@@ -72,6 +77,7 @@ class _Follower:
     applied: int = 0
     pending: int = -1
     caught_up: bool = False
+    last_apply: float = 0.0
 
 
 class ReplicaNode:
@@ -111,7 +117,7 @@ class ReplicaNode:
         self.loop.run(self.watch.start())
         assert self.watch.config is not None
         self.partitions = PartitionSet(
-            self.data_dir, self.writer_budget_bytes, expected_partitions=self.watch.config.partitions
+            self.data_dir, self.writer_budget_bytes, expected_partitions=self.watch.config.partitions, durable=False
         )
         return self.partitions
 
@@ -280,11 +286,14 @@ class ReplicaNode:
                         follower.caught_up = info.num_pending <= CAUGHT_UP_LAG
                         self._set_readiness()
                         continue
+                    if time.monotonic() - follower.last_apply < BUSY_S:
+                        await asyncio.sleep(LINGER_S)  # a busy partition: let its next records join this commit
                     async with self._apply_slots:
                         messages = await self._drain(subscription, messages)
                         records = [decode(m.subject, m.metadata.sequence.stream, m.headers, m.data) for m in messages]
                         await loop.run_in_executor(self._apply_pool, apply_records, replica, records)
                     follower.applied = records[-1].seq
+                    follower.last_apply = time.monotonic()
                     follower.pending = messages[-1].metadata.num_pending
                     follower.caught_up = follower.pending <= CAUGHT_UP_LAG
                     await self._announce(partition, follower.applied)
@@ -313,7 +322,8 @@ class ReplicaNode:
         turn is applied in the same commit (a bulk ingest becomes few large commits per partition, a
         single new session one small one)."""
         size = sum(len(m.data or b"") for m in messages)
-        pending = messages[-1].metadata.num_pending
+        pending = (await subscription.consumer_info()).num_pending if messages[-1].metadata.num_pending == 0 else 0
+        pending = max(pending, messages[-1].metadata.num_pending)
         while pending > 0 and len(messages) < APPLY_MAX_RECORDS and size < APPLY_MAX_BYTES:
             try:
                 more = await subscription.fetch(min(FETCH_BATCH, pending), timeout=FETCH_WAIT_S)

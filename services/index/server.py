@@ -20,7 +20,7 @@ from quarry.core.errors import QuarryError
 from quarry.core.node import Service, serve, typed_errors
 from quarry.core.partitions import partition_for
 from quarry.core.public_refs import bare_assertion_id
-from quarry.index.lexical.leaf import DEFAULT_SESSIONS
+from quarry.index.lexical.leaf import DEFAULT_SESSIONS, compile_search
 from quarry.index.lexical.partition import WRITER_HEAP_BYTES
 from quarry.index.partitions import PartitionReplica, PartitionSet
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, index_pb2, index_pb2_grpc, units_pb2
@@ -76,9 +76,14 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         node. A partition's hits still come in its own order, so the cursor anchors stay per partition."""
         started = time.perf_counter()
         anchors = {a.partition: a for a in request.partitions}
+        compiled = compile_search(request)
         prepared, failures = self.partitions.each(
             list(anchors),
-            lambda r: (r.partition, time.perf_counter(), r.lexical.prepare_search(request, anchors[r.partition])),
+            lambda r: (
+                r.partition,
+                time.perf_counter(),
+                r.lexical.prepare_search(request, anchors[r.partition], compiled),
+            ),
             concurrent=False,
         )
         by_partition = {partition: (began, search) for partition, began, search in prepared}

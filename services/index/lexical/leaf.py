@@ -121,11 +121,17 @@ class Leaf:
         return self.prepare(request, partition, anchor).finish()
 
     def prepare(
-        self, request: index_pb2.ShardSearchRequest, partition: int, anchor: index_pb2.PartitionAnchor | None = None
+        self,
+        request: index_pb2.ShardSearchRequest,
+        partition: int,
+        anchor: index_pb2.PartitionAnchor | None = None,
+        compiled: CompiledSearch | None = None,
     ) -> PreparedSearch:
         """The search ranked but its hits not yet explained (PreparedSearch): an index node holding
-        several partitions merges their rankings and explains only the hits that made its own top."""
-        field = _lane_field(request)
+        several partitions merges their rankings and explains only the hits that made its own top.
+        `compiled`: the request's text compiled once for all of them (`compile_search`)."""
+        compiled = compiled or compile_search(request)
+        field = compiled.field
         limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
         searcher = self.index.searcher()
         full_text = FullText(searcher, self.schema, self.store, field)
@@ -133,7 +139,7 @@ class Leaf:
         plan = request.plan
         where = plan.where if plan.HasField("where") else None
         response = index_pb2.ShardSearchResponse(partition=partition)
-        text = _search_text(request, field)
+        text = compiled.text
         if text is None:
             return PreparedSearch(response)  # text that analyzes to no token matches nothing
         exprs, roles, rest, group, ranking, relaxed = text
@@ -187,7 +193,7 @@ class Leaf:
         field = _lane_field(request)
         searcher = self.index.searcher()
         stats = index_pb2.PartitionTermStats(partition=partition, num_docs=searcher.num_docs)
-        text = _search_text(request, field)
+        text = compile_search(request).text
         if text is None or text.ranking is None:
             return stats
         scored, expansions = self._scoring(searcher, text.ranking, text.group, field)
@@ -513,6 +519,19 @@ class _Text(NamedTuple):
     group: fts.Fts | None
     ranking: fts.Fts | None
     relaxed: admission.Relaxed | None
+
+
+class CompiledSearch(NamedTuple):
+    """What a session search's request compiles to, the same in every partition: the lane's field and
+    its text (None: text that analyzes to no token, matching nothing)."""
+
+    field: str
+    text: _Text | None
+
+
+def compile_search(request: index_pb2.ShardSearchRequest) -> CompiledSearch:
+    field = _lane_field(request)
+    return CompiledSearch(field, _search_text(request, field))
 
 
 def _lane_field(request: index_pb2.ShardSearchRequest) -> str:

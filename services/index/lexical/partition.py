@@ -41,7 +41,7 @@ import tantivy
 
 from quarry.core.errors import QuarryError
 from quarry.index.lexical import facets, records, schema
-from quarry.index.lexical.leaf import Leaf, PreparedSearch
+from quarry.index.lexical.leaf import CompiledSearch, Leaf, PreparedSearch
 from quarry.index.lexical.records import SessionRecords
 from quarry.index.lexical.refs import RefReader
 from quarry.index.lexical.store import Store
@@ -68,13 +68,16 @@ def content_hash(session: units_pb2.Session) -> str:
 
 
 class LexicalPartition:
-    def __init__(self, directory: Path, partition: int, writer_heap_bytes: int = WRITER_HEAP_BYTES) -> None:
+    def __init__(
+        self, directory: Path, partition: int, writer_heap_bytes: int = WRITER_HEAP_BYTES, durable: bool = True
+    ) -> None:
         """`writer_heap_bytes`: this partition's share of its node's Tantivy indexing memory (at least
-        MIN_WRITER_HEAP_BYTES); an idle writer holds little of it, a batch being indexed up to all of it."""
+        MIN_WRITER_HEAP_BYTES); an idle writer holds little of it, a batch being indexed up to all of it.
+        `durable` False: a replica of the log, whose store need not fsync its commits (store.py)."""
         self.partition = partition
         self.directory = Path(directory)
         self._writer_heap_bytes = max(MIN_WRITER_HEAP_BYTES, writer_heap_bytes)
-        self._store = Store(self.directory / "store.sqlite3")
+        self._store = Store(self.directory / "store.sqlite3", durable)
         self._index = schema.open_index(self.directory / "tantivy")
         self._writer = self._new_writer()
         self._write_lock = threading.Lock()
@@ -245,11 +248,16 @@ class LexicalPartition:
         return self._leaf.term_stats(request, self.partition)
 
     def prepare_search(
-        self, request: index_pb2.ShardSearchRequest, anchor: index_pb2.PartitionAnchor | None = None
+        self,
+        request: index_pb2.ShardSearchRequest,
+        anchor: index_pb2.PartitionAnchor | None = None,
+        compiled: CompiledSearch | None = None,
     ) -> PreparedSearch:
-        """`search` ranked, its hits explained only by `finish` (leaf.PreparedSearch)."""
+        """`search` ranked, its hits explained only by `finish` (leaf.PreparedSearch); `compiled`: the
+        request compiled once for every partition of a node (leaf.compile_search)."""
         self._check_open()
-        return self._leaf.prepare(request, self.partition, anchor if anchor is not None and anchor.has_after else None)
+        after = anchor if anchor is not None and anchor.has_after else None
+        return self._leaf.prepare(request, self.partition, after, compiled)
 
     def match_session_ids(self, where: plan_pb2.Predicate) -> list[str]:
         self._check_open()

@@ -22,7 +22,10 @@ mapping_state `resolved` when its child is stored here. Whichever arrives first,
 completes the link.
 
 Durability: WAL with `synchronous=FULL`, so every commit fsyncs the WAL before returning and an
-acknowledged upsert survives a power loss, not only a process kill. Checkpoints stay automatic
+acknowledged upsert survives a power loss, not only a process kill. A replica fed by the replicated log
+(`durable=False`) commits with `synchronous=NORMAL`: a commit still survives the process being killed,
+and what a power loss takes back (rows and checkpoint together: the store stays consistent) is applied
+again from the log, which holds it fsync'd on a quorum of log servers. Checkpoints stay automatic
 (every 64 MiB of WAL, run by the committing writer); `journal_size_limit` truncates the WAL file back
 after a large batch, and `close()` checkpoints with TRUNCATE.
 
@@ -360,8 +363,10 @@ def _link_children(conn: sqlite3.Connection, session_ords: str) -> None:
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, durable: bool = True) -> None:
+        """`durable` False: commits are not fsync'd (a replica of the log, which holds them durably)."""
         self.path = path
+        self._synchronous = "FULL" if durable else "NORMAL"
         path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect()
         self._check_format()
@@ -380,7 +385,7 @@ class Store:
         # (fewer page splits and WAL frames for the blob rows), and shallower trees.
         conn.execute(f"PRAGMA page_size={_PAGE_BYTES}")
         conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute(f"PRAGMA synchronous={self._synchronous}")
         conn.execute(f"PRAGMA journal_size_limit={_WAL_LIMIT_BYTES}")
         conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_LIMIT_BYTES // _PAGE_BYTES}")
         conn.execute("PRAGMA busy_timeout=10000")
@@ -538,7 +543,7 @@ class Store:
         try:
             conn.execute(f"UPDATE sessions SET tantivy_pending = 0 WHERE ord {_IN_JSON}", (json_list(session_ords),))
         finally:
-            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
 
     def pending_ords(self) -> list[int]:
         rows = self._writer.execute("SELECT ord FROM sessions WHERE tantivy_pending = 1 ORDER BY ord")
