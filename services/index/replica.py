@@ -286,6 +286,8 @@ class ReplicaNode:
                         follower.caught_up = info.num_pending <= CAUGHT_UP_LAG
                         self._set_readiness()
                         continue
+                    if not messages:  # a status instead of records (the records asked for were compacted)
+                        continue
                     if time.monotonic() - follower.last_apply < BUSY_S:
                         await asyncio.sleep(LINGER_S)  # a busy partition: let its next records join this commit
                     async with self._apply_slots:
@@ -328,6 +330,8 @@ class ReplicaNode:
             try:
                 more = await subscription.fetch(min(FETCH_BATCH, pending), timeout=FETCH_WAIT_S)
             except TimeoutError:  # the pending count was an estimate (records compacted meanwhile)
+                break
+            if not more:
                 break
             messages.extend(more)
             size += sum(len(m.data or b"") for m in more)

@@ -140,6 +140,8 @@ class LogFollower:
             self._pending = info.num_pending
             self._error = ""
             return False
+        if not messages:
+            return False
         items: list[index_pb2.EmbedItem] = []
         replaced: list[str] = []
         for message in messages:
