@@ -267,6 +267,7 @@ class Sample:
     failed: str  # "" or the error
     partial: bool
     missing: tuple[int, ...]
+    reasons: tuple[str, ...] = ()  # why the missing partitions were missing
 
 
 class QueryLoad:
@@ -306,7 +307,8 @@ class QueryLoad:
         except Exception as error:  # a failure is a result of the load, never the end of it
             return Sample(at, (time.monotonic() - at) * 1000, f"{type(error).__name__}: {error}", False, ())
         missing = tuple(m.partition for m in envelope.missing)
-        return Sample(at, (time.monotonic() - at) * 1000, "", envelope.partial, missing)
+        reasons = tuple(sorted({m.reason for m in envelope.missing}))
+        return Sample(at, (time.monotonic() - at) * 1000, "", envelope.partial, missing, reasons)
 
     def window(self, start: float, end: float) -> dict[str, object]:
         """The queries sent in [start, end) (time.monotonic())."""
@@ -322,6 +324,7 @@ class QueryLoad:
             "max_ms": round(max(ms), 3) if ms else None,
             "errors": sorted({s.failed for s in chosen if s.failed})[:5],
             "missing_partitions": sorted({p for s in chosen for p in s.missing}),
+            "missing_reasons": sorted({r for s in chosen for r in s.reasons})[:5],
         }
 
 

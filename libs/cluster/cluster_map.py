@@ -62,6 +62,7 @@ class Heartbeat:
     at_ms: int
     partitions: dict[int, Progress] = field(default_factory=dict)
     pid: int = 0
+    leaving: bool = False  # its last heartbeat, sent as it stops: not alive from then on
 
     def to_json(self) -> bytes:
         return orjson.dumps(
@@ -71,6 +72,7 @@ class Heartbeat:
                 "started_ms": self.started_ms,
                 "at_ms": self.at_ms,
                 "pid": self.pid,
+                "leaving": self.leaving,
                 "partitions": {str(p): [g.applied, g.pending, g.caught_up] for p, g in sorted(self.partitions.items())},
             }
         )
@@ -84,11 +86,12 @@ class Heartbeat:
             started_ms=int(body["started_ms"]),
             at_ms=int(body["at_ms"]),
             pid=int(body.get("pid", 0)),
+            leaving=bool(body.get("leaving", False)),
             partitions={int(p): Progress(int(a), int(n), bool(c)) for p, (a, n, c) in body["partitions"].items()},
         )
 
     def alive(self, now: int) -> bool:
-        return now - self.at_ms < NODE_TTL_MS
+        return not self.leaving and now - self.at_ms < NODE_TTL_MS
 
 
 @dataclass(frozen=True)
@@ -237,9 +240,12 @@ class ClusterWatch:
 
     # ----- views -----------------------------------------------------------------------------
 
-    def node_views(self, now: int) -> dict[str, placement.NodeView]:
-        """The controller's view of every node that has ever sent a heartbeat still in the bucket."""
-        return {
+    def node_views(self, now: int, watching_since_ms: int) -> dict[str, placement.NodeView]:
+        """The controller's view of every node with a heartbeat in the bucket, and of every node the map
+        names without one (its heartbeat expired, or this watch has not read it yet): not alive, last seen
+        when this watch began (`watching_since_ms`), so it keeps its partitions for the cluster's delay
+        from then, never fewer because a freshly started controller has not read every heartbeat yet."""
+        views = {
             name: placement.NodeView(
                 name,
                 beat.alive(now),
@@ -248,6 +254,12 @@ class ClusterWatch:
             )
             for name, beat in self.heartbeats.items()
         }
+        placed = self.map.placement if self.map is not None else {}
+        for replicas in placed.values():
+            for replica in replicas:
+                if replica.node not in views:
+                    views[replica.node] = placement.NodeView(replica.node, False, watching_since_ms)
+        return views
 
     # ----- writes ----------------------------------------------------------------------------
 
@@ -276,8 +288,10 @@ class ClusterWatch:
         if known is None or known.at_ms < heartbeat.at_ms:
             self.heartbeats[heartbeat.node] = heartbeat
 
-    async def leave(self, node: str) -> None:
-        """Remove the node's heartbeat (a clean stop): it is not alive from now on."""
+    async def leave(self, last: Heartbeat) -> None:
+        """A clean stop: a last heartbeat that says so. The node is not alive from then on (queries leave
+        it at once), and its partitions stay placed on it for the cluster's delay, so a node restarted
+        meanwhile (a rolling update) resumes them from its own checkpoints instead of moving them."""
         with contextlib.suppress(Exception):
-            await self._nodes_kv.delete(node_key(node))
-        self.heartbeats.pop(node, None)
+            await self._nodes_kv.put(node_key(last.node), last.to_json())
+        self.heartbeats[last.node] = last

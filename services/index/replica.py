@@ -142,7 +142,7 @@ class ReplicaNode:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await follower.task
             if self.watch is not None:
-                await self.watch.leave(self.node_id)
+                await self.watch.leave(self._heartbeat(leaving=True))
                 await self.watch.stop()
             if self.nc is not None:
                 with contextlib.suppress(Exception):
@@ -175,10 +175,12 @@ class ReplicaNode:
 
     async def _beat(self) -> None:
         assert self.watch is not None
-        progress = {p: Progress(f.applied, f.pending, f.caught_up) for p, f in sorted(self._followers.items())}
-        beat = Heartbeat(self.node_id, self.address, self.started_ms, now_ms(), progress, os.getpid())
-        await self.watch.beat(beat)
+        await self.watch.beat(self._heartbeat())
         self._set_readiness()
+
+    def _heartbeat(self, leaving: bool = False) -> Heartbeat:
+        progress = {p: Progress(f.applied, f.pending, f.caught_up) for p, f in sorted(self._followers.items())}
+        return Heartbeat(self.node_id, self.address, self.started_ms, now_ms(), progress, os.getpid(), leaving)
 
     def _set_readiness(self) -> None:
         if self._node is None:
@@ -237,7 +239,7 @@ class ReplicaNode:
         now = now_ms()
         current = watch.map.placement if watch.map is not None else {}
         revision = watch.map.revision if watch.map is not None else None
-        nodes = watch.node_views(now)
+        nodes = watch.node_views(now, self.started_ms)
         if not any(view.alive for view in nodes.values()):
             return
         following = placement.step(config.partitions, current, nodes, policy, now)
