@@ -280,13 +280,17 @@ class ClusterWatch:
         return True
 
     async def beat(self, heartbeat: Heartbeat) -> None:
+        """Put the node's heartbeat. It is not taken into this view here: it comes back through the
+        watch like everyone else's, so a node seeing its own heartbeat recent knows its view is current
+        (`current`)."""
         await self._nodes_kv.put(node_key(heartbeat.node), heartbeat.to_json())
-        self._on_node_value(heartbeat)
 
-    def _on_node_value(self, heartbeat: Heartbeat) -> None:
-        known = self.heartbeats.get(heartbeat.node)
-        if known is None or known.at_ms < heartbeat.at_ms:
-            self.heartbeats[heartbeat.node] = heartbeat
+    def current(self, node: str, now: int) -> bool:
+        """Whether this view is up to date: the node's own last heartbeat came back through it recently.
+        A controller whose watch stalled sees every other node's heartbeat age too, and must not take
+        them for gone."""
+        own = self.heartbeats.get(node)
+        return own is not None and now - own.at_ms < NODE_TTL_MS
 
     async def leave(self, last: Heartbeat) -> None:
         """A clean stop: a last heartbeat that says so. The node is not alive from then on (queries leave

@@ -10,7 +10,8 @@
   replicas with their states), written only by compare-and-set on the key's revision, which is the
   map's generation.
 - KV bucket `quarry_nodes`: `node.<id>` is each index node's heartbeat (address, partitions with their
-  applied sequence and lag), put every second.
+  applied sequence and lag), put every second. In memory (replicated, not fsync'd): a heartbeat is
+  worth nothing a few seconds later, and must not wait behind the log's fsync'd writes of a bulk ingest.
 - Core subject `quarry_applied.<ppp>` (not stored): a replica announces each applied sequence there,
   so an ingest waiting for `applied` need not poll.
 """
@@ -134,7 +135,7 @@ async def ensure(nc: Client, wanted: ClusterConfig) -> ClusterConfig:
     await _bucket(
         js,
         api.KeyValueConfig(
-            bucket=NODES_BUCKET, history=1, replicas=replicas, storage=api.StorageType.FILE, ttl=NODE_TTL_S
+            bucket=NODES_BUCKET, history=1, replicas=replicas, storage=api.StorageType.MEMORY, ttl=NODE_TTL_S
         ),
     )
     config = wanted

@@ -237,6 +237,8 @@ class ReplicaNode:
             replicas=config.replicas, max_moves=config.max_moves, node_left_delay_ms=config.node_left_delay_ms
         )
         now = now_ms()
+        if not watch.current(self.node_id, now):
+            return  # this node's view is behind (its own heartbeat has not come back): act on nothing
         current = watch.map.placement if watch.map is not None else {}
         revision = watch.map.revision if watch.map is not None else None
         nodes = watch.node_views(now, self.started_ms)
