@@ -168,16 +168,13 @@ class ClusterWatch:
             keys = await self._nodes_kv.keys()
         except NoKeysError:
             keys = []
-        seen = set()
+        # A listing taken under load may miss keys: it only adds or updates heartbeats, and a heartbeat
+        # leaves the view only by the deletion the watch delivers (or by growing old: `alive`).
         for key in keys:
             try:
                 changed |= self._on_node(await self._nodes_kv.get(key))
-                seen.add(key.removeprefix("node."))
             except (KeyNotFoundError, NotFoundError):
                 continue
-        for gone in set(self.heartbeats) - seen:
-            del self.heartbeats[gone]
-            changed = True
         if changed:
             self._notify()
 

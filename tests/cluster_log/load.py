@@ -81,6 +81,7 @@ def query(args: argparse.Namespace) -> None:
                 envelope = client.search(args.query_text, limit=10, deadline_ms=5000)
                 line["partial"] = envelope.partial
                 line["missing"] = [m.partition for m in envelope.missing]
+                line["reasons"] = sorted({m.reason for m in envelope.missing})
                 line["hits"] = len(envelope.hits)
             except QuarryError as error:
                 line["failed"] = str(error)
