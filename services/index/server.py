@@ -9,6 +9,7 @@ applying the log, so that every replica of a partition applies the same records 
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -73,7 +74,9 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         """Each partition ranks its sessions; the node keeps the best `limit` over all of them and only
         those are explained (message, matched terms, snippet), each in its partition's response: the
         explaining is most of a search's cost, and the query node uses no more than `limit` hits of one
-        node. A partition's hits still come in its own order, so the cursor anchors stay per partition."""
+        node. The cut is made on scores first, so a partition reads the ids (the tie-break) of only its
+        contenders that score at least the node's `limit`-th best. A partition's hits still come in its
+        own order, so the cursor anchors stay per partition."""
         started = time.perf_counter()
         anchors = {a.partition: a for a in request.partitions}
         compiled = compile_search(request)
@@ -88,9 +91,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         )
         by_partition = {partition: (began, search) for partition, began, search in prepared}
         limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
-        kept = Counter(
-            p for _, p in heapq.nsmallest(limit, ((k, p) for p, (_, s) in by_partition.items() for k in s.keys))
-        )
+        scores = heapq.nlargest(limit, (score for _, search in by_partition.values() for score in search.scores))
+        at_least = scores[-1] if len(scores) == limit else -math.inf  # ties on it are cut on ids below
+        keys = ((k, p) for p, (_, search) in by_partition.items() for k in search.keys(at_least))
+        kept = Counter(p for _, p in heapq.nsmallest(limit, keys))
 
         def finish(replica: PartitionReplica) -> index_pb2.ShardSearchResponse:
             began, search = by_partition[replica.partition]

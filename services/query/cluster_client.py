@@ -190,7 +190,8 @@ class ClusterClient:
         walk reads from a replica stays there; the others go to as few nodes as cover them, among each
         partition's best replicas (an unsuspected active one before any other): with two replicas on
         three nodes, two calls instead of three, each merging and explaining only its own best hits.
-        Nodes that cover as many are taken in turn from one request to the next, to share the load."""
+        Nodes that cover as many are taken in turn from one request to the next, to share the load, and
+        the partitions are spread evenly over the covering nodes."""
         plan: dict[str, list[int]] = {}
         unplaced: list[int] = []
         choices: dict[int, list[str]] = {}
@@ -204,14 +205,22 @@ class ClusterClient:
                 best = ranked[0][0]
                 choices[partition] = [node for rank, node in ranked if rank == best]
         self._turn += 1
-        while choices:
-            coverage = Counter(node for nodes in choices.values() for node in nodes)
+        cover: list[str] = []
+        uncovered = dict(choices)
+        while uncovered:
+            coverage = Counter(node for nodes in uncovered.values() for node in nodes)
             most = max(coverage.values())
             tied = sorted(node for node, count in coverage.items() if count == most)
             node = tied[self._turn % len(tied)]
-            for partition in [p for p, nodes in choices.items() if node in nodes]:
-                plan.setdefault(node, []).append(partition)
-                del choices[partition]
+            cover.append(node)
+            uncovered = {p: nodes for p, nodes in uncovered.items() if node not in nodes}
+        # The slowest node sets the latency: each partition goes to the covering node with the fewest
+        # so far (those with the fewest choices placed first), not all to the first node that holds it.
+        load = Counter({node: len(plan.get(node, ())) for node in cover})
+        for partition, nodes in sorted(choices.items(), key=lambda item: (sum(n in cover for n in item[1]), item[0])):
+            node = min((n for n in nodes if n in cover), key=lambda n: (load[n], cover.index(n)))
+            plan.setdefault(node, []).append(partition)
+            load[node] += 1
         return plan, unplaced
 
     def _choose(self, view: ClusterView, partition: int, tried: set[str], prefer: dict[int, str] | None) -> str | None:

@@ -80,3 +80,12 @@ def test_dead_suspected_and_catching_up_replicas_are_not_read_while_a_good_one_i
     again = plan_of(cluster)
     assert all("a" in dict(layout[p]) for p in again.get("a", []))
     assert set(again.get("c", [])) == {p for p in range(16) if dict(layout[p]).keys() == {"b", "c"}}
+
+
+def test_the_covering_nodes_share_the_partitions_evenly() -> None:
+    """A node's search costs more with every partition it answers for, and the slowest node sets the
+    latency: with 16 partitions on two covering nodes, each answers for 8."""
+    cluster = ClusterClient(Fixed(view(three_nodes_two_replicas())))
+    for _ in range(6):
+        plan = plan_of(cluster)
+        assert sorted(len(ps) for ps in plan.values()) == [8, 8]

@@ -80,27 +80,37 @@ class _Ranked(NamedTuple):
 
 @dataclasses.dataclass
 class PreparedSearch:
-    """A partition's search, ranked: `keys` orders its candidates best first with the query node's order
-    key ((-score, 0, session id) when ranked, (0, -time, session id) when listed by time), and
-    `finish(n)` gives the response with its first n candidates as hits, explained (message, matched
-    terms, snippet) only then. A listed (unranked) search's hits are complete already."""
+    """A partition's search, ranked by score: `scores` are its contenders' best first, `keys(at_least)`
+    orders the contenders scoring at least that with the query node's order key ((-score, 0, session
+    id) when ranked, (0, -time, session id) when listed by time), reading the ids of those only, and
+    `finish(n)` gives the response with its first n of them as hits, explained (message, matched
+    terms, snippet) only then. A listed (unranked) search's hits are complete already. An index node
+    holding several partitions cuts their merged scores at its own `limit`-th first, so a partition
+    reads the ids of the few contenders that can make the node's top, not all of its own."""
 
     response: index_pb2.ShardSearchResponse
-    keys: list[tuple[float, int, str]] = dataclasses.field(default_factory=list)
-    ranked: list[_Ranked] = dataclasses.field(default_factory=list)
+    scores: list[float] = dataclasses.field(default_factory=list)
+    rank: Callable[[float], list[_Ranked]] | None = None
     explain: Callable[[Sequence[_Ranked]], None] | None = None
+    ranked: list[_Ranked] = dataclasses.field(default_factory=list)
 
     @classmethod
     def listed(cls, response: index_pb2.ShardSearchResponse) -> PreparedSearch:
-        keys = [(0.0, -h.sort_time_ms, h.session.id) for h in response.hits]
-        return cls(response, keys)
+        return cls(response)
+
+    def keys(self, at_least: float = -math.inf) -> list[tuple[float, int, str]]:
+        if self.rank is None:
+            return [(0.0, -h.sort_time_ms, h.session.id) for h in self.response.hits]
+        self.ranked = self.rank(at_least)
+        return [(-r.candidate.score, 0, r.session_id) for r in self.ranked]
 
     def finish(self, keep: int | None = None) -> index_pb2.ShardSearchResponse:
-        count = len(self.keys) if keep is None else keep
         if self.explain is not None:
-            self.explain(self.ranked[:count])
-        else:
-            del self.response.hits[count:]
+            if keep is None:
+                self.ranked = self.rank(-math.inf) if self.rank is not None else []
+            self.explain(self.ranked if keep is None else self.ranked[:keep])
+        elif keep is not None:
+            del self.response.hits[keep:]
         return self.response
 
 
@@ -135,7 +145,6 @@ class Leaf:
         limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
         searcher = self.index.searcher()
         full_text = FullText(searcher, self.schema, self.store, field)
-        lowering = self._lowering(full_text)
         plan = request.plan
         where = plan.where if plan.HasField("where") else None
         response = index_pb2.ShardSearchResponse(partition=partition)
@@ -144,6 +153,7 @@ class Leaf:
             return PreparedSearch(response)  # text that analyzes to no token matches nothing
         exprs, roles, rest, group, ranking, relaxed = text
         if ranking is None:
+            lowering = self._lowering(full_text)
             return PreparedSearch.listed(self._unranked(lowering, where, limit, response, anchor))
         if not exprs and roles:  # no text in the group: a role clause is "has a message with the role"
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
@@ -176,16 +186,20 @@ class Leaf:
                 clauses.append((Occur.Must, const(doc_filter)))
         session_filter = None
         if sql_rest:
-            session_filter = lowering.session(plan_pb2.Predicate(all=plan_pb2.PredicateList(items=sql_rest)))
+            session_filter = self._lowering(full_text).session(
+                plan_pb2.Predicate(all=plan_pb2.PredicateList(items=sql_rest))
+            )
         query = clauses[0][1] if len(clauses) == 1 else Query.boolean_query(clauses)
         after = self._anchor(searcher, query, anchor) if anchor is not None else None
         contenders, response.matched_sessions = self._top_sessions(searcher, query, limit, session_filter, after)
-        top = self._ranked(contenders, limit)
+
+        def rank(at_least: float) -> list[_Ranked]:
+            return self._ranked([c for c in contenders if c.score >= at_least], limit)
 
         def explain(kept: Sequence[_Ranked]) -> None:
             self._fill_hits(response, searcher, kept, ranking, field, request.lane or "dialogue", request.with_snippets)
 
-        return PreparedSearch(response, [(-r.candidate.score, 0, r.session_id) for r in top], top, explain)
+        return PreparedSearch(response, [c.score for c in contenders], rank, explain)
 
     def term_stats(self, request: index_pb2.ShardSearchRequest, partition: int) -> index_pb2.PartitionTermStats:
         """The statistics this partition would score the search with: its documents, and the document
@@ -300,7 +314,7 @@ class Leaf:
         hits: Sequence[tuple[float, tantivy.DocAddress]],
         ords: Sequence[int],
         after: tuple[float, str],
-        best: dict[int, _Candidate],
+        best: dict[int, tuple[float, tantivy.DocAddress]],
         rejected: set[int],
     ) -> int:
         """Reject the sessions of this page that sort at or before the anchor: a better best score, or
@@ -345,7 +359,7 @@ class Leaf:
         are still read from the top (Tantivy has no search-after), but the sessions before the anchor
         are skipped on fast fields alone, and only those tied with it have their ids read.
         """
-        best: dict[int, _Candidate] = {}  # in score order: hits come best first, page after page
+        best: dict[int, tuple[float, tantivy.DocAddress]] = {}  # in score order: hits come best first
         rejected: set[int] = set()
         offset = 0
         skipped = 0  # hits above an anchor: the candidate cap counts from the anchor on
@@ -359,14 +373,14 @@ class Leaf:
                 fresh = [o for o in dict.fromkeys(ords) if o not in best and o not in rejected]
                 passing = self._passing(fresh, session_filter) if fresh else set()
                 rejected.update(o for o in fresh if o not in passing)
-            for (score, address), session_ord in zip(hits, ords, strict=True):
+            for hit, session_ord in zip(hits, ords, strict=True):
                 if session_ord not in best and session_ord not in rejected:
-                    best[session_ord] = _Candidate(score, address, session_ord)
+                    best[session_ord] = hit  # (score, address): a plain tuple, most never become candidates
             offset += len(hits)
             if len(hits) < page:
                 break
             if len(best) >= limit:
-                kth = list(best.values())[limit - 1].score
+                kth = list(best.values())[limit - 1][0]
                 if hits[-1][0] < kth:
                     break
             if offset - skipped >= _MAX_CANDIDATE_HITS:
@@ -379,11 +393,9 @@ class Leaf:
                     return self._top_sessions(searcher, narrowed, limit, None, after)
                 break
             page = min(page * 4, _MAX_CANDIDATE_HITS - (offset - skipped))
-        ranked = list(best.values())
-        if len(ranked) <= limit:
-            return ranked, len(ranked)
-        kth = ranked[limit - 1].score
-        return [c for c in ranked if c.score >= kth], len(ranked)
+        seen = len(best)
+        kth = list(best.values())[limit - 1][0] if seen > limit else -math.inf
+        return [_Candidate(score, address, o) for o, (score, address) in best.items() if score >= kth], seen
 
     def _ranked(self, contenders: list[_Candidate], limit: int) -> list[_Ranked]:
         """The best `limit` contenders in order (score desc, session id asc): only their ids are read here,
