@@ -7,7 +7,10 @@ log opens and removes them as the cluster map assigns them (quarry.index.replica
 Tantivy memory: every open partition has its own index writer. The node has one indexing budget
 (`writer_budget_bytes`, 128 MB by default) that its partitions share evenly, each at least Tantivy's
 floor of 15 MB; a writer holds that memory only while a batch is being indexed, and an idle one about
-2.5 MB, so sixteen partitions on a node cost one budget while ingesting, not sixteen heaps.
+2.5 MB, so sixteen partitions on a node cost one budget while ingesting, not sixteen heaps. SQLite's
+page cache likewise: one budget (64 MB, what a node of one partition had), split evenly, each at least
+2 MB. A store's cache fills to its limit as the store grows past it and stays full, so sixteen full
+64 MB caches were 1 GB of a node's memory at 1M messages (bench/RESULTS.md).
 
 Reads over several partitions (`each`) run on a node-wide thread pool (Tantivy and SQLite release the
 GIL), and a partition that cannot answer becomes a PartitionFailure beside the others' results, so
@@ -29,6 +32,7 @@ from quarry.core.errors import QuarryError
 from quarry.core.fanout import submit_in_context
 from quarry.index.lexical.assertions import AssertionStore
 from quarry.index.lexical.partition import WRITER_HEAP_BYTES, LexicalPartition
+from quarry.index.lexical.store import CACHE_BYTES
 from quarry.index.lexical.unit_tables import ASSERTIONS_FILE
 from quarry.v1 import errors_pb2
 
@@ -63,12 +67,14 @@ class PartitionSet:
         writer_budget_bytes: int = WRITER_HEAP_BYTES,
         expected_partitions: int = 1,
         durable: bool = True,
+        cache_budget_bytes: int = CACHE_BYTES,
     ) -> None:
-        """`expected_partitions`: how many partitions this node expects to hold, to split the budget;
+        """`expected_partitions`: how many partitions this node expects to hold, to split the budgets;
         `durable` False: replicas of the log (their stores need not fsync, store.py)."""
         self.data_dir = Path(data_dir)
         self._durable = durable
         self._writer_heap = writer_budget_bytes // max(1, expected_partitions)
+        self._cache_bytes = cache_budget_bytes // max(1, expected_partitions)
         self._held: dict[int, PartitionReplica] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="partitions")
@@ -88,7 +94,7 @@ class PartitionSet:
                 return held
             directory = partition_dir(self.data_dir, partition)
             self._adopt_legacy_shard(partition, directory)
-            lexical = LexicalPartition(directory, partition, self._writer_heap, self._durable)
+            lexical = LexicalPartition(directory, partition, self._writer_heap, self._durable, self._cache_bytes)
             replica = PartitionReplica(partition, lexical, AssertionStore(directory / ASSERTIONS_FILE))
             self._held[partition] = replica
             return replica

@@ -44,7 +44,7 @@ from quarry.index.lexical import facets, records, schema
 from quarry.index.lexical.leaf import CompiledSearch, Leaf, PreparedSearch
 from quarry.index.lexical.records import SessionRecords
 from quarry.index.lexical.refs import RefReader
-from quarry.index.lexical.store import Store
+from quarry.index.lexical.store import CACHE_BYTES, Store
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, refs_pb2, units_pb2
 
 WRITER_HEAP_BYTES = 128_000_000
@@ -69,15 +69,21 @@ def content_hash(session: units_pb2.Session) -> str:
 
 class LexicalPartition:
     def __init__(
-        self, directory: Path, partition: int, writer_heap_bytes: int = WRITER_HEAP_BYTES, durable: bool = True
+        self,
+        directory: Path,
+        partition: int,
+        writer_heap_bytes: int = WRITER_HEAP_BYTES,
+        durable: bool = True,
+        cache_bytes: int = CACHE_BYTES,
     ) -> None:
         """`writer_heap_bytes`: this partition's share of its node's Tantivy indexing memory (at least
         MIN_WRITER_HEAP_BYTES); an idle writer holds little of it, a batch being indexed up to all of it.
-        `durable` False: a replica of the log, whose store need not fsync its commits (store.py)."""
+        `durable` False: a replica of the log, whose store need not fsync its commits (store.py).
+        `cache_bytes`: its share of the node's SQLite page cache budget."""
         self.partition = partition
         self.directory = Path(directory)
         self._writer_heap_bytes = max(MIN_WRITER_HEAP_BYTES, writer_heap_bytes)
-        self._store = Store(self.directory / "store.sqlite3", durable)
+        self._store = Store(self.directory / "store.sqlite3", durable, cache_bytes)
         self._index = schema.open_index(self.directory / "tantivy")
         self._writer = self._new_writer()
         self._write_lock = threading.Lock()

@@ -74,6 +74,8 @@ FORMAT_VERSION = 4  # PRAGMA user_version of the layout below
 _PAGE_BYTES = 16384
 _WAL_LIMIT_BYTES = 64 << 20
 _READER_MMAP_BYTES = 1 << 40
+CACHE_BYTES = 64 * 1024 * 1024  # an index node's SQLite page cache budget, shared by its partitions
+MIN_CACHE_BYTES = 2 * 1024 * 1024
 
 # Columns are those a predicate filters or sorts on; everything else lives in the blobs. The time
 # indexes take random keys on a bulk import, so they are kept narrow (the time alone, SQLite breaks
@@ -363,10 +365,13 @@ def _link_children(conn: sqlite3.Connection, session_ords: str) -> None:
 
 
 class Store:
-    def __init__(self, path: Path, durable: bool = True) -> None:
-        """`durable` False: commits are not fsync'd (a replica of the log, which holds them durably)."""
+    def __init__(self, path: Path, durable: bool = True, cache_bytes: int = CACHE_BYTES) -> None:
+        """`durable` False: commits are not fsync'd (a replica of the log, which holds them durably).
+        `cache_bytes`: the most each connection's page cache holds (this store's share of its node's
+        budget: a cache fills to its limit as the store grows past it, and stays full)."""
         self.path = path
         self._synchronous = "FULL" if durable else "NORMAL"
+        self._cache_kib = max(MIN_CACHE_BYTES, cache_bytes) // 1024
         path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect()
         self._check_format()
@@ -389,7 +394,7 @@ class Store:
         conn.execute(f"PRAGMA journal_size_limit={_WAL_LIMIT_BYTES}")
         conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_LIMIT_BYTES // _PAGE_BYTES}")
         conn.execute("PRAGMA busy_timeout=10000")
-        conn.execute("PRAGMA cache_size=-65536")
+        conn.execute(f"PRAGMA cache_size=-{self._cache_kib}")
         conn.execute("PRAGMA temp_store=MEMORY")
         return conn
 
