@@ -110,7 +110,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     @typed_errors
     def TermStats(self, request: index_pb2.ShardSearchRequest, context: grpc.ServicerContext):
         partitions = [a.partition for a in request.partitions]
-        results, failures = self.partitions.each(partitions, lambda r: r.lexical.term_stats(request), concurrent=False)
+        compiled = compile_search(request)
+        results, failures = self.partitions.each(
+            partitions, lambda r: r.lexical.term_stats(request, compiled), concurrent=False
+        )
         return index_pb2.NodeTermStats(partitions=results, failures=failures)
 
     @typed_errors

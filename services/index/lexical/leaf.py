@@ -94,10 +94,6 @@ class PreparedSearch:
     explain: Callable[[Sequence[_Ranked]], None] | None = None
     ranked: list[_Ranked] = dataclasses.field(default_factory=list)
 
-    @classmethod
-    def listed(cls, response: index_pb2.ShardSearchResponse) -> PreparedSearch:
-        return cls(response)
-
     def keys(self, at_least: float = -math.inf) -> list[tuple[float, int, str]]:
         if self.rank is None:
             return [(0.0, -h.sort_time_ms, h.session.id) for h in self.response.hits]
@@ -105,9 +101,9 @@ class PreparedSearch:
         return [(-r.candidate.score, 0, r.session_id) for r in self.ranked]
 
     def finish(self, keep: int | None = None) -> index_pb2.ShardSearchResponse:
-        if self.explain is not None:
+        if self.rank is not None and self.explain is not None:
             if keep is None:
-                self.ranked = self.rank(-math.inf) if self.rank is not None else []
+                self.ranked = self.rank(-math.inf)
             self.explain(self.ranked if keep is None else self.ranked[:keep])
         elif keep is not None:
             del self.response.hits[keep:]
@@ -154,7 +150,7 @@ class Leaf:
         exprs, roles, rest, group, ranking, relaxed = text
         if ranking is None:
             lowering = self._lowering(full_text)
-            return PreparedSearch.listed(self._unranked(lowering, where, limit, response, anchor))
+            return PreparedSearch(self._unranked(lowering, where, limit, response, anchor))
         if not exprs and roles:  # no text in the group: a role clause is "has a message with the role"
             rest = [*rest, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=_role_predicates(roles)))]
             roles = []
@@ -201,13 +197,15 @@ class Leaf:
 
         return PreparedSearch(response, [c.score for c in contenders], rank, explain)
 
-    def term_stats(self, request: index_pb2.ShardSearchRequest, partition: int) -> index_pb2.PartitionTermStats:
+    def term_stats(
+        self, request: index_pb2.ShardSearchRequest, partition: int, compiled: CompiledSearch | None = None
+    ) -> index_pb2.PartitionTermStats:
         """The statistics this partition would score the search with: its documents, and the document
-        frequency of every scored term, for the query node to sum over the archive (global IDF)."""
-        field = _lane_field(request)
+        frequency of every scored term, for the query node to sum over the archive (global IDF).
+        `compiled`: the request compiled once for every partition of a node (`compile_search`)."""
+        field, text = compiled or compile_search(request)
         searcher = self.index.searcher()
         stats = index_pb2.PartitionTermStats(partition=partition, num_docs=searcher.num_docs)
-        text = compile_search(request).text
         if text is None or text.ranking is None:
             return stats
         scored, expansions = self._scoring(searcher, text.ranking, text.group, field)

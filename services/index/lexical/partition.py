@@ -248,10 +248,12 @@ class LexicalPartition:
         """Sessions matching the plan; with an anchor that has one, only those after it (a cursor walk)."""
         return self.prepare_search(request, anchor).finish()
 
-    def term_stats(self, request: index_pb2.ShardSearchRequest) -> index_pb2.PartitionTermStats:
+    def term_stats(
+        self, request: index_pb2.ShardSearchRequest, compiled: CompiledSearch | None = None
+    ) -> index_pb2.PartitionTermStats:
         """The document count and the scored terms' document frequencies a search would use here."""
         self._check_open()
-        return self._leaf.term_stats(request, self.partition)
+        return self._leaf.term_stats(request, self.partition, compiled)
 
     def prepare_search(
         self,
