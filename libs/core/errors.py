@@ -36,6 +36,8 @@ _STATUS_BY_CODE: dict[int, grpc.StatusCode] = {
     errors_pb2.NOT_JUDGEABLE: grpc.StatusCode.FAILED_PRECONDITION,
     errors_pb2.PARTITION_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
     errors_pb2.NOT_HOSTED: grpc.StatusCode.UNAVAILABLE,
+    errors_pb2.INVALID_LINEAGE: grpc.StatusCode.FAILED_PRECONDITION,
+    errors_pb2.CORRUPT_SESSION: grpc.StatusCode.DATA_LOSS,
 }
 
 

@@ -305,9 +305,9 @@ def _main_status(draft: DraftSession, last_reply: int) -> str:
             return "running"
         if last_reply <= _anchor(signal):
             return _ENDINGS[signal.kind]
-    current = [m for m in draft.messages if m.surface != "log-only"]
+    current = [m for m in draft.messages if m.surface == "current"]  # a replaced branch is not how it ended
     last = current[-1] if current else None
-    if last is not None and last.seq == last_reply and all(b.type != "tool_use" for b in last.blocks):
+    if last is not None and last.seq == _last_reply_seq(current) and all(b.type != "tool_use" for b in last.blocks):
         return "completed"
     return "unknown"
 

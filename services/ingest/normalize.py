@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from quarry.core import refs, vocab
+from quarry.ingest import events
 from quarry.ingest.derive import ToolResult, add_units, normalize_path, paired_results
 from quarry.ingest.prompts import first_prompt, prompt_text
 from quarry.ingest.sources import SYNTHETIC_MODELS, DraftBlock, DraftMessage, DraftSession
@@ -217,6 +218,9 @@ def _clip(text: str) -> str:
 
 def build_session(draft: DraftSession) -> units_pb2.Session:
     session_id = f"{draft.origin}:{draft.native_id}"
+    records = events.ordered(draft)
+    folded = events.fold(records)
+    events.apply_surfaces(records, folded)
     session = units_pb2.Session(
         id=session_id,
         origin=draft.origin,
@@ -249,6 +253,7 @@ def build_session(draft: DraftSession) -> units_pb2.Session:
     results = paired_results(tool_results)
     _add_actions(session, session_id, draft, results)
     add_units(session, draft, tool_results, results)
+    events.add_events(session, records, folded, draft.header_title_kind)
     session.content_hash = hashlib.sha256(session.SerializeToString(deterministic=True)).hexdigest()
     return session
 

@@ -1,7 +1,9 @@
 """Tolerant reading of JSON Lines and whole JSON documents.
 
 A bad line never costs its neighbours: it becomes an `IngestIssue` with its 1-based line number and
-the rest of the file is still read. A line holding several concatenated JSON values is split and
+the rest of the file is still read; what cannot be read of it is still handed to the parser as a
+`Record` with `malformed` set (its text in `data`), so the line is kept as a log-only event. A line
+holding several concatenated JSON values is split and
 every value is kept; a final line cut in the middle of a value is reported as `truncated_line`.
 The fast path is one `orjson.loads` per line; the slow stdlib decoder runs only on lines orjson
 rejected.
@@ -25,10 +27,15 @@ _WHITESPACE = " \t\r\n"
 
 @dataclass(slots=True)
 class Record:
-    """One JSON value read from a JSON Lines file and the 1-based line it came from."""
+    """One JSON value read from a JSON Lines file and the 1-based line it came from.
+
+    `raw` is the line's bytes when the line is exactly this one value; `malformed` says why a line
+    (or the rest of one) is not JSON, and then `data` is its text."""
 
     line: int
     data: Any
+    raw: bytes = b""
+    malformed: str = ""
 
 
 def issue(path: str, line: int, code: str, reason: str) -> ingest_pb2.IngestIssue:
@@ -60,7 +67,7 @@ def iter_jsonl(data: bytes, path: str, issues: list[ingest_pb2.IngestIssue]) -> 
         if not raw or raw.isspace():
             continue
         try:
-            yield Record(number, loads(raw))
+            yield Record(number, loads(raw), raw)
             continue
         except orjson.JSONDecodeError:
             pass
@@ -70,6 +77,7 @@ def iter_jsonl(data: bytes, path: str, issues: list[ingest_pb2.IngestIssue]) -> 
         if problem is not None:
             code, reason = problem
             issues.append(issue(path, number, code, reason))
+            yield Record(number, raw.decode("utf-8", errors="replace"), raw, malformed=code)
 
 
 def _salvage(raw: bytes, is_last: bool) -> tuple[list[Any], tuple[str, str] | None]:
@@ -112,15 +120,23 @@ class RecordParser(Protocol):
 
     def feed(self, record: Record) -> None: ...
 
+    def unread(self, record: Record, kind: str) -> None:
+        """Keep a value the parser cannot read (a malformed line, a value that is not an object) as a
+        log-only event of type `kind`."""
+
     def finish(self) -> Any: ...
 
 
 def feed_all(parser: RecordParser, records: Iterable[Record], path: str) -> Any:
     """Feed every JSON-object record; anything else, or a record the parser cannot use, becomes an issue,
-    never a failed file."""
+    never a failed file, and is still kept as a log-only event."""
     for record in records:
+        if record.malformed:
+            parser.unread(record, "(malformed)")
+            continue
         if not isinstance(record.data, dict):
             parser.result.issues.append(issue(path, record.line, "invalid_record", "a JSON line that is not an object"))
+            parser.unread(record, "(not-an-object)")
             continue
         try:
             parser.feed(record)

@@ -122,7 +122,10 @@ def test_the_claude_code_archive_reads_back_into_the_same_sessions(tmp_path: Pat
         assert parsed.format == "claude-code" and not parsed.issues
         (got,) = parsed.sessions
         assert got.source_path == str(path)
+        assert [e.line for e in got.log_events] == list(range(1, len(records) + 1))  # one event per line
         got.source_path = got.content_hash = ""
+        got.ClearField("log_events")
+        got.ClearField("title_snapshot")
         want = units_pb2.Session()
         want.CopyFrom(session)
         want.content_hash = ""

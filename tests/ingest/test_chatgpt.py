@@ -1,4 +1,4 @@
-"""ChatGPT exports: one session per conversation, the current thread, branches kept as log-only."""
+"""ChatGPT exports: one session per conversation, the current thread, replaced branches kept as shadowed."""
 
 from __future__ import annotations
 
@@ -16,19 +16,20 @@ def test_each_conversation_is_a_session() -> None:
     assert result.skipped_record_types == {"chatgpt:empty-message": 1}  # the hidden empty system row
 
 
-def test_current_thread_first_then_other_branches_log_only() -> None:
+def test_current_thread_first_then_replaced_branches_shadowed() -> None:
     session = parse_file(EXPORT).sessions[0]
     assert [(m.role, m.surface) for m in session.messages] == [
         ("user", "current"),
         ("assistant", "current"),
         ("tool", "current"),
         ("assistant", "current"),
-        ("assistant", "log-only"),
+        ("assistant", "shadowed"),
     ]
     assert session.messages[-1].blocks[0].text == "I cannot read images yet."
-    assert roles(session, "log-only") == {"assistant": 1}
-    assert session.counts.messages == 4 and session.counts.assistant_messages == 2
-    assert session.model == "gpt-4o"  # the log-only reply by gpt-4o-mini does not count
+    assert roles(session, "shadowed") == {"assistant": 1}
+    # The replaced reply was the model's context once: counted, as messages a compaction replaced are.
+    assert session.counts.messages == 5 and session.counts.assistant_messages == 3
+    assert session.model == "gpt-4o"  # two replies by gpt-4o, one by gpt-4o-mini
     assert (session.created_ms, session.updated_ms) == (1733000000500, 1733000100250)
 
 

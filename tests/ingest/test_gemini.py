@@ -13,7 +13,8 @@ def test_session_roles_and_blocks() -> None:
     assert result.format == "gemini" and result.issues == []
     session = result.sessions[0]
     assert session.id == "gemini-cli-session:gem-0001"
-    assert roles(session) == {"user": 2, "assistant": 2, "system": 1}
+    assert roles(session) == {"user": 2, "assistant": 2}
+    assert roles(session, "log-only") == {"system": 1}  # the CLI's info notice is never sent to the model
     reply = session.messages[1]
     assert [b.type for b in reply.blocks] == ["thinking", "text", "tool_use", "tool_result", "tool_use", "tool_result"]
     assert reply.blocks[0].text == "Removing build output\nA recursive delete is needed."

@@ -293,7 +293,9 @@ def test_claude_compaction_shadows_what_came_before() -> None:
     surfaces = [m.surface for m in session.messages]
     boundary = next(m for m in session.messages if m.role == "system")
     assert boundary.blocks[0].text == "Conversation compacted"
-    assert set(surfaces[: boundary.seq]) == {"shadowed"} and set(surfaces[boundary.seq :]) == {"current"}
+    # The summary row replaced what came before; the boundary record itself is log-only.
+    assert set(surfaces[: boundary.seq]) == {"shadowed"} and surfaces[boundary.seq] == "log-only"
+    assert set(surfaces[boundary.seq + 1 :]) == {"current"}
     summary = session.messages[boundary.seq + 1]
     assert summary.role == "user" and not summary.authored
     assert session.counts.user_messages == 16 and session.counts.authored_user_messages == 2
@@ -353,8 +355,8 @@ def test_chatgpt_export_conversations_branches_and_tools() -> None:
         ("user", "current"): 129,
         ("assistant", "current"): 181,
         ("tool", "current"): 54,
-        ("user", "log-only"): 4,
-        ("assistant", "log-only"): 5,
+        ("user", "shadowed"): 4,
+        ("assistant", "shadowed"): 5,
     }
     actions = [a for s in result.sessions for a in s.actions]
     assert Counter(a.tool for a in actions) == {
@@ -379,9 +381,9 @@ def test_chatgpt_export_conversations_branches_and_tools() -> None:
 
     branched = next(s for s in result.sessions if s.title == "Command List Summary")
     assert roles(branched) == {"user": 1, "assistant": 1}
-    assert roles(branched, "log-only") == {"user": 4, "assistant": 4}
-    assert branched.counts.messages == 2  # abandoned branches are kept but not counted
-    assert [m.surface for m in branched.messages] == ["current"] * 2 + ["log-only"] * 8
+    assert roles(branched, "shadowed") == {"user": 4, "assistant": 4}
+    assert branched.counts.messages == 10  # the replaced branch was the model's context once: counted
+    assert [m.surface for m in branched.messages] == ["current"] * 2 + ["shadowed"] * 8
 
 
 def test_gemini_jsonl_named_file_is_one_json_session() -> None:

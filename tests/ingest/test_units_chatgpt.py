@@ -1,4 +1,4 @@
-"""ChatGPT exports: derived units of a conversation with a python call and a log-only branch."""
+"""ChatGPT exports: derived units of a conversation with a python call and a replaced (shadowed) branch."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ T0 = 1733000000500  # the conversation's create_time
 
 def test_conversation_units() -> None:
     first, second = parse_file(EXPORT).sessions
-    assert row(first.counts) == {  # the log-only regenerated reply is kept but not counted
-        "messages": 4,
-        "words": 15,
+    assert row(first.counts) == {  # the replaced reply was on the surface once: counted
+        "messages": 5,
+        "words": 20,
         "user_messages": 1,
         "authored_user_messages": 1,
-        "assistant_messages": 2,
+        "assistant_messages": 3,
         "tool_messages": 1,
         "user_words": 8,
         "authored_user_words": 8,
-        "assistant_words": 7,
+        "assistant_words": 12,
         "tool_use_messages": 1,
     }
     assert [(e.seq, e.kind, e.time_ms, e.text, e.source_ref, e.object_ref, e.delivery_state) for e in first.events] == [

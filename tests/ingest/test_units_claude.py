@@ -307,18 +307,19 @@ def test_subagent_file_is_a_child_session_with_lineage() -> None:
 def test_compaction_shadows_and_snapshots() -> None:
     session = _one("compacted.jsonl")
     sid = "claude-code-session:sess-4"
-    assert [m.surface for m in session.messages] == ["shadowed"] * 4 + ["current"] * 5
-    # Words: user 6 + 30 (the summary) + 5, assistant 4 + 7 + 6 (the synthetic error), system 2 + 2.
+    # The summary row replaced the four messages before the boundary; the boundary, the microcompaction
+    # notice and the runtime's synthetic API-error reply are log-only (never sent to the model).
+    assert [m.surface for m in session.messages] == ["shadowed"] * 4 + ["log-only", "current"] * 2 + ["log-only"]
+    # Words: user 6 + 30 (the summary) + 5, assistant 4 + 7.
     assert row(session.counts) == {
-        "messages": 9,
-        "words": 62,
+        "messages": 6,
+        "words": 52,
         "user_messages": 4,
         "authored_user_messages": 2,
-        "assistant_messages": 3,
-        "system_messages": 2,
+        "assistant_messages": 2,
         "user_words": 41,
         "authored_user_words": 11,
-        "assistant_words": 17,
+        "assistant_words": 11,
         "tool_use_messages": 1,
     }
     summary = session.messages[5]
@@ -373,9 +374,10 @@ def test_compaction_shadows_and_snapshots() -> None:
             "failed",
         ),
     ]
-    # The session ended on an API error: its main run failed. 3 replies x (8 + 20 + 50 tokens).
+    # The session ended on an API error: its main run failed. 2 replies x (8 + 20 + 50 tokens): the
+    # runtime's synthetic error reply is log-only, not a reply of the model.
     (main,) = session.runs
-    assert (main.status, main.total_tokens, main.tool_uses, main.duration_ms) == ("failed", 234, 1, 75000)
+    assert (main.status, main.total_tokens, main.tool_uses, main.duration_ms) == ("failed", 156, 1, 75000)
     assert list(session.delegations) == [] and [f.path for f in session.files] == []
 
 

@@ -28,14 +28,13 @@ def test_quota_error_session_counts_blocks_and_report() -> None:
         ("user", True),
         ("system", False),
     ]
-    # Words: user 7 + 5; assistant 9 (thought subject and description) + 3; the error 14.
+    # Words: user 7 + 5; assistant 9 (thought subject and description) + 3; the error notice is log-only.
     assert row(session.counts) == {
-        "messages": 4,
-        "words": 38,
+        "messages": 3,
+        "words": 24,
         "user_messages": 2,
         "authored_user_messages": 2,
         "assistant_messages": 1,
-        "system_messages": 1,
         "user_words": 12,
         "authored_user_words": 12,
         "assistant_words": 12,

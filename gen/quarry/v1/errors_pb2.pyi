@@ -27,6 +27,8 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     NOT_JUDGEABLE: _ClassVar[ErrorCode]
     PARTITION_UNAVAILABLE: _ClassVar[ErrorCode]
     NOT_HOSTED: _ClassVar[ErrorCode]
+    INVALID_LINEAGE: _ClassVar[ErrorCode]
+    CORRUPT_SESSION: _ClassVar[ErrorCode]
 ERROR_CODE_UNSPECIFIED: ErrorCode
 INVALID_QUERY: ErrorCode
 UNKNOWN_FIELD: ErrorCode
@@ -45,6 +47,8 @@ INTERNAL: ErrorCode
 NOT_JUDGEABLE: ErrorCode
 PARTITION_UNAVAILABLE: ErrorCode
 NOT_HOSTED: ErrorCode
+INVALID_LINEAGE: ErrorCode
+CORRUPT_SESSION: ErrorCode
 
 class QueryPosition(_message.Message):
     __slots__ = ("offset", "line", "column")

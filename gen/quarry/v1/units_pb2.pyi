@@ -127,7 +127,7 @@ class Action(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., block_id: _Optional[str] = ..., seq: _Optional[int] = ..., category: _Optional[str] = ..., tool: _Optional[str] = ..., command: _Optional[str] = ..., path: _Optional[str] = ..., output: _Optional[str] = ..., failed: _Optional[bool] = ..., input_json: _Optional[str] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash", "agent", "files", "runs", "events", "snapshots", "delegations")
+    __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash", "agent", "files", "runs", "events", "snapshots", "delegations", "log_events", "title_snapshot")
     ID_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_FIELD_NUMBER: _ClassVar[int]
     NATIVE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -152,6 +152,8 @@ class Session(_message.Message):
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
     DELEGATIONS_FIELD_NUMBER: _ClassVar[int]
+    LOG_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    TITLE_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     id: str
     origin: str
     native_id: str
@@ -176,7 +178,49 @@ class Session(_message.Message):
     events: _containers.RepeatedCompositeFieldContainer[ObservedEvent]
     snapshots: _containers.RepeatedCompositeFieldContainer[ContextSnapshot]
     delegations: _containers.RepeatedCompositeFieldContainer[Delegation]
-    def __init__(self, id: _Optional[str] = ..., origin: _Optional[str] = ..., native_id: _Optional[str] = ..., title: _Optional[str] = ..., repo: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., counts: _Optional[_Union[SessionCounts, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., source_path: _Optional[str] = ..., model: _Optional[str] = ..., content_hash: _Optional[str] = ..., agent: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileTouch, _Mapping]]] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[ObservedEvent, _Mapping]]] = ..., snapshots: _Optional[_Iterable[_Union[ContextSnapshot, _Mapping]]] = ..., delegations: _Optional[_Iterable[_Union[Delegation, _Mapping]]] = ...) -> None: ...
+    log_events: _containers.RepeatedCompositeFieldContainer[SessionEvent]
+    title_snapshot: TitleSnapshot
+    def __init__(self, id: _Optional[str] = ..., origin: _Optional[str] = ..., native_id: _Optional[str] = ..., title: _Optional[str] = ..., repo: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., counts: _Optional[_Union[SessionCounts, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., source_path: _Optional[str] = ..., model: _Optional[str] = ..., content_hash: _Optional[str] = ..., agent: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileTouch, _Mapping]]] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[ObservedEvent, _Mapping]]] = ..., snapshots: _Optional[_Iterable[_Union[ContextSnapshot, _Mapping]]] = ..., delegations: _Optional[_Iterable[_Union[Delegation, _Mapping]]] = ..., log_events: _Optional[_Iterable[_Union[SessionEvent, _Mapping]]] = ..., title_snapshot: _Optional[_Union[TitleSnapshot, _Mapping]] = ...) -> None: ...
+
+class SessionEvent(_message.Message):
+    __slots__ = ("seq", "type", "time_ms", "time_inferred", "surface", "line", "message_id", "text", "replaced_by", "replaced_event_seqs", "source_event_seqs", "raw_json")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    TIME_INFERRED_FIELD_NUMBER: _ClassVar[int]
+    SURFACE_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_BY_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_EVENT_SEQS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_EVENT_SEQS_FIELD_NUMBER: _ClassVar[int]
+    RAW_JSON_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    type: str
+    time_ms: int
+    time_inferred: bool
+    surface: str
+    line: int
+    message_id: str
+    text: str
+    replaced_by: int
+    replaced_event_seqs: _containers.RepeatedScalarFieldContainer[int]
+    source_event_seqs: _containers.RepeatedScalarFieldContainer[int]
+    raw_json: bytes
+    def __init__(self, seq: _Optional[int] = ..., type: _Optional[str] = ..., time_ms: _Optional[int] = ..., time_inferred: _Optional[bool] = ..., surface: _Optional[str] = ..., line: _Optional[int] = ..., message_id: _Optional[str] = ..., text: _Optional[str] = ..., replaced_by: _Optional[int] = ..., replaced_event_seqs: _Optional[_Iterable[int]] = ..., source_event_seqs: _Optional[_Iterable[int]] = ..., raw_json: _Optional[bytes] = ...) -> None: ...
+
+class TitleSnapshot(_message.Message):
+    __slots__ = ("title", "kind", "seq", "time_ms")
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    title: str
+    kind: str
+    seq: int
+    time_ms: int
+    def __init__(self, title: _Optional[str] = ..., kind: _Optional[str] = ..., seq: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class FileTouch(_message.Message):
     __slots__ = ("id", "session_id", "path", "actions", "categories", "failed", "first_ref", "last_ref", "first_time_ms", "last_time_ms")

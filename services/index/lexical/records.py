@@ -42,7 +42,7 @@ class SessionRecords:
 
 
 # What a summary leaves out: it travels with every search hit.
-_BULK_FIELDS = ("messages", "actions", "files", "runs", "events", "snapshots", "delegations")
+_BULK_FIELDS = ("messages", "actions", "files", "runs", "events", "snapshots", "delegations", "log_events")
 
 
 def summary_blob(session: units_pb2.Session) -> bytes:

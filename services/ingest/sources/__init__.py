@@ -6,6 +6,12 @@ exit codes after the output). `quarry.ingest.normalize.build_session` then turns
 canonical `units_pb2.Session`, assigning every id and computing words, counts, actions, the derived
 units and the content hash in one place, the same way for every origin.
 
+Every JSON value a parser reads is also a `DraftRecord` of its session (seed 002's raw log event): the
+parser opens it with `DraftSession.begin` before it reads the value, says whether the runtime sends it
+to the model (a surface node), what it replaces and which earlier records it cites (by keys such as a
+uuid or a tool call id), and the messages and blocks it builds are attached to it as they are added.
+`quarry.ingest.events` numbers the records, folds the surface and resolves the links.
+
 Besides messages, a parser records the runtime facts the derived units need and the canonical
 messages do not carry: events (turns, API errors, commands, compactions), compaction boundaries and
 what the source says about each subagent dispatch (`DraftDispatch`, keyed by its tool_use id).
@@ -96,6 +102,32 @@ class DraftDispatch:
 
 
 @dataclass(slots=True)
+class DraftRecord:
+    """One JSON value of the source as a raw log event of its session.
+
+    `line` is the 1-based line of a JSON Lines file (0 inside a whole-document format: there the
+    records keep the order the parser opened them in). `raw` is the value as read (a str for a line
+    that is not JSON), `raw_bytes` its exact source bytes when the line was one value.
+    """
+
+    line: int
+    type: str
+    raw: Any
+    raw_bytes: bytes = b""
+    time_ms: int = 0
+    node: bool = False  # the runtime sends it to the model: on the surface until something replaces it
+    replaces_all: bool = False  # a compaction summary: replaces every surface node before it, and cites them
+    replaces_keys: list[str] = field(default_factory=list)  # the records it replaces (in any order), by key
+    keys: list[str] = field(default_factory=list)  # names later records cite it by
+    source_keys: list[str] = field(default_factory=list)  # earlier records it cites, in recorded order
+    message: DraftMessage | None = None
+    blocks: list[DraftBlock] = field(default_factory=list)  # the blocks it added to `message`
+    notes: list[str] = field(default_factory=list)  # semantic text that is not a block (errors, queued prompts)
+    title_kind: str = ""  # a title record: ai-title | custom-title | summary
+    title: str = ""
+
+
+@dataclass(slots=True)
 class TimeSpan:
     """Earliest and latest timestamps seen (epoch ms, 0 = none yet)."""
 
@@ -117,6 +149,7 @@ class DraftSession:
     native_id: str
     source_path: str
     title: str = ""  # from a title event; normalize falls back to the first authored prompt
+    header_title_kind: str = ""  # the title is the source's header field: its title snapshot kind (export)
     repo: str = ""
     cwd: str = ""
     branch: str = ""
@@ -130,14 +163,26 @@ class DraftSession:
     events: list[DraftEvent] = field(default_factory=list)
     compactions: list[DraftCompaction] = field(default_factory=list)
     dispatches: dict[str, DraftDispatch] = field(default_factory=dict)
+    records: list[DraftRecord] = field(default_factory=list)
+    current: DraftRecord | None = None  # the record being read: messages and blocks attach to it
+
+    def begin(self, record: DraftRecord) -> DraftRecord:
+        """Open the record the next messages, blocks and failures are read from."""
+        self.records.append(record)
+        self.current = record
+        return record
 
     def add_message(self, message: DraftMessage) -> DraftMessage:
         message.seq = len(self.messages)
         self.messages.append(message)
+        if self.current is not None and self.current.message is None:
+            self.current.message = message
         return message
 
     def add_block(self, message: DraftMessage, block: DraftBlock) -> None:
         """Append a block; a text block with fenced code becomes its text and code pieces."""
+        if self.current is not None:
+            self.current.blocks.append(block)
         if block.type == "tool_use":
             self.tool_uses.append((message.seq, len(message.blocks)))
         elif block.type == "text" and has_fence(block.text):
@@ -160,10 +205,19 @@ class DraftSession:
         """Record a runtime event after the messages added so far (read from `message_seq`, if any)."""
         event = DraftEvent(kind, time_ms, text, object_ref, failed, len(self.messages) - 1, message_seq)
         self.events.append(event)
+        if (failed or kind == "turn_aborted") and text and self.current is not None:
+            self.current.notes.append(text)
         return event
 
     def observe_time(self, ms: int) -> None:
         self.span.observe(ms)
+
+
+def unread_record(record: Any, fmt: str, kind: str) -> DraftRecord:
+    """The log-only event of a value a parser could not read (a `reader.Record` with `malformed`, or a
+    value that is not an object): its type is `<format>:<kind>`, its raw JSON the value (a malformed
+    line's text as a JSON string)."""
+    return DraftRecord(record.line, f"{fmt}:{kind}", record.data, b"" if record.malformed else record.raw)
 
 
 @dataclass(slots=True)

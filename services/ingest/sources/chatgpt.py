@@ -2,8 +2,17 @@
 
 Each conversation is a session `chatgpt-export:<conversation_id>`. Its `mapping` is a tree (a node
 with several children is an edit or a regeneration); the current thread is found by walking up
-from `current_node`. Its messages come first, in order, on the `current` surface; the messages of
-every other branch follow in tree order on the `log-only` surface.
+from `current_node`. Its messages come first, in order; the messages of every other branch follow
+in tree order.
+
+Raw log events (seed 002): every node with a message is an event. Seq is a topological order of the
+tree (a parent before its children), nodes ready at once ordered by create_time (a node without one
+takes its parent's), then by node id: adding nodes never renumbers, and a regenerated or edited
+sibling comes after what it replaced (create_time alone is not usable: a reply can be older than its
+prompt). Surfaces: the thread from the root to `current_node` is `current`; a branch hanging off that
+thread was the model's context until an edit or a regeneration replaced it, so its nodes are
+`shadowed`, replaced by the thread's child at that fork; what lies below `current_node` never was on
+the surface (`log-only`). A tool message cites its calling assistant node.
 
 - roles: user, assistant, system, tool (any other author role is read as system).
 - an assistant message addressed to a tool (`recipient` python, bio, canmore.*, …) is a tool_use
@@ -20,6 +29,8 @@ every other branch follow in tree order on the `log-only` surface.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +41,7 @@ from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
     DraftMessage,
+    DraftRecord,
     DraftSession,
     SourceResult,
     as_dict,
@@ -50,21 +62,91 @@ class _Conversation:
         self.mapping: dict[str, Any] = data["mapping"] if isinstance(data.get("mapping"), dict) else {}
         self.result = result
         native_id = as_str(data.get("conversation_id")) or as_str(data.get("id"))
-        self.draft = DraftSession(origin=ORIGIN, native_id=native_id, source_path=path, title=as_str(data.get("title")))
+        self.draft = DraftSession(
+            origin=ORIGIN,
+            native_id=native_id,
+            source_path=path,
+            title=as_str(data.get("title")),
+            header_title_kind="export",
+        )
         self.paired_calls: set[str] = set()
+        self.records: dict[str, DraftRecord] = {}
 
     def build(self) -> DraftSession:
         draft = self.draft
         draft.observe_time(to_ms(self.data.get("create_time")))
         draft.observe_time(to_ms(self.data.get("update_time")))
         current = self._current_thread()
+        self._records(current)
         on_thread = set(current)
         for node_id in current:
-            self._add(node_id, "current")
+            self._add(node_id)
         for node_id in self._tree_order():
             if node_id not in on_thread:
-                self._add(node_id, "log-only")
+                self._add(node_id)
+        draft.current = None
         return draft
+
+    def _records(self, thread: list[str]) -> None:
+        """One event per node with a message, in seq order, with its surface role (module docstring)."""
+        on_thread = set(thread)
+        below_current: set[str] = set()
+        if thread:
+            below_current = set(self._subtree(thread[-1])) - {thread[-1]}
+        for node_id, time_ms in self._topological():
+            node = as_dict(self.mapping[node_id])
+            if not isinstance(node.get("message"), dict):
+                continue
+            record = DraftRecord(0, f"{FORMAT}:message/{_role(node['message'])}", node, time_ms=time_ms)
+            record.keys.append(f"node:{node_id}")
+            record.node = node_id not in below_current
+            self.records[node_id] = record
+            self.draft.records.append(record)
+        for parent, child in itertools.pairwise(thread):
+            siblings = as_list(as_dict(self.mapping[parent]).get("children"))
+            replaced = [
+                f"node:{node_id}"
+                for sibling in siblings
+                if isinstance(sibling, str) and sibling != child and sibling not in on_thread
+                for node_id in self._subtree(sibling)
+            ]
+            if replaced and child in self.records:
+                self.records[child].replaces_keys.extend(replaced)
+
+    def _topological(self) -> Iterator[tuple[str, int]]:
+        """(node id, create_time or the parent's) parents first, ready nodes by time then id."""
+        ready = [(self._created(root), root) for root in self._roots()]
+        heapq.heapify(ready)
+        seen: set[str] = set()
+        while ready:
+            time_ms, node_id = heapq.heappop(ready)
+            if node_id in seen:
+                continue
+            seen.add(node_id)
+            yield node_id, time_ms
+            for child in as_list(as_dict(self.mapping[node_id]).get("children")):
+                if isinstance(child, str) and child in self.mapping and child not in seen:
+                    heapq.heappush(ready, (self._created(child) or time_ms, child))
+        for node_id in self.mapping:  # a cycle leaves nodes unreachable from any root
+            if node_id not in seen:
+                seen.add(node_id)
+                yield node_id, 0
+
+    def _created(self, node_id: str) -> int:
+        return to_ms(as_dict(as_dict(self.mapping[node_id]).get("message")).get("create_time"))
+
+    def _subtree(self, top: str) -> list[str]:
+        found: list[str] = []
+        stack = [top]
+        seen: set[str] = set()
+        while stack:
+            node_id = stack.pop()
+            if node_id in seen or node_id not in self.mapping:
+                continue
+            seen.add(node_id)
+            found.append(node_id)
+            stack.extend(c for c in as_list(as_dict(self.mapping[node_id]).get("children")) if isinstance(c, str))
+        return found
 
     def _current_thread(self) -> list[str]:
         thread: list[str] = []
@@ -117,10 +199,11 @@ class _Conversation:
             if node_id not in seen:
                 yield node_id
 
-    def _add(self, node_id: str, surface: str) -> None:
+    def _add(self, node_id: str) -> None:
         message = as_dict(self.mapping.get(node_id)).get("message")
         if not isinstance(message, dict):
             return  # the root and other placeholders carry no message
+        self.draft.current = self.records.get(node_id)
         author = as_dict(message.get("author"))
         role = as_str(author.get("role"))
         role = role if role in ROLES else "system"
@@ -147,7 +230,6 @@ class _Conversation:
             authored=authored,
             time_ms=to_ms(message.get("create_time")),
             model=as_str(metadata.get("model_slug")) if role == "assistant" else "",
-            surface=surface,
         )
         self.draft.add_message(draft_message)
         for block in blocks:
@@ -219,13 +301,10 @@ class _Conversation:
         status = as_str(as_dict(metadata.get("aggregate_result")).get("status"))
         failed = content.get("content_type") == "system_error" or status in FAILED_STATUSES
         text = "\n\n".join(block.text for block in blocks if block.text)
-        result = DraftBlock(
-            "tool_result",
-            text=text,
-            tool_name=tool_name,
-            tool_use_id=self._calling_ancestor(node_id, tool_name),
-            is_error=failed,
-        )
+        caller = self._calling_ancestor(node_id, tool_name)
+        if caller and self.draft.current is not None:
+            self.draft.current.source_keys.append(f"node:{caller}")
+        result = DraftBlock("tool_result", text=text, tool_name=tool_name, tool_use_id=caller, is_error=failed)
         return [result, *(block for block in blocks if block.type == "image")]
 
     def _calling_ancestor(self, node_id: str, tool_name: str) -> str:
@@ -249,6 +328,11 @@ class _Conversation:
         if fallback:
             self.paired_calls.add(fallback)
         return fallback
+
+
+def _role(message: dict[str, Any]) -> str:
+    role = as_str(as_dict(message.get("author")).get("role"))
+    return role if role in ROLES else "system"
 
 
 def _tool_call(node_id: str, recipient: str, content: dict[str, Any], blocks: list[DraftBlock]) -> DraftBlock:

@@ -29,13 +29,24 @@ Runtime events (quarry.ingest.derive turns them into observed events, runs and s
   session `<sessionId>/agent-<agentId>`; an old-layout sidechain is linked to the dispatch whose
   prompt is the chain's first user message. A child present in the same file gives the dispatch
   its final answer (the excerpt) and gets the dispatch's subagent type as its `agent`.
+
+Raw log events (seed 002): every line is an event of the session its record belongs to (records
+outside any conversation, such as snapshots and queue operations, belong to the file's main
+session). `user`, `assistant` and `attachment` records are what Claude Code sends to the model: the
+surface nodes; an assistant row the runtime wrote for an API error, `system/*` records (the
+compaction boundary among them), snapshots, queue operations, titles and the rest are log-only. A
+compaction summary row replaces every surface node before it and cites them; a tool result cites
+the record that made its call (`tool_use_id`, and `sourceToolAssistantUUID` in 2.1); a boundary cites
+its `logicalParentUuid`; a progress record the call it reports on (`toolUseID`). A `summary` record
+titles this session only when its `leafUuid` is a record of this file (or it names none): otherwise
+it is the title of another session.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,18 +58,21 @@ from quarry.ingest.sources import (
     DraftCompaction,
     DraftDispatch,
     DraftMessage,
+    DraftRecord,
     DraftSession,
     SourceResult,
     TimeSpan,
     as_count,
     as_dict,
     as_str,
+    unread_record,
 )
 
 FORMAT = "claude-code"
 ORIGIN = "claude-code-session"
 SYNTHETIC_MODEL = "<synthetic>"
 TITLE_FIELDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
+SURFACE_TYPES = frozenset({"user", "assistant", "attachment"})
 # User rows the harness writes: slash-command echoes, local command output, caveats, interrupts.
 _INJECTED = re.compile(
     r"\A\s*(?:<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr"
@@ -86,7 +100,6 @@ class _Stream:
     draft: DraftSession
     by_message_id: dict[str, DraftMessage] = field(default_factory=dict)
     tool_names: dict[str, str] = field(default_factory=dict)
-    shadow_before: int = -1
     after_boundary: bool = False
     last_assistant: DraftMessage | None = None
     # Subagent dispatches in order: tool_use id -> (prompt, subagent type).
@@ -106,7 +119,9 @@ class _Parser:
         self.streams: dict[str, _Stream] = {}
         self.chain_of: dict[str, str] = {}  # uuid of an old-layout sidechain record -> stream key
         self.seen_uuids: set[str] = set()
-        self.title = ""
+        # Records outside any conversation (queue operations, snapshots, titles, …): events of the main
+        # session, which may not exist yet when they are read.
+        self.outside: list[DraftRecord] = []
         # Records outside any message (queue operations, snapshots, …) time the main session.
         self.other_times = TimeSpan()
 
@@ -115,26 +130,59 @@ class _Parser:
         if not self.session_id:
             self.session_id = as_str(data.get("sessionId"))
         kind = data.get("type")
+        event = self._event_record(record, kind, data)
         if kind in ("user", "assistant", "system"):
-            self._message_record(record.line, kind, data)
-        elif kind in TITLE_FIELDS:
-            title = as_str(data.get(TITLE_FIELDS[kind]))
-            if title:
-                self.title = title
+            self._message_record(record.line, kind, data, event)
+            return
+        self._outside_record(data, event)
+        if kind in TITLE_FIELDS:
+            event.title_kind = kind
+            event.title = as_str(data.get(TITLE_FIELDS[kind]))
         else:
             self.result.skipped[f"{FORMAT}:{kind if isinstance(kind, str) else '(untyped)'}"] += 1
-        if kind not in ("user", "assistant", "system"):
-            self.other_times.observe(to_ms(data.get("timestamp")))
+        if kind == "queue-operation" and as_str(data.get("operation")) == "enqueue":
+            event.notes.append(as_str(data.get("content")))
+        tool_use_id = as_str(data.get("toolUseID"))
+        if tool_use_id:
+            event.source_keys.append(f"tool:{tool_use_id}")
+        self.other_times.observe(to_ms(data.get("timestamp")))
 
-    def _message_record(self, line: int, kind: str, data: dict[str, Any]) -> None:
+    def unread(self, record: Record, kind: str) -> None:
+        self._outside_record({}, unread_record(record, FORMAT, kind))
+
+    def _event_record(self, record: Record, kind: Any, data: dict[str, Any]) -> DraftRecord:
+        name = kind if isinstance(kind, str) else "(untyped)"
+        if kind == "system":
+            name += f"/{as_str(data.get('subtype')) or '(none)'}"
+        time_ms = to_ms(data.get("timestamp")) or to_ms(as_dict(data.get("snapshot")).get("timestamp"))
+        return DraftRecord(record.line, f"{FORMAT}:{name}", data, record.raw, time_ms=time_ms)
+
+    def _outside_record(self, data: dict[str, Any], event: DraftRecord) -> None:
+        """A record that is no message: an event of the subagent run it names, else of the main session."""
+        agent = as_str(data.get("agentId")) if data.get("isSidechain") is True else ""
+        stream = self.streams.get(f"agent-{agent}") if agent else None
+        if stream is None:
+            self.outside.append(event)
+        else:
+            stream.draft.begin(event)
+        if data.get("type") == "attachment":
+            event.node = True
+
+    def _message_record(self, line: int, kind: str, data: dict[str, Any], event: DraftRecord) -> None:
         uuid = as_str(data.get("uuid"))
+        stream = self._stream_for(data, uuid, line)
+        stream.draft.begin(event)
         if uuid:
+            event.keys.append(f"uuid:{uuid}")
             if uuid in self.seen_uuids:
                 self.result.skipped[f"{FORMAT}:duplicate-{kind}"] += 1
                 return
             self.seen_uuids.add(uuid)
-        stream = self._stream_for(data, uuid, line)
-        time_ms = to_ms(data.get("timestamp"))
+        event.node = kind != "system" and data.get("isApiErrorMessage") is not True
+        source = as_str(data.get("sourceToolAssistantUUID"))
+        if source:
+            event.source_keys.append(f"uuid:{source}")
+        time_ms = event.time_ms
         stream.draft.observe_time(time_ms)
         if kind == "system":
             self._system(stream, data, time_ms)
@@ -201,6 +249,9 @@ class _Parser:
             stream.after_boundary = False
         seq = message.seq if message is not None else -1
         if subtype == "compact_boundary":
+            logical_parent = as_str(data.get("logicalParentUuid"))
+            if logical_parent and draft.current is not None:
+                draft.current.source_keys.append(f"uuid:{logical_parent}")
             self._compaction(stream, data, time_ms, seq)
         elif subtype == "microcompact_boundary":
             self._microcompaction(stream, data, time_ms, seq)
@@ -218,7 +269,6 @@ class _Parser:
         draft = stream.draft
         draft.compactions.append(compaction)
         draft.record("compaction", time_ms, _compaction_text(compaction), message_seq=message_seq)
-        stream.shadow_before = message_seq if message_seq >= 0 else len(draft.messages)
         stream.after_boundary = True
 
     def _microcompaction(self, stream: _Stream, data: dict[str, Any], time_ms: int, message_seq: int) -> None:
@@ -241,6 +291,8 @@ class _Parser:
             if api_id:
                 stream.by_message_id[api_id] = draft_message
         stream.last_assistant = draft_message
+        if stream.draft.current is not None:
+            stream.draft.current.message = draft_message
         usage = message.get("usage")
         if isinstance(usage, dict):
             for source_key, attribute in _USAGE_FIELDS:
@@ -279,6 +331,8 @@ class _Parser:
         paste_ids = data.get("imagePasteIds")
         draft_message.paste = isinstance(paste_ids, list) and bool(paste_ids)
         if data.get("isCompactSummary"):
+            if stream.draft.current is not None:
+                stream.draft.current.replaces_all = True
             self._compact_summary(stream, draft_message, time_ms)
         stream.after_boundary = False
         self._dispatch_result(stream, draft_message, data.get("toolUseResult"))
@@ -310,7 +364,6 @@ class _Parser:
         compaction = DraftCompaction(time_ms, message.seq)
         draft.compactions.append(compaction)
         draft.record("compaction", time_ms, _compaction_text(compaction), message_seq=message.seq)
-        stream.shadow_before = message.seq
 
     def _command(self, stream: _Stream, message: DraftMessage, text: str, time_ms: int) -> None:
         """A slash command or a bash-mode input the user ran, as a command event."""
@@ -371,6 +424,7 @@ class _Parser:
             tool_use_id = as_str(item.get("id"))
             tool_input = item.get("input")
             if tool_use_id:
+                self._cite(stream, keys=[f"tool:{tool_use_id}"])
                 stream.tool_names[tool_use_id] = name
                 if action_category(name) == "subagent":
                     fields = as_dict(tool_input)
@@ -381,6 +435,8 @@ class _Parser:
             return [tool_use_block(name, tool_use_id, tool_input)]
         if kind == "tool_result" or kind.endswith("_tool_result"):
             tool_use_id = as_str(item.get("tool_use_id"))
+            if tool_use_id:
+                self._cite(stream, sources=[f"tool:{tool_use_id}"])
             text, images = _result_content(item.get("content"))
             result = DraftBlock(
                 "tool_result",
@@ -395,21 +451,38 @@ class _Parser:
         self.result.skipped[f"{FORMAT}:block/{kind or '(untyped)'}"] += 1
         return []
 
+    @staticmethod
+    def _cite(stream: _Stream, keys: Sequence[str] = (), sources: Sequence[str] = ()) -> None:
+        """Name the record being read by `keys`, or have it cite the records named `sources`."""
+        record = stream.draft.current
+        if record is not None:
+            record.keys.extend(keys)
+            record.source_keys.extend(sources)
+
     def finish(self) -> SourceResult:
+        sessions = [stream for stream in self.streams.values() if stream.draft.messages]
         main = self.streams.get("")
-        for key, stream in self.streams.items():
-            draft = stream.draft
-            if not draft.messages:
-                continue
-            if key == "" or main is None:
-                draft.title = self.title
-                draft.observe_time(self.other_times.first_ms)
-                draft.observe_time(self.other_times.last_ms)
-            for message in draft.messages[: max(stream.shadow_before, 0)]:
-                message.surface = "shadowed"
-            self.result.sessions.append(draft)
+        primary = main if main is not None and main.draft.messages else (sessions[0] if sessions else None)
+        if primary is not None:
+            draft = primary.draft
+            orphans = [r for stream in self.streams.values() if not stream.draft.messages for r in stream.draft.records]
+            draft.records.extend([*self.outside, *orphans])
+            draft.records.sort(key=lambda record: record.line)
+            titles = [r for r in draft.records if r.title_kind and r.title and self._titles_this_file(r)]
+            draft.title = titles[-1].title if titles else ""
+            for record in draft.records:
+                if record.title_kind and record not in titles:
+                    record.title_kind = ""  # a summary of another session: not a title of this one
+            draft.observe_time(self.other_times.first_ms)
+            draft.observe_time(self.other_times.last_ms)
+        for stream in sessions:
+            self.result.sessions.append(stream.draft)
         self._link_children()
         return self.result
+
+    def _titles_this_file(self, record: DraftRecord) -> bool:
+        leaf = as_str(as_dict(record.raw).get("leafUuid")) if record.title_kind == "summary" else ""
+        return not leaf or leaf in self.seen_uuids
 
     def _link_children(self) -> None:
         """Join each dispatch to its child session when the child is in this file: by the agent id the

@@ -29,6 +29,12 @@ growing rollout consistent with the whole file.
 - a rollout can hold several `session_meta` records (a resumed session): the first id names the
   session; later ones only fill what the first left empty. `turn_context` sets the model of the
   turn's replies (and the cwd when session_meta had none).
+
+Raw log events (seed 002): every line is an event. The response items Codex sends to the model
+(messages, reasoning, tool calls and their outputs; not `ghost_snapshot`, an undo snapshot) and the
+event copies read as the dialogue are surface nodes; `compacted` is a surface node that replaces every
+node before it. session_meta, turn_context and the other event_msg records are log-only. A tool
+output and an `exec_command_end` cite the call with their `call_id`.
 """
 
 from __future__ import annotations
@@ -48,11 +54,13 @@ from quarry.ingest.sources import (
     DraftCompaction,
     DraftEvent,
     DraftMessage,
+    DraftRecord,
     DraftSession,
     SourceResult,
     as_count,
     as_list,
     as_str,
+    unread_record,
 )
 
 FORMAT = "codex"
@@ -101,7 +109,6 @@ class _Parser:
         self.usage = _Usage()
         self.last_total: Any = None
         self.turn_anchor: DraftMessage | None = None
-        self.shadow_before = -1
         self.compacted_at = -2  # message count when the last compaction was recorded
         self.compaction_event = DraftEvent("compaction")
 
@@ -110,6 +117,17 @@ class _Parser:
         kind, payload = _envelope(data)
         time_ms = to_ms(data.get("timestamp"))
         self.draft.observe_time(time_ms)
+        name = kind
+        if kind in ("response_item", "event_msg"):
+            name += f"/{as_str(payload.get('type')) or '(untyped)'}"
+        event = self.draft.begin(
+            DraftRecord(record.line, f"{FORMAT}:{name}", data, record.raw, time_ms or to_ms(payload.get("timestamp")))
+        )
+        call_id = as_str(payload.get("call_id"))
+        if kind == "response_item" and as_str(payload.get("type")) in CALL_TYPES:
+            event.keys.append(f"call:{call_id or as_str(payload.get('id'))}")
+        elif call_id:
+            event.source_keys.append(f"call:{call_id}")
         if kind == "session_meta":
             self._session_meta(payload)
         elif kind == "turn_context":
@@ -168,6 +186,9 @@ class _Parser:
         else:
             self.result.skipped[f"{FORMAT}:response_item/{kind or '(untyped)'}"] += 1
 
+    def unread(self, record: Record, kind: str) -> None:
+        self.draft.begin(unread_record(record, FORMAT, kind))
+
     def _message(self, role: str, blocks: list[DraftBlock], time_ms: int) -> DraftMessage:
         text = next((block.text for block in blocks if block.type == "text"), "")
         if role == "user":
@@ -177,6 +198,8 @@ class _Parser:
         if role == "user" and authored:
             self._flush_usage()
         message = DraftMessage(role=role, authored=authored, time_ms=time_ms)
+        if self.draft.current is not None:
+            self.draft.current.node = True
         if role == "assistant":
             message.model = self.model
             self.turn_anchor = message
@@ -305,7 +328,8 @@ class _Parser:
         text = as_str(payload.get("message"))
         message = self._message("user", [DraftBlock("text", text=text)] if text else [], time_ms)
         message.authored = False
-        self.shadow_before = message.seq
+        if self.draft.current is not None:
+            self.draft.current.replaces_all = True
         if self.compacted_at == message.seq:  # its context_compacted event came first
             self.draft.compactions[-1].message_seq = message.seq
             self.compaction_event.message_seq = message.seq
@@ -322,8 +346,6 @@ class _Parser:
         if self.draft.messages:
             if not self.draft.native_id:
                 self.draft.native_id = os.path.splitext(os.path.basename(self.path))[0]
-            for message in self.draft.messages[: max(self.shadow_before, 0)]:
-                message.surface = "shadowed"
             self.result.sessions.append(self.draft)
         return self.result
 

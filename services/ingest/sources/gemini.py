@@ -17,6 +17,11 @@ lastUpdated, messages[]}; the session is `gemini-cli-session:<sessionId>`.
 - tokens: input_tokens is uncached input (input - cached), cache_read_tokens the cached part,
   output_tokens includes the thought tokens, as the other origins count reasoning as output.
 - the session has no working directory in the file (only a hash of it), so cwd and repo stay empty.
+
+Raw log events (seed 002): each `messages[]` element is an event (seq = its index); `user` and model
+messages are surface nodes, `info` / `error` / `warning` messages (the CLI's own notices) are log-only.
+A tool call and its result live inside one message, so no event cites another. A top-level `summary`
+is the session's title (a header title: no event).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
     DraftMessage,
+    DraftRecord,
     DraftSession,
     SourceResult,
     as_count,
@@ -47,6 +53,7 @@ ROLES = {
     "error": "system",
     "warning": "system",
 }
+SURFACE_TYPES = frozenset({"user", "gemini", "model"})
 FAILED_STATUSES = frozenset({"error", "cancelled"})
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
 
@@ -60,10 +67,16 @@ def parse(document: Any, path: str) -> SourceResult:
     if not native_id:
         result.issues.append(issue(path, 0, "invalid_record", "the session has no sessionId"))
         return result
-    draft = DraftSession(origin=ORIGIN, native_id=native_id, source_path=path, title=as_str(document.get("summary")))
+    title = as_str(document.get("summary"))
+    draft = DraftSession(
+        origin=ORIGIN, native_id=native_id, source_path=path, title=title, header_title_kind="summary" if title else ""
+    )
     draft.observe_time(to_ms(document.get("startTime")))
     draft.observe_time(to_ms(document.get("lastUpdated")))
     for index, message in enumerate(as_list(document.get("messages"))):
+        kind = as_str(as_dict(message).get("type")) or "(untyped)"
+        time_ms = to_ms(as_dict(message).get("timestamp"))
+        draft.begin(DraftRecord(0, f"{FORMAT}:message/{kind}", message, time_ms=time_ms, node=kind in SURFACE_TYPES))
         try:
             _add_message(draft, message, result)
         except (TypeError, ValueError, AttributeError, KeyError) as error:
