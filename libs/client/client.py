@@ -10,6 +10,7 @@ from pathlib import Path
 
 import grpc
 
+from quarry.client.sessions import SessionsClient
 from quarry.core import telemetry
 from quarry.core.config import ClusterInfo, resolve_home
 from quarry.core.errors import QuarryError, from_rpc_error
@@ -31,6 +32,7 @@ class QuarryClient:
         self._query_channel = telemetry.traced_channel(query_address)
         self.query = query_pb2_grpc.QueryServiceStub(self._query_channel)
         self.embedding = embedding_pb2_grpc.EmbeddingServiceStub(self._query_channel)
+        self.sessions = SessionsClient(self._query_channel)  # seed 002's session API
         self._ingest_channel = telemetry.traced_channel(ingest_address) if ingest_address else None
         self.ingest = ingest_pb2_grpc.IngestServiceStub(self._ingest_channel) if self._ingest_channel else None
 

@@ -31,10 +31,11 @@ def check_log(session_id: str, events: Sequence[units_pb2.SessionEvent]) -> None
         if event.HasField("replaced_by"):
             replacer = event.replaced_by
             if not 0 <= replacer < count or event.surface != "shadowed":
-                raise _corrupt(session_id, f"event {index} names replacer {replacer} of no surface event")
+                raise _corrupt(session_id, f"event {index} names replacer {replacer} of no surface event", "surface")
         for removed in event.replaced_event_seqs:
             if not 0 <= removed < count or events[removed].replaced_by != index:
-                raise _corrupt(session_id, f"event {index} replaced {removed}, which is no surface event it removed")
+                why = f"event {index} replaced {removed}, which is no surface event it removed"
+                raise _corrupt(session_id, why, "surface")
         for source in event.source_event_seqs:
             if not 0 <= source < index:
                 raise _corrupt(session_id, f"event {index} cites {source}, which is not an earlier event")
@@ -60,5 +61,6 @@ def trace(session_id: str, events: Sequence[units_pb2.SessionEvent], seq: int) -
     return result
 
 
-def _corrupt(session_id: str, why: str) -> QuarryError:
-    return QuarryError(errors_pb2.CORRUPT_SESSION, f"the event log of {session_id} does not replay: {why}")
+def _corrupt(session_id: str, why: str, token: str = "seq") -> QuarryError:
+    """CORRUPT_SESSION; `token` says what failed: the seq order, or the surface links."""
+    return QuarryError(errors_pb2.CORRUPT_SESSION, f"the event log of {session_id} does not replay: {why}", token=token)

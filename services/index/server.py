@@ -24,7 +24,17 @@ from quarry.core.public_refs import bare_assertion_id
 from quarry.index.lexical.leaf import DEFAULT_SESSIONS, compile_search
 from quarry.index.lexical.partition import WRITER_HEAP_BYTES
 from quarry.index.partitions import PartitionReplica, PartitionSet
-from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, index_pb2, index_pb2_grpc, units_pb2
+from quarry.index.sessions import SessionStoreServicer
+from quarry.v1 import (
+    assertions_pb2,
+    assertions_pb2_grpc,
+    errors_pb2,
+    index_pb2,
+    index_pb2_grpc,
+    sessions_pb2,
+    sessions_pb2_grpc,
+    units_pb2,
+)
 
 WRITE_FROM_LOG = (
     "this index node applies the cluster's log: writes reach it through the log (sessions from the ingest "
@@ -232,6 +242,11 @@ def index_services(partitions: PartitionSet, partition_count: Callable[[], int],
             assertions_pb2.DESCRIPTOR.services_by_name["AssertionService"],
             assertions_pb2_grpc.add_AssertionServiceServicer_to_server,
             AssertionServicer(partitions, writable),
+        ),
+        Service(
+            sessions_pb2.DESCRIPTOR.services_by_name["SessionStoreService"],
+            sessions_pb2_grpc.add_SessionStoreServiceServicer_to_server,
+            SessionStoreServicer(partitions),
         ),
     ]
 

@@ -35,7 +35,7 @@ from quarry.core.fanout import submit_in_context
 from quarry.core.partitions import partition_for
 from quarry.query.scatter import POOL, Deadline
 from quarry.query.topology import ACTIVE, DRAINING, ClusterView, Topology
-from quarry.v1 import assertions_pb2_grpc, errors_pb2, index_pb2_grpc, query_pb2
+from quarry.v1 import assertions_pb2_grpc, errors_pb2, index_pb2_grpc, query_pb2, sessions_pb2_grpc
 
 SUSPECT_S = 3.0
 BRIEF_CHARS = 160
@@ -48,6 +48,7 @@ RETRYABLE = frozenset(
 )
 INDEX = "index"
 ASSERTIONS = "assertions"
+SESSIONS = "sessions"
 
 Build = Callable[[list[int]], Any]
 
@@ -69,6 +70,7 @@ class _Stubs:
     channel: grpc.Channel
     index: index_pb2_grpc.IndexServiceStub
     assertions: assertions_pb2_grpc.AssertionServiceStub
+    sessions: sessions_pb2_grpc.SessionStoreServiceStub
 
 
 class ClusterClient:
@@ -300,9 +302,10 @@ class ClusterClient:
                     channel,
                     index_pb2_grpc.IndexServiceStub(channel),
                     assertions_pb2_grpc.AssertionServiceStub(channel),
+                    sessions_pb2_grpc.SessionStoreServiceStub(channel),
                 )
                 self._stubs[address] = stubs
-        return stubs.assertions if service == ASSERTIONS else stubs.index
+        return {ASSERTIONS: stubs.assertions, SESSIONS: stubs.sessions}.get(service, stubs.index)
 
 
 def _invoke(method: Any, request: Any, timeout: float) -> Any:

@@ -30,6 +30,7 @@ import base64
 import binascii
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
@@ -87,19 +88,35 @@ def encode(cursor: Cursor) -> str:
         "served": cursor.served,
         "after": [[partition, a.key, a.session_id, a.node] for partition, a in sorted(cursor.anchors.items())],
     }
+    return seal(body)
+
+
+def seal(body: dict[str, object]) -> str:
+    """An opaque token of a JSON object: URL-safe base64 of its bytes and their checksum."""
     payload = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
     token = payload + b"." + _checksum(payload).encode()
     return base64.urlsafe_b64encode(token).rstrip(b"=").decode()
 
 
-def decode(token: str) -> Cursor:
-    """The cursor a token carries; INVALID_CURSOR when it is not one this node minted the format of."""
+def unseal(token: str) -> dict[str, Any]:
+    """The object a token sealed; INVALID_CURSOR when the token is damaged or no sealed object."""
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         payload, _, checksum = raw.rpartition(b".")
         if not payload or checksum.decode() != _checksum(payload):
             raise ValueError("checksum mismatch")
         body = orjson.loads(payload)
+        if not isinstance(body, dict):
+            raise ValueError("not an object")
+        return body
+    except (ValueError, TypeError, UnicodeDecodeError, binascii.Error, orjson.JSONDecodeError) as error:
+        raise _invalid(f"the cursor does not decode ({error}): pass a page's next_cursor unchanged") from None
+
+
+def decode(token: str) -> Cursor:
+    """The cursor a token carries; INVALID_CURSOR when it is not one this node minted the format of."""
+    body = unseal(token)
+    try:
         if body.get("v") != VERSION:
             raise _invalid(f"cursor version {body.get('v')!r} is not {VERSION}: restart the walk from page 1")
         anchors = {int(p): Anchor(float(key), str(sid), str(node)) for p, key, sid, node in body["after"]}
@@ -117,7 +134,7 @@ def decode(token: str) -> Cursor:
         )
     except QuarryError:
         raise
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError, binascii.Error, orjson.JSONDecodeError) as error:
+    except (ValueError, TypeError, KeyError) as error:
         raise _invalid(f"the cursor does not decode ({error}): pass an envelope's next_cursor unchanged") from None
 
 

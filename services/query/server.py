@@ -9,8 +9,18 @@ import grpc
 from quarry.core.node import Service, serve, typed_errors
 from quarry.query.embedding import EmbeddingOps
 from quarry.query.root import Coordinator
+from quarry.query.sessions import SessionQueries
 from quarry.query.topology import Topology
-from quarry.v1 import assertions_pb2, embedding_pb2, embedding_pb2_grpc, query_pb2, query_pb2_grpc, refs_pb2
+from quarry.v1 import (
+    assertions_pb2,
+    embedding_pb2,
+    embedding_pb2_grpc,
+    query_pb2,
+    query_pb2_grpc,
+    refs_pb2,
+    sessions_pb2,
+    sessions_pb2_grpc,
+)
 
 
 class QueryServicer(query_pb2_grpc.QueryServiceServicer):
@@ -54,6 +64,53 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         return self.coordinator.status()
 
 
+class SessionQueryServicer(sessions_pb2_grpc.SessionQueryServiceServicer):
+    """Seed 002's session API (quarry.query.sessions)."""
+
+    def __init__(self, queries: SessionQueries) -> None:
+        self.queries = queries
+
+    @typed_errors
+    def ListSessions(self, request: sessions_pb2.ListSessionsRequest, context: grpc.ServicerContext):
+        return self.queries.list_sessions(request)
+
+    @typed_errors
+    def ReadSession(self, request: sessions_pb2.SessionIdRequest, context: grpc.ServicerContext):
+        yield from self.queries.read_session(request)
+
+    @typed_errors
+    def ReadSurface(self, request: sessions_pb2.SessionIdRequest, context: grpc.ServicerContext):
+        return self.queries.read_surface(request)
+
+    @typed_errors
+    def ListEvents(self, request: sessions_pb2.ListEventsRequest, context: grpc.ServicerContext):
+        return self.queries.list_events(request)
+
+    @typed_errors
+    def ReadEvent(self, request: sessions_pb2.ReadEventRequest, context: grpc.ServicerContext):
+        return self.queries.read_event(request)
+
+    @typed_errors
+    def TraceEvent(self, request: sessions_pb2.TraceEventRequest, context: grpc.ServicerContext):
+        return self.queries.trace_event(request)
+
+    @typed_errors
+    def TraceSession(self, request: sessions_pb2.SessionIdRequest, context: grpc.ServicerContext):
+        return self.queries.trace_session(request)
+
+    @typed_errors
+    def SearchSessions(self, request: sessions_pb2.SessionSearchRequest, context: grpc.ServicerContext):
+        return self.queries.search_sessions(request)
+
+    @typed_errors
+    def SearchEvents(self, request: sessions_pb2.EventSearchRequest, context: grpc.ServicerContext):
+        return self.queries.search_events(request)
+
+    @typed_errors
+    def ReadTitles(self, request: sessions_pb2.ReadTitlesRequest, context: grpc.ServicerContext):
+        return self.queries.read_titles(request)
+
+
 class EmbeddingServicer(embedding_pb2_grpc.EmbeddingServiceServicer):
     def __init__(self, ops: EmbeddingOps) -> None:
         self.ops = ops
@@ -86,6 +143,11 @@ def serve_query(
             query_pb2.DESCRIPTOR.services_by_name["QueryService"],
             query_pb2_grpc.add_QueryServiceServicer_to_server,
             QueryServicer(coordinator),
+        ),
+        Service(
+            sessions_pb2.DESCRIPTOR.services_by_name["SessionQueryService"],
+            sessions_pb2_grpc.add_SessionQueryServiceServicer_to_server,
+            SessionQueryServicer(SessionQueries(coordinator.cluster)),
         ),
         Service(
             embedding_pb2.DESCRIPTOR.services_by_name["EmbeddingService"],

@@ -210,6 +210,12 @@ class SessionEvent(_message.Message):
     raw_json: bytes
     def __init__(self, seq: _Optional[int] = ..., type: _Optional[str] = ..., time_ms: _Optional[int] = ..., time_inferred: _Optional[bool] = ..., surface: _Optional[str] = ..., line: _Optional[int] = ..., message_id: _Optional[str] = ..., text: _Optional[str] = ..., replaced_by: _Optional[int] = ..., replaced_event_seqs: _Optional[_Iterable[int]] = ..., source_event_seqs: _Optional[_Iterable[int]] = ..., raw_json: _Optional[bytes] = ...) -> None: ...
 
+class SessionEventList(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[SessionEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[SessionEvent, _Mapping]]] = ...) -> None: ...
+
 class TitleSnapshot(_message.Message):
     __slots__ = ("title", "kind", "seq", "time_ms")
     TITLE_FIELD_NUMBER: _ClassVar[int]

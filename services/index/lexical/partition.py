@@ -40,12 +40,12 @@ from pathlib import Path
 import tantivy
 
 from quarry.core.errors import QuarryError
-from quarry.index.lexical import facets, records, schema
+from quarry.index.lexical import event_search, facets, records, schema, session_reads
 from quarry.index.lexical.leaf import CompiledSearch, Leaf, PreparedSearch
 from quarry.index.lexical.records import SessionRecords
 from quarry.index.lexical.refs import RefReader
 from quarry.index.lexical.store import CACHE_BYTES, Store
-from quarry.v1 import errors_pb2, index_pb2, plan_pb2, refs_pb2, units_pb2
+from quarry.v1 import errors_pb2, index_pb2, plan_pb2, refs_pb2, sessions_pb2, units_pb2
 
 WRITER_HEAP_BYTES = 128_000_000
 MIN_WRITER_HEAP_BYTES = 15_000_000  # Tantivy's floor for one indexing thread
@@ -280,6 +280,33 @@ class LexicalPartition:
         """Session summaries (no messages or actions) in the order asked; unknown ids are skipped."""
         self._check_open()
         return self._store.sessions_by_id(list(ids))
+
+    def list_sessions(
+        self,
+        filters: Sequence[sessions_pb2.SessionFilter],
+        after: sessions_pb2.SessionAnchor | None,
+        limit: int,
+    ) -> list[units_pb2.Session]:
+        """Seed 002's session list of this partition (session_reads.list_sessions)."""
+        self._check_open()
+        return session_reads.list_sessions(self._store, filters, after, limit)
+
+    def read_events(self, request: sessions_pb2.PartitionReadEvents) -> sessions_pb2.StoredEvents:
+        """One session's header and events (session_reads.read_events)."""
+        self._check_open()
+        return session_reads.read_events(
+            self._store, request.session_id, request.filters, full=request.full, with_text=request.with_text
+        )
+
+    def search_events(self, request: sessions_pb2.PartitionSearchEvents) -> sessions_pb2.EventSearchPage:
+        """Events of one session ranked by a query (session_reads.search_events)."""
+        self._check_open()
+        return session_reads.search_events(self._store, request.request, request.offset)
+
+    def search_session_events(self, request: sessions_pb2.NodeSearchSessions) -> list[sessions_pb2.SessionSearchHit]:
+        """Sessions ranked by their strongest matching event (event_search.search_sessions)."""
+        self._check_open()
+        return event_search.search_sessions(self._index, self._store, request)
 
     def query_units(self, request: index_pb2.ShardUnitsRequest) -> index_pb2.ShardUnitsResponse:
         self._check_open()

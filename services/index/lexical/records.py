@@ -13,6 +13,7 @@ Row tuples follow the column lists in store.py (`SESSION_COLUMNS`, `MESSAGE_COLU
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,7 +40,15 @@ class SessionRecords:
     actions: list[tuple[object, ...]]
     units: dict[str, list[tuple[object, ...]]]  # derived-unit rows by table (store.UNIT_TABLES)
     documents: list[str]
+    events: list[tuple[object, ...]]  # log_events rows
+    event_chunks: list[tuple[object, ...]]  # log_event_chunks rows
 
+
+# Events per compressed chunk: a window of a few events reads one or two chunks, and a chunk holds
+# enough similar records for compression to find their repetitions.
+EVENTS_PER_CHUNK = 32
+CHUNK_BYTES = 256 * 1024
+CHUNK_COMPRESSION = 6
 
 # What a summary leaves out: it travels with every search hit.
 _BULK_FIELDS = ("messages", "actions", "files", "runs", "events", "snapshots", "delegations", "log_events")
@@ -52,6 +61,39 @@ def summary_blob(session: units_pb2.Session) -> bytes:
     for name in _BULK_FIELDS:
         summary.ClearField(name)
     return summary.SerializeToString()
+
+
+def event_rows(
+    session: units_pb2.Session, session_ord: int, message_ord_of: dict[str, int]
+) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """The session's log_events rows (filter columns and the event's head: everything but its text and
+    raw record) and log_event_chunks rows (text and raw records of consecutive events, compressed)."""
+    rows: list[tuple[object, ...]] = []
+    chunks: list[tuple[object, ...]] = []
+    chunk = units_pb2.SessionEventList()
+    chunk_bytes = 0
+    first_seq = 0
+    for event in session.log_events:
+        text, raw = event.text, event.raw_json
+        head = units_pb2.SessionEvent()
+        head.CopyFrom(event)
+        head.ClearField("text")
+        head.ClearField("raw_json")
+        message_ord = message_ord_of.get(event.message_id, 0) if event.message_id else 0
+        rows.append(
+            (session_ord, event.seq, event.type, event.time_ms, event.surface, message_ord, head.SerializeToString())
+        )
+        if not chunk.events:
+            first_seq = event.seq
+        chunk.events.add(seq=event.seq, text=text, raw_json=raw)
+        chunk_bytes += len(raw) + len(text)
+        if len(chunk.events) >= EVENTS_PER_CHUNK or chunk_bytes >= CHUNK_BYTES:
+            chunks.append((session_ord, first_seq, zlib.compress(chunk.SerializeToString(), CHUNK_COMPRESSION)))
+            chunk = units_pb2.SessionEventList()
+            chunk_bytes = 0
+    if chunk.events:
+        chunks.append((session_ord, first_seq, zlib.compress(chunk.SerializeToString(), CHUNK_COMPRESSION)))
+    return rows, chunks
 
 
 def unit_rows(session: units_pb2.Session, session_ord: int) -> dict[str, list[tuple[object, ...]]]:
@@ -219,6 +261,10 @@ def decompose(
             )
 
     session_row = None
+    events, event_chunks = ([], [])
+    if rows and session.log_events:
+        message_ord_of = {row[1]: row[0] for row in message_rows}
+        events, event_chunks = event_rows(session, session_ord, message_ord_of)
     if rows:
         counts = session.counts
         session_row = (
@@ -229,6 +275,9 @@ def decompose(
             session.repo,
             session.updated_ms,
             session.duration_ms,
+            session.cwd,
+            session.created_ms,
+            session.parent_session_id,
             *(getattr(counts, name) for name in COUNT_FIELDS),
             change_seq,
             embed_count,
@@ -246,4 +295,6 @@ def decompose(
         actions=action_rows,
         units=unit_rows(session, session_ord) if rows else {},
         documents=documents,
+        events=events,
+        event_chunks=event_chunks,
     )

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from quarry.index.lexical.records import SessionRecords
 
 COUNT_FIELDS = tuple(f.name for f in units_pb2.SessionCounts.DESCRIPTOR.fields)
-FORMAT_VERSION = 4  # PRAGMA user_version of the layout below
+FORMAT_VERSION = 5  # PRAGMA user_version of the layout below (5: seed 002's raw log events)
 _PAGE_BYTES = 16384
 _WAL_LIMIT_BYTES = 64 << 20
 _READER_MMAP_BYTES = 1 << 40
@@ -89,6 +89,9 @@ CREATE TABLE IF NOT EXISTS sessions (
   repo TEXT NOT NULL COLLATE NOCASE,
   updated_ms INTEGER NOT NULL,
   duration_ms INTEGER NOT NULL,
+  cwd TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  parent_session_id TEXT NOT NULL,
   {", ".join(f"{name} INTEGER NOT NULL" for name in COUNT_FIELDS)},
   change_seq INTEGER NOT NULL,
   embed_count INTEGER NOT NULL,
@@ -102,6 +105,27 @@ CREATE INDEX IF NOT EXISTS sessions_repo ON sessions (repo);
 CREATE INDEX IF NOT EXISTS sessions_origin ON sessions (origin);
 CREATE INDEX IF NOT EXISTS sessions_pending ON sessions (tantivy_pending) WHERE tantivy_pending = 1;
 CREATE INDEX IF NOT EXISTS sessions_change ON sessions (change_seq, embed_count);  -- covers the backlog sum
+CREATE INDEX IF NOT EXISTS sessions_parent ON sessions (parent_session_id) WHERE parent_session_id != '';
+
+-- Seed 002's raw log events: per event the columns its filters read and `head` (the event without
+-- text and raw record: type, time, surface, line, message, links); text and raw records in chunks of
+-- consecutive events, zlib-compressed together (raw records are repetitive JSON).
+CREATE TABLE IF NOT EXISTS log_events (
+  session_ord INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  time_ms INTEGER NOT NULL,
+  surface TEXT NOT NULL,
+  message_ord INTEGER NOT NULL,  -- the message it became (0: none): a search hit on a message finds its events
+  head BLOB NOT NULL,
+  PRIMARY KEY (session_ord, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS log_event_chunks (
+  session_ord INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  body BLOB NOT NULL,
+  PRIMARY KEY (session_ord, first_seq)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
@@ -245,6 +269,9 @@ SESSION_COLUMNS = (
     "repo",
     "updated_ms",
     "duration_ms",
+    "cwd",
+    "created_ms",
+    "parent_session_id",
     *COUNT_FIELDS,
     "change_seq",
     "embed_count",
@@ -281,6 +308,10 @@ _INSERT_MESSAGE = _insert("messages", MESSAGE_COLUMNS)
 _INSERT_BLOCK = _insert("blocks", BLOCK_COLUMNS)
 _INSERT_ACTION = _insert("actions", ACTION_COLUMNS + ", path_norm")
 _INSERT_UNITS = {table: _insert(table, columns) for table, columns in UNIT_TABLES.items()}
+_INSERT_EVENT = _insert("log_events", "session_ord, seq, type, time_ms, surface, message_ord, head")
+_INSERT_CHUNK = _insert("log_event_chunks", "session_ord, first_seq, body")
+# Tables whose rows belong to a session (by session_ord), deleted with it or before it is rewritten.
+_SESSION_TABLES = ("session_tags", "messages", "actions", *UNIT_TABLES, "log_events", "log_event_chunks")
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
 _CHANGE_SEQ = SESSION_COLUMNS.index("change_seq")
 
@@ -474,7 +505,7 @@ class Store:
                     f"DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord {_IN_JSON})",
                     old,
                 )
-                for table in ("session_tags", "messages", "actions", *UNIT_TABLES):
+                for table in _SESSION_TABLES:
                     conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", old)
             conn.executemany(_INSERT_SESSION, [r.session_row for r in batch if r.session_ord not in replaced])
             conn.executemany(
@@ -490,6 +521,8 @@ class Store:
             conn.executemany(_INSERT_ACTION, [row for r in batch for row in r.actions])
             for table, insert in _INSERT_UNITS.items():
                 conn.executemany(insert, [row for r in batch for row in r.units[table]])
+            conn.executemany(_INSERT_EVENT, [row for r in batch for row in r.events])
+            conn.executemany(_INSERT_CHUNK, [row for r in batch for row in r.event_chunks])
             _link_children(conn, json_list(r.session_ord for r in batch))
             stored = [r.session_row for r in batch if r.session_row is not None]
             conn.execute(f"DELETE FROM tombstones WHERE session_id {_IN_JSON}", (json_list(row[1] for row in stored),))
@@ -515,7 +548,7 @@ class Store:
                 f"DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord {_IN_JSON})",
                 ords,
             )
-            for table in ("session_tags", "messages", "actions", *UNIT_TABLES):
+            for table in _SESSION_TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", ords)
             conn.execute(f"DELETE FROM sessions WHERE ord {_IN_JSON}", ords)
             head = int(conn.execute("SELECT value FROM meta WHERE key = 'head_seq'").fetchone()[0])

@@ -1,0 +1,238 @@
+"""Seed 002's reads of one partition's store: session lists, event reads, search within one session.
+
+Each read runs in one read transaction, so the header it returns and the events it returns are one
+observation of the session (an ingest committing meanwhile is seen whole or not at all).
+
+Events are stored as a head per event (type, time, surface, links: store.py `log_events`) and their
+text and raw records in compressed chunks of consecutive events; a read decompresses only the chunks
+of the events it returns, and only when it returns their text or raw records.
+
+Search within a session ranks its events by BM25 (k1 1.2, b 0.75) over the ranking tokens of their
+semantic text (analyzer.stem_tokens: folded, stemmed, no stopwords), among the events its filters
+keep; an event must hold every token of the query (Quarry's lexical default). The query is data: its
+words are tokens, nothing in it is an operator.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+
+from quarry.core.errors import QuarryError
+from quarry.index.lexical import analyzer
+from quarry.index.lexical.store import Store, json_list
+from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
+
+K1 = 1.2
+B = 0.75
+SNIPPET_CHARS = 200
+PERSISTED = "persisted"
+
+
+def text_pattern(text: str) -> re.Pattern[str]:
+    """Seed 002's text clause: the literal text, case-insensitive, any run of whitespace matching any other."""
+    words = text.split()
+    if not words:
+        raise QuarryError(errors_pb2.INVALID_REQUEST, "a text filter needs some text", parameter="filters.text")
+    return re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE)
+
+
+def list_sessions(
+    store: Store, filters: Sequence[sessions_pb2.SessionFilter], after: sessions_pb2.SessionAnchor | None, limit: int
+) -> list[units_pb2.Session]:
+    """Session summaries matching every filter, newest first (updated time, then id), after `after`."""
+    where, params = session_clauses(filters)
+    if after is not None:
+        where.append("(updated_ms < ? OR (updated_ms = ? AND id > ?))")
+        params.extend((after.updated_ms, after.updated_ms, after.session_id))
+    sql = "SELECT summary FROM sessions"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY updated_ms DESC, id LIMIT ?"
+    rows = store.reader().execute(sql, (*params, limit))
+    return [units_pb2.Session.FromString(blob) for (blob,) in rows]
+
+
+def session_clauses(filters: Sequence[sessions_pb2.SessionFilter]) -> tuple[list[str], list[object]]:
+    where: list[str] = []
+    params: list[object] = []
+    for clause in filters:
+        kind = clause.WhichOneof("clause")
+        if kind == "ids":
+            where.append("id IN (SELECT value FROM json_each(?))")
+            params.append(json_list(clause.ids.values))
+        elif kind == "cwds":
+            where.append("cwd IN (SELECT value FROM json_each(?))")
+            params.append(json_list(clause.cwds.values))
+        elif kind == "parents":
+            where.append("parent_session_id IN (SELECT value FROM json_each(?))")
+            params.append(json_list(clause.parents.values))
+        elif kind == "created_at":
+            _range(where, params, "created_ms", clause.created_at)
+        elif kind == "availability":
+            # Every stored session is persisted; none is live in an archive.
+            where.append("1" if PERSISTED in clause.availability.values else "0")
+    return where, params
+
+
+def _range(where: list[str], params: list[object], column: str, bounds: sessions_pb2.Range) -> None:
+    if bounds.HasField("min"):
+        where.append(f"{column} >= ?")
+        params.append(bounds.min)
+    if bounds.HasField("max"):
+        where.append(f"{column} <= ?")
+        params.append(bounds.max)
+
+
+def read_events(
+    store: Store,
+    session_id: str,
+    filters: Sequence[sessions_pb2.EventFilter],
+    *,
+    full: bool = False,
+    with_text: bool = False,
+) -> sessions_pb2.StoredEvents:
+    """The session's header and its events matching every filter, in seq order: heads only, with their
+    text (`with_text`), or whole (`full`: text and raw records). NOT_FOUND when the session is not here."""
+    conn = store.reader()
+    conn.execute("BEGIN")
+    try:
+        session_ord, header = _header(conn, session_id)
+        where, params = event_clauses(filters)
+        pattern = next((text_pattern(f.text) for f in filters if f.WhichOneof("clause") == "text"), None)
+        sql = "SELECT head FROM log_events WHERE session_ord = ?"
+        if where:
+            sql += " AND " + " AND ".join(where)
+        events = [
+            units_pb2.SessionEvent.FromString(head)
+            for (head,) in conn.execute(sql + " ORDER BY seq", (session_ord, *params))
+        ]
+        if events and (full or with_text or pattern is not None):
+            fill_texts(conn, session_ord, events, raw=full)
+        (count,) = conn.execute("SELECT COUNT(*) FROM log_events WHERE session_ord = ?", (session_ord,)).fetchone()
+    finally:
+        conn.execute("COMMIT")
+    if pattern is not None:
+        events = [e for e in events if pattern.search(e.text)]
+        if not (full or with_text):
+            for event in events:
+                event.ClearField("text")
+    return sessions_pb2.StoredEvents(session=header, events=events, event_count=count)
+
+
+def _header(conn: sqlite3.Connection, session_id: str) -> tuple[int, units_pb2.Session]:
+    row = conn.execute("SELECT ord, summary FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None:
+        raise QuarryError(errors_pb2.NOT_FOUND, f"no session {session_id} in the archive", parameter="session_id")
+    return row[0], units_pb2.Session.FromString(row[1])
+
+
+def event_clauses(filters: Sequence[sessions_pb2.EventFilter]) -> tuple[list[str], list[object]]:
+    where: list[str] = []
+    params: list[object] = []
+    for clause in filters:
+        kind = clause.WhichOneof("clause")
+        if kind == "seq":
+            _range(where, params, "seq", clause.seq)
+        elif kind == "time":
+            _range(where, params, "time_ms", clause.time)
+        elif kind == "types":
+            where.append("type IN (SELECT value FROM json_each(?))")
+            params.append(json_list(clause.types.values))
+        elif kind == "surfaces":
+            where.append("surface IN (SELECT value FROM json_each(?))")
+            params.append(json_list(clause.surfaces.values))
+    return where, params
+
+
+def fill_texts(conn: sqlite3.Connection, session_ord: int, events: list[units_pb2.SessionEvent], raw: bool) -> None:
+    """Give `events` (seq order) their text, and their raw records with `raw`, from the chunks holding them."""
+    first, last = events[0].seq, events[-1].seq
+    rows = conn.execute(
+        "SELECT body FROM log_event_chunks WHERE session_ord = ? AND first_seq <= ? AND first_seq >= "
+        "(SELECT COALESCE(MAX(first_seq), 0) FROM log_event_chunks WHERE session_ord = ? AND first_seq <= ?) "
+        "ORDER BY first_seq",
+        (session_ord, last, session_ord, first),
+    )
+    wanted = {event.seq: event for event in events}
+    for (body,) in rows:
+        for stored in units_pb2.SessionEventList.FromString(zlib.decompress(body)).events:
+            event = wanted.get(stored.seq)
+            if event is None:
+                continue
+            if stored.text:
+                event.text = stored.text
+            if raw:
+                event.raw_json = stored.raw_json
+
+
+def search_events(store: Store, request: sessions_pb2.EventSearchRequest, offset: int) -> sessions_pb2.EventSearchPage:
+    """Events of one session ranked by the query (module docstring): up to `limit` + 1 hits after the
+    first `offset`, so the caller knows whether a next page exists."""
+    query = query_tokens(request.query)
+    stored = read_events(store, request.session_id, request.filters, with_text=True)
+    documents = [(event, analyzer.stem_tokens(event.text)) for event in stored.events if event.text]
+    page = sessions_pb2.EventSearchPage(session=stored.session)
+    if not documents:
+        return page
+    average = sum(len(tokens) for _, tokens in documents) / len(documents)
+    frequency: Counter[str] = Counter()
+    for _, tokens in documents:
+        frequency.update(set(tokens))
+    wanted = set(query)
+    count = len(documents)
+    scored: list[tuple[float, int, units_pb2.SessionEvent]] = []
+    for event, tokens in documents:
+        counts = Counter(token for token in tokens if token in wanted)
+        if len(counts) < len(wanted):
+            continue
+        norm = K1 * (1 - B + B * len(tokens) / average)
+        score = sum(_idf(count, frequency[t]) * counts[t] * (K1 + 1) / (counts[t] + norm) for t in wanted)
+        scored.append((score, event.seq, event))
+    scored.sort(key=lambda hit: (-hit[0], hit[1]))
+    for score, _, event in scored[offset : offset + request.limit + 1]:
+        page.items.add(
+            record=sessions_pb2.SessionEventRecord(
+                session_id=request.session_id,
+                seq=event.seq,
+                type=event.type,
+                time_ms=event.time_ms,
+                surface=event.surface,
+            ),
+            snippet=snippet(event.text, query),
+            score=score,
+        )
+    return page
+
+
+def _idf(documents: int, frequency: int) -> float:
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
+def query_tokens(query: str) -> list[str]:
+    """The ranking tokens of a search's query text; INVALID_QUERY when it has none to rank by."""
+    tokens = list(dict.fromkeys(analyzer.stem_tokens(query)))
+    if not tokens:
+        raise QuarryError(
+            errors_pb2.INVALID_QUERY,
+            f"the query {query!r} has no word to search for (only punctuation or stopwords)",
+            parameter="query",
+        )
+    return tokens
+
+
+def snippet(text: str, query: Sequence[str]) -> str:
+    """A plain excerpt of `text` around its first word whose ranking token the query holds."""
+    wanted = set(query)
+    start = 0
+    for match in re.finditer(r"\w+", text):
+        if analyzer.stem(analyzer.fold(match.group())) in wanted:
+            start = match.start()
+            break
+    begin = max(0, start - SNIPPET_CHARS // 4)
+    excerpt = " ".join(text[begin : begin + SNIPPET_CHARS].split())
+    return ("…" if begin else "") + excerpt + ("…" if begin + SNIPPET_CHARS < len(text) else "")
