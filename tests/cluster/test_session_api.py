@@ -18,6 +18,7 @@ from quarry.client.sessions import event_filters, seed_code, session_filters
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
 from quarry.v1 import errors_pb2
+from tests.cluster.test_cli import quarry
 from tests.shared_paths import REAL_LOGS, needs_shared
 
 pytestmark = [pytest.mark.cluster, needs_shared, pytest.mark.shared]
@@ -203,6 +204,31 @@ def test_search_sessions(client: QuarryClient) -> None:
     assert scores == sorted(scores, reverse=True)
     text_clause = lambda: client.sessions.search_sessions("x", event_filters=event_filters(text="x"))  # noqa: E731
     assert _seed_error(text_clause) == ("SESSION_QUERY_INVALID_FILTER", "event_filters[0].text")
+
+
+def test_cli_session_commands(cluster: LocalCluster, client: QuarryClient) -> None:
+    home = cluster.home
+    listed = orjson.loads(quarry(home, "--format", "json", "sessions", "list", "--parent", MAIN).stdout)
+    assert sorted(item["header"]["id"] for item in listed["items"]) == AGENTS
+    surface = quarry(home, "sessions", "surface", A6).stdout
+    assert "captured through seq 53" in surface and "claude-code:user" in surface
+    window = orjson.loads(quarry(home, "--format", "json", "sessions", "event", A6, "31", "--before", "1").stdout)
+    assert (window["start_seq"], window["end_seq"]) == (30, 31)
+    events = quarry(home, "sessions", "events", MAIN, "--text", "extra-usage").stdout
+    assert "claude-code:queue-operation" in events and "log-only" in events
+    trace = quarry(home, "sessions", "trace-event", A6, "11").stdout
+    assert "replacement chain  31" in trace
+    assert "agent-adae2f20e326a65be" in quarry(home, "sessions", "lineage", MAIN).stdout
+    titles = quarry(home, "sessions", "titles", TITLED, "claude-code-session:nope").stdout
+    assert "Explain function logic" in titles and "NOT_FOUND" in titles
+    found = quarry(home, "sessions", "search", "RangeError").stdout
+    assert A6 in found and "RangeError" in found
+    within = quarry(home, "sessions", "search", "--in", A6, "RangeError", "--surface", "shadowed").stdout
+    assert A6 in within and "RangeError" not in within  # the header, no hit
+    raw = quarry(home, "sessions", "read", C9, "--raw").stdout.splitlines()
+    assert raw == (REAL_LOGS / "claude_code/entireio__cli__c9_883595c929_0_full.jsonl").read_text().splitlines()
+    failed = quarry(home, "sessions", "event", A6, "54", check=False)
+    assert failed.returncode == 2 and "SESSION_QUERY_EVENT_NOT_FOUND" in failed.stderr
 
 
 def test_titles_with_one_shard_stopped(cluster: LocalCluster, client: QuarryClient) -> None:

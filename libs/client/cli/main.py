@@ -25,6 +25,7 @@ from quarry.client.cli.facets import facets
 from quarry.client.cli.mark import mark_app
 from quarry.client.cli.node import node_app
 from quarry.client.cli.read import read
+from quarry.client.cli.sessions import sessions_app
 from quarry.client.client import QuarryClient
 from quarry.client.controls_json import controls_from_json, controls_to_json, with_flags
 from quarry.core.config import resolve_home
@@ -45,6 +46,7 @@ app.add_typer(node_app, name="node")
 app.add_typer(mark_app, name="mark")
 app.add_typer(embed_app, name="embed")
 app.add_typer(cluster_app, name="cluster")
+app.add_typer(sessions_app, name="sessions")
 app.command("read")(read)
 app.command("facets")(facets)
 

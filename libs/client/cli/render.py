@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import shlex
 import sys
@@ -54,6 +55,11 @@ def to_dict(message: Message) -> dict[str, Any]:
 def _value(field: FieldDescriptor, value: Any) -> Any:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         return to_dict(value)
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        # JSON held as bytes (an event's raw record) is shown as the JSON value; other bytes as base64.
+        if field.name.endswith("_json") and value:
+            return orjson.loads(value)
+        return base64.b64encode(value).decode()
     if field.type == FieldDescriptor.TYPE_ENUM:
         return field.enum_type.values_by_number[value].name
     return value
