@@ -43,7 +43,9 @@ SCAN_ABOVE_BYTES = 4096  # a record smaller than this holds no payload worth rep
 PAYLOAD_CHARS = 1024  # a base64 string at least this long is a binary payload
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 _MEDIA_KEYS = ("media_type", "mimeType", "mime_type")
-_PAYLOAD_MARKERS = (b";base64,", b'"data"')  # an inline payload of any size: a data URL, a typed data field
+# Marks of an inline payload of any size: a data URL, a typed data field ({media_type, data}).
+_DATA_URL = b";base64,"
+_INLINE_DATA = b'"data"'
 _TEXT_BLOCKS = frozenset({"text", "code", "thinking", "tool_result"})
 
 
@@ -178,7 +180,7 @@ def block_text(block: DraftBlock) -> str:
 
 def raw_json(record: DraftRecord) -> bytes:
     raw = record.raw_bytes.strip()
-    if raw and len(raw) < SCAN_ABOVE_BYTES and not any(marker in raw for marker in _PAYLOAD_MARKERS):
+    if raw and len(raw) < SCAN_ABOVE_BYTES and _INLINE_DATA not in raw and _DATA_URL not in raw:
         return raw
     if isinstance(record.raw, str) and not raw:
         return orjson.dumps(record.raw)

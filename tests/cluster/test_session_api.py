@@ -17,8 +17,9 @@ from quarry.client.local import LocalCluster
 from quarry.client.sessions import event_filters, seed_code, session_filters
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
-from quarry.v1 import errors_pb2
+from quarry.v1 import errors_pb2, units_pb2
 from tests.cluster.test_cli import quarry
+from tests.index.sessions import Msg, session
 from tests.shared_paths import REAL_LOGS, needs_shared
 
 pytestmark = [pytest.mark.cluster, needs_shared, pytest.mark.shared]
@@ -148,6 +149,36 @@ def test_lineage(client: QuarryClient) -> None:
     assert [a.header.id for a in agent.ancestors] == [MAIN] and agent.root.header.id == MAIN
     alone = client.sessions.lineage(CODEX)
     assert alone.root.header.id == CODEX and not alone.descendants
+
+
+def _linked(native_id: str, parent: str) -> units_pb2.Session:
+    made = session(native_id, [Msg("user", f"lineage probe {native_id}")], origin="codex-session")
+    made.parent_session_id = parent
+    return made
+
+
+def test_lineage_across_partitions_and_a_cycle(client: QuarryClient) -> None:
+    """A parent on another partition than its child (different lineage roots), an absent parent, and an
+    ancestry that cycles."""
+    count = 2
+    parent = _linked("lineage-parent", "")
+    child = next(
+        _linked(f"lineage-child-{n}", parent.id)
+        for n in range(50)
+        if partition_for(f"codex-session:lineage-child-{n}", count) != partition_for(parent.id, count)
+    )
+    orphan = _linked("lineage-orphan", "codex-session:never-ingested")
+    first, second = _linked("cycle-a", "codex-session:cycle-b"), _linked("cycle-b", "codex-session:cycle-a")
+    report = client.ingest_sessions([parent, child, orphan, first, second])
+    assert report.sessions_written == 5, report
+    down = client.sessions.lineage(child.id)
+    assert [a.header.id for a in down.ancestors] == [parent.id] and down.root.header.id == parent.id
+    up = client.sessions.lineage(parent.id)
+    assert [n.session.header.id for n in up.descendants] == [child.id]
+    lost = client.sessions.lineage(orphan.id)
+    assert lost.WhichOneof("completeness") == "unresolved_parent_id"
+    assert lost.unresolved_parent_id == "codex-session:never-ingested"
+    assert _seed_error(lambda: client.sessions.lineage(first.id)) == ("SESSION_QUERY_INVALID_LINEAGE", "session_id")
 
 
 def test_titles_batch(client: QuarryClient) -> None:

@@ -20,13 +20,22 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import orjson
 import tantivy
 from tantivy import Occur, Query
 
+from quarry.core.event_trace import record_of
 from quarry.index.lexical import analyzer, schema
 from quarry.index.lexical.fulltext import const
-from quarry.index.lexical.session_reads import event_clauses, fill_texts, query_tokens, session_clauses, snippet
-from quarry.index.lexical.store import Store, json_list
+from quarry.index.lexical.session_reads import (
+    event_clauses,
+    event_from_row,
+    fill_texts_of,
+    query_tokens,
+    session_clauses,
+    snippet,
+)
+from quarry.index.lexical.store import EVENT_COLUMNS, Store, json_list
 from quarry.v1 import sessions_pb2, units_pb2
 
 FIRST_PAGE = 64
@@ -173,28 +182,28 @@ def _hits(
     ranked = sorted(rows, key=lambda row: (-best[row[0]][0], row[1]))
     if after is not None:
         ranked = [row for row in ranked if _after(best[row[0]][0], row[1], after)]
+    kept = ranked[:limit]
+    ids = {session_ord: session_id for session_ord, session_id, _ in kept}
+    pairs = [[session_ord, seq] for session_ord, _, _ in kept for seq in best[session_ord][2]]
+    events_of: dict[int, list[units_pb2.SessionEvent]] = {}
+    for row in conn.execute(
+        f"SELECT e.session_ord, {', '.join('e.' + c for c in EVENT_COLUMNS.split(', '))} FROM json_each(?) j "
+        "JOIN log_events e ON e.session_ord = j.value ->> 0 AND e.seq = j.value ->> 1 ORDER BY e.session_ord, e.seq",
+        (orjson.dumps(pairs).decode(),),
+    ):
+        events_of.setdefault(row[0], []).append(event_from_row(ids[row[0]], row[1:]))
+    fill_texts_of(conn, events_of)
     hits = []
-    for session_ord, session_id, summary in ranked[:limit]:
-        score, _, seqs = best[session_ord]
-        heads = conn.execute(
-            "SELECT head FROM log_events WHERE session_ord = ? AND seq IN (SELECT value FROM json_each(?)) "
-            "ORDER BY seq",
-            (session_ord, json_list(seqs)),
-        ).fetchall()
-        events = [units_pb2.SessionEvent.FromString(head) for (head,) in heads]
-        fill_texts(conn, session_ord, events, raw=False)
-        event = max(events, key=lambda e: (_words_held(e.text, tokens), -e.seq))
+    for session_ord, session_id, summary in kept:
+        score = best[session_ord][0]
+        events = events_of[session_ord]
+        # A message read from several records (a streamed reply): the record holding most query words.
+        event = events[0] if len(events) == 1 else max(events, key=lambda e: (_words_held(e.text, tokens), -e.seq))
         hits.append(
             sessions_pb2.SessionSearchHit(
                 record=sessions_pb2.SessionRecord(header=units_pb2.Session.FromString(summary), persisted=True),
                 best_match=sessions_pb2.EventSearchHit(
-                    record=sessions_pb2.SessionEventRecord(
-                        session_id=session_id,
-                        seq=event.seq,
-                        type=event.type,
-                        time_ms=event.time_ms,
-                        surface=event.surface,
-                    ),
+                    record=record_of(session_id, event),
                     snippet=snippet(event.text, tokens),
                     score=score,
                 ),

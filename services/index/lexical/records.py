@@ -13,11 +13,12 @@ Row tuples follow the column lists in store.py (`SESSION_COLUMNS`, `MESSAGE_COLU
 
 from __future__ import annotations
 
-import zlib
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import orjson
+import zstandard
 
 from quarry.core.dialogue import EMBEDDED_BLOCK_TYPES, embeds
 from quarry.core.vocab import DIALOGUE_BLOCK_TYPES
@@ -46,9 +47,11 @@ class SessionRecords:
 
 # Events per compressed chunk: a window of a few events reads one or two chunks, and a chunk holds
 # enough similar records for compression to find their repetitions.
-EVENTS_PER_CHUNK = 32
+EVENTS_PER_CHUNK = 64
 CHUNK_BYTES = 256 * 1024
-CHUNK_COMPRESSION = 6
+CHUNK_COMPRESSION = 6  # zstd level: smaller than level 3 on session logs, still fast to write
+
+_local = threading.local()
 
 # What a summary leaves out: it travels with every search hit.
 _BULK_FIELDS = ("messages", "actions", "files", "runs", "events", "snapshots", "delegations", "log_events")
@@ -70,30 +73,57 @@ def event_rows(
     raw record) and log_event_chunks rows (text and raw records of consecutive events, compressed)."""
     rows: list[tuple[object, ...]] = []
     chunks: list[tuple[object, ...]] = []
-    chunk = units_pb2.SessionEventList()
+    texts, raws = units_pb2.SessionEventList(), units_pb2.SessionEventList()
     chunk_bytes = 0
     first_seq = 0
+    compress = _compressor().compress
     for event in session.log_events:
-        text, raw = event.text, event.raw_json
-        head = units_pb2.SessionEvent()
-        head.CopyFrom(event)
-        head.ClearField("text")
-        head.ClearField("raw_json")
-        message_ord = message_ord_of.get(event.message_id, 0) if event.message_id else 0
-        rows.append(
-            (session_ord, event.seq, event.type, event.time_ms, event.surface, message_ord, head.SerializeToString())
+        seq, text, raw = event.seq, event.text, event.raw_json
+        message_id = event.message_id
+        message_ord = message_ord_of.get(message_id, 0) if message_id else 0
+        links = units_pb2.SessionEvent(
+            line=event.line,
+            time_inferred=event.time_inferred,
+            replaced_event_seqs=event.replaced_event_seqs,
+            source_event_seqs=event.source_event_seqs,
         )
-        if not chunk.events:
-            first_seq = event.seq
-        chunk.events.add(seq=event.seq, text=text, raw_json=raw)
+        if event.HasField("replaced_by"):
+            links.replaced_by = event.replaced_by
+        message_seq = int(message_id.rpartition(":m")[2]) if message_id else -1
+        rows.append(
+            (
+                session_ord,
+                message_ord,
+                seq,
+                event.type,
+                event.time_ms,
+                event.surface,
+                message_seq,
+                links.SerializeToString(),
+            )
+        )
+        if not raws.events:
+            first_seq = seq
+        texts.events.add(seq=seq, text=text)
+        raws.events.add(seq=seq, raw_json=raw)
         chunk_bytes += len(raw) + len(text)
-        if len(chunk.events) >= EVENTS_PER_CHUNK or chunk_bytes >= CHUNK_BYTES:
-            chunks.append((session_ord, first_seq, zlib.compress(chunk.SerializeToString(), CHUNK_COMPRESSION)))
-            chunk = units_pb2.SessionEventList()
+        if len(raws.events) >= EVENTS_PER_CHUNK or chunk_bytes >= CHUNK_BYTES:
+            chunks.append(
+                (session_ord, first_seq, compress(texts.SerializeToString()), compress(raws.SerializeToString()))
+            )
+            texts, raws = units_pb2.SessionEventList(), units_pb2.SessionEventList()
             chunk_bytes = 0
-    if chunk.events:
-        chunks.append((session_ord, first_seq, zlib.compress(chunk.SerializeToString(), CHUNK_COMPRESSION)))
+    if raws.events:
+        chunks.append((session_ord, first_seq, compress(texts.SerializeToString()), compress(raws.SerializeToString())))
     return rows, chunks
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    """This thread's compressor (a zstd context is not for concurrent use)."""
+    compressor: zstandard.ZstdCompressor | None = getattr(_local, "compressor", None)
+    if compressor is None:
+        compressor = _local.compressor = zstandard.ZstdCompressor(level=CHUNK_COMPRESSION)
+    return compressor
 
 
 def unit_rows(session: units_pb2.Session, session_ord: int) -> dict[str, list[tuple[object, ...]]]:

@@ -18,19 +18,26 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-import zlib
+import threading
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
+import orjson
+import zstandard
+
+from quarry.core import refs
 from quarry.core.errors import QuarryError
+from quarry.core.event_trace import record_of
 from quarry.index.lexical import analyzer
-from quarry.index.lexical.store import Store, json_list
+from quarry.index.lexical.store import EVENT_COLUMNS, Store, json_list
 from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
 
 K1 = 1.2
 B = 0.75
 SNIPPET_CHARS = 200
 PERSISTED = "persisted"
+_local = threading.local()
 
 
 def text_pattern(text: str) -> re.Pattern[str]:
@@ -104,13 +111,11 @@ def read_events(
         session_ord, header = _header(conn, session_id)
         where, params = event_clauses(filters)
         pattern = next((text_pattern(f.text) for f in filters if f.WhichOneof("clause") == "text"), None)
-        sql = "SELECT head FROM log_events WHERE session_ord = ?"
+        sql = f"SELECT {EVENT_COLUMNS} FROM log_events WHERE session_ord = ?"
         if where:
             sql += " AND " + " AND ".join(where)
-        events = [
-            units_pb2.SessionEvent.FromString(head)
-            for (head,) in conn.execute(sql + " ORDER BY seq", (session_ord, *params))
-        ]
+        rows = conn.execute(sql + " ORDER BY seq", (session_ord, *params))
+        events = [event_from_row(session_id, row) for row in rows]
         if events and (full or with_text or pattern is not None):
             fill_texts(conn, session_ord, events, raw=full)
         (count,) = conn.execute("SELECT COUNT(*) FROM log_events WHERE session_ord = ?", (session_ord,)).fetchone()
@@ -122,6 +127,19 @@ def read_events(
             for event in events:
                 event.ClearField("text")
     return sessions_pb2.StoredEvents(session=header, events=events, event_count=count)
+
+
+def event_from_row(session_id: str, row: Sequence[Any]) -> units_pb2.SessionEvent:
+    """A SessionEvent (without text and raw record) from the `EVENT_COLUMNS` of a log_events row."""
+    seq, kind, time_ms, surface, message_seq, links = row
+    event = units_pb2.SessionEvent.FromString(links)
+    event.seq = seq
+    event.type = kind
+    event.time_ms = time_ms
+    event.surface = surface
+    if message_seq >= 0:
+        event.message_id = refs.message_id(session_id, message_seq)
+    return event
 
 
 def _header(conn: sqlite3.Connection, session_id: str) -> tuple[int, units_pb2.Session]:
@@ -151,23 +169,45 @@ def event_clauses(filters: Sequence[sessions_pb2.EventFilter]) -> tuple[list[str
 
 def fill_texts(conn: sqlite3.Connection, session_ord: int, events: list[units_pb2.SessionEvent], raw: bool) -> None:
     """Give `events` (seq order) their text, and their raw records with `raw`, from the chunks holding them."""
-    first, last = events[0].seq, events[-1].seq
+    fill_texts_of(conn, {session_ord: events}, raw)
+
+
+def fill_texts_of(
+    conn: sqlite3.Connection, events_of: dict[int, list[units_pb2.SessionEvent]], raw: bool = False
+) -> None:
+    """`fill_texts` for the events (seq order) of several sessions, by session ordinal, in one query."""
+    spans = [[session_ord, events[0].seq, events[-1].seq] for session_ord, events in events_of.items() if events]
+    if not spans:
+        return
+    columns = "c.texts, c.raws" if raw else "c.texts"  # texts come first in the row: raws' pages stay unread
     rows = conn.execute(
-        "SELECT body FROM log_event_chunks WHERE session_ord = ? AND first_seq <= ? AND first_seq >= "
-        "(SELECT COALESCE(MAX(first_seq), 0) FROM log_event_chunks WHERE session_ord = ? AND first_seq <= ?) "
-        "ORDER BY first_seq",
-        (session_ord, last, session_ord, first),
+        f"SELECT c.session_ord, {columns} FROM json_each(?) j JOIN log_event_chunks c "
+        "ON c.session_ord = j.value ->> 0 AND c.first_seq <= j.value ->> 2 AND c.first_seq >= "
+        "(SELECT COALESCE(MAX(first_seq), 0) FROM log_event_chunks "
+        "WHERE session_ord = j.value ->> 0 AND first_seq <= j.value ->> 1)",
+        (orjson.dumps(spans).decode(),),
     )
-    wanted = {event.seq: event for event in events}
-    for (body,) in rows:
-        for stored in units_pb2.SessionEventList.FromString(zlib.decompress(body)).events:
-            event = wanted.get(stored.seq)
-            if event is None:
-                continue
-            if stored.text:
+    wanted = {(session_ord, e.seq): e for session_ord, events in events_of.items() for e in events}
+    decompress = _decompressor().decompress
+    for row in rows:
+        session_ord = row[0]
+        for stored in units_pb2.SessionEventList.FromString(decompress(row[1])).events:
+            event = wanted.get((session_ord, stored.seq))
+            if event is not None and stored.text:
                 event.text = stored.text
-            if raw:
-                event.raw_json = stored.raw_json
+        if raw:
+            for stored in units_pb2.SessionEventList.FromString(decompress(row[2])).events:
+                event = wanted.get((session_ord, stored.seq))
+                if event is not None:
+                    event.raw_json = stored.raw_json
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    """This thread's decompressor (a zstd context is not for concurrent use)."""
+    decompressor: zstandard.ZstdDecompressor | None = getattr(_local, "decompressor", None)
+    if decompressor is None:
+        decompressor = _local.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def search_events(store: Store, request: sessions_pb2.EventSearchRequest, offset: int) -> sessions_pb2.EventSearchPage:
@@ -195,17 +235,7 @@ def search_events(store: Store, request: sessions_pb2.EventSearchRequest, offset
         scored.append((score, event.seq, event))
     scored.sort(key=lambda hit: (-hit[0], hit[1]))
     for score, _, event in scored[offset : offset + request.limit + 1]:
-        page.items.add(
-            record=sessions_pb2.SessionEventRecord(
-                session_id=request.session_id,
-                seq=event.seq,
-                type=event.type,
-                time_ms=event.time_ms,
-                surface=event.surface,
-            ),
-            snippet=snippet(event.text, query),
-            score=score,
-        )
+        page.items.add(record=record_of(request.session_id, event), snippet=snippet(event.text, query), score=score)
     return page
 
 
@@ -226,13 +256,10 @@ def query_tokens(query: str) -> list[str]:
 
 
 def snippet(text: str, query: Sequence[str]) -> str:
-    """A plain excerpt of `text` around its first word whose ranking token the query holds."""
-    wanted = set(query)
-    start = 0
-    for match in re.finditer(r"\w+", text):
-        if analyzer.stem(analyzer.fold(match.group())) in wanted:
-            start = match.start()
-            break
+    """A plain excerpt of `text` around the first word that starts like a query token (a ranking token
+    is its word's stem: `lock` for locking, `databas` for database); from the start when none does."""
+    match = re.search(r"\b(?:" + "|".join(re.escape(t) for t in query) + ")", text, re.IGNORECASE)
+    start = match.start() if match else 0
     begin = max(0, start - SNIPPET_CHARS // 4)
     excerpt = " ".join(text[begin : begin + SNIPPET_CHARS].split())
     return ("…" if begin else "") + excerpt + ("…" if begin + SNIPPET_CHARS < len(text) else "")

@@ -107,23 +107,27 @@ CREATE INDEX IF NOT EXISTS sessions_pending ON sessions (tantivy_pending) WHERE 
 CREATE INDEX IF NOT EXISTS sessions_change ON sessions (change_seq, embed_count);  -- covers the backlog sum
 CREATE INDEX IF NOT EXISTS sessions_parent ON sessions (parent_session_id) WHERE parent_session_id != '';
 
--- Seed 002's raw log events: per event the columns its filters read and `head` (the event without
--- text and raw record: type, time, surface, line, message, links); text and raw records in chunks of
--- consecutive events, zlib-compressed together (raw records are repetitive JSON).
+-- Seed 002's raw log events: per event the columns its filters read, the message it became (its
+-- ordinal, 0 for none: a search hit on a message finds its events; and its seq, -1 for none) and
+-- `links` (the rest of the event without text and raw record: line, inferred time, replacements,
+-- sources). Texts and raw records live in chunks of consecutive events, zstd-compressed, texts
+-- first: a read that needs only texts never touches the raw records' pages.
 CREATE TABLE IF NOT EXISTS log_events (
   session_ord INTEGER NOT NULL,
   seq INTEGER NOT NULL,
   type TEXT NOT NULL,
   time_ms INTEGER NOT NULL,
   surface TEXT NOT NULL,
-  message_ord INTEGER NOT NULL,  -- the message it became (0: none): a search hit on a message finds its events
-  head BLOB NOT NULL,
+  message_ord INTEGER NOT NULL,
+  message_seq INTEGER NOT NULL,
+  links BLOB NOT NULL,
   PRIMARY KEY (session_ord, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS log_event_chunks (
   session_ord INTEGER NOT NULL,
   first_seq INTEGER NOT NULL,
-  body BLOB NOT NULL,
+  texts BLOB NOT NULL,
+  raws BLOB NOT NULL,
   PRIMARY KEY (session_ord, first_seq)
 ) WITHOUT ROWID;
 
@@ -308,8 +312,9 @@ _INSERT_MESSAGE = _insert("messages", MESSAGE_COLUMNS)
 _INSERT_BLOCK = _insert("blocks", BLOCK_COLUMNS)
 _INSERT_ACTION = _insert("actions", ACTION_COLUMNS + ", path_norm")
 _INSERT_UNITS = {table: _insert(table, columns) for table, columns in UNIT_TABLES.items()}
-_INSERT_EVENT = _insert("log_events", "session_ord, seq, type, time_ms, surface, message_ord, head")
-_INSERT_CHUNK = _insert("log_event_chunks", "session_ord, first_seq, body")
+EVENT_COLUMNS = "seq, type, time_ms, surface, message_seq, links"
+_INSERT_EVENT = _insert("log_events", "session_ord, message_ord, " + EVENT_COLUMNS)
+_INSERT_CHUNK = _insert("log_event_chunks", "session_ord, first_seq, texts, raws")
 # Tables whose rows belong to a session (by session_ord), deleted with it or before it is rewritten.
 _SESSION_TABLES = ("session_tags", "messages", "actions", *UNIT_TABLES, "log_events", "log_event_chunks")
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
