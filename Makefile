@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 DATASET ?= ../shared/datasets/scifact
 BENCH_MESSAGES ?= 100000
 
-.PHONY: install run test proto lint bench bench-full bench-quality bench-hybrid clean
+.PHONY: install run test proto lint bench bench-full bench-quality bench-hybrid bench-sessions clean
 
 $(STAMP): pyproject.toml requirements/nats-server.txt
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ bench-full: install
 ## bench-quality: nDCG@10 / recall@100 per lane on a BEIR-format folder (DATASET=…, default SciFact beside the repo)
 bench-quality: install
 	$(BIN)/python bench/quality.py --dataset $(DATASET)
+
+## bench-sessions: seed 002's session API (reads, traces, searches, event disk) on BENCH_MESSAGES written as log files
+bench-sessions: install
+	$(BIN)/python bench/sessions.py --messages $(BENCH_MESSAGES)
 
 ## bench-hybrid: hybrid and dialogue search latency on the synthetic archive (BENCH_MESSAGES, default 100k)
 bench-hybrid: install

@@ -7,10 +7,11 @@ layout, so lineage has families), ingests the folder into a local cluster (2 ind
 through IngestPaths, then measures through the query node, after an untimed warm-up pass each:
 - ReadEvent with a window of 10 (5 before, 5 after) on random events;
 - SearchEvents within one session, a word of that session's own text;
-- SearchSessions with the bench's dialogue queries, and in the same run the dialogue lane (Search,
-  limit 20) on the same queries: the ratio the target names;
+- SearchSessions with the bench's dialogue queries, and the dialogue lane (Search, limit 20) on the
+  same queries, the two alternating query by query (so that the machine's swings fall on both): the
+  ratio the target names;
 - TraceSession on a subagent family's main session.
-Then the bytes the events take in the partition stores (their two tables, from SQLite's dbstat) beside
+Then the bytes the events take in the partition stores (their two tables and index, from dbstat) beside
 the bytes of the source logs they came from.
 """
 
@@ -43,7 +44,7 @@ FAMILY_EVERY = 20
 CHILDREN = 2
 CHILD_RECORDS = 8
 TARGETS = {"read_event_p50_ms_max": 5.0, "search_sessions_p50_ratio_max": 1.2, "events_disk_ratio_max": 0.5}
-EVENT_TABLES = ("log_events", "log_event_chunks")
+EVENT_TABLES = ("log_events", "log_events_message", "log_event_chunks")  # the tables and their index
 
 
 def log(message: str) -> None:
@@ -88,6 +89,23 @@ def timed(run: Callable[[object], object], items: Sequence[object]) -> Latency:
     return Latency(tuple(samples))
 
 
+def timed_pair(
+    first: Callable[[object], object], second: Callable[[object], object], items: Sequence[object]
+) -> tuple[Latency, Latency]:
+    """Both runs on each item, in alternating order, so that the machine's swings fall on both alike."""
+    for item in items:
+        first(item)
+        second(item)
+    samples: tuple[list[float], list[float]] = ([], [])
+    for index, item in enumerate(items):
+        order = ((0, first), (1, second)) if index % 2 == 0 else ((1, second), (0, first))
+        for slot, run in order:
+            started = time.perf_counter()
+            run(item)
+            samples[slot].append((time.perf_counter() - started) * 1000)
+    return Latency(tuple(samples[0])), Latency(tuple(samples[1]))
+
+
 def event_bytes(home: Path) -> int:
     """Bytes of the event tables in every partition store (pages in use, from dbstat)."""
     total = 0
@@ -129,8 +147,11 @@ def run(messages: int, seed: int, workdir: Path) -> dict[str, object]:
         words = [(s.id, _word(s, rnd)) for s in picked]
         search_events = timed(lambda w: client.sessions.search_events(w[0], w[1]), words)
         queries = [" ".join(q.words) for q in build_queries() if q.kind == "and"]
-        search_sessions = timed(lambda q: client.sessions.search_sessions(q, limit=20), queries)
-        dialogue = timed(lambda q: client.search(q, lane="dialogue", limit=20), queries)
+        search_sessions, dialogue = timed_pair(
+            lambda q: client.sessions.search_sessions(q, limit=20),
+            lambda q: client.search(q, lane="dialogue", limit=20),
+            queries,
+        )
         families = rnd.sample(roots, min(SAMPLES // 4, len(roots)))
         lineage = timed(lambda r: client.sessions.lineage(r), families)
         assert all(len(client.sessions.lineage(r).descendants) == CHILDREN for r in families[:5])

@@ -1,7 +1,10 @@
 """The Python client of seed 002's session API (SessionQueryService), and the seed's error names.
 
 Every call raises QuarryError with the server's closed code; `seed_code` names it in the seed's
-taxonomy (SESSION_QUERY_*), from the code, the parameter it names and the call it failed in.
+taxonomy (SESSION_QUERY_*), from the code, the parameter it names and the call it failed in. Two of the
+seed's codes are no call's error: SESSION_QUERY_SOURCE_CONFLICT is the ingest issue `source_conflict`
+(`SOURCE_CONFLICT_ISSUE`: a second file's copy of a session contradicts the stored one, which is kept),
+and SESSION_QUERY_INVALID_CONFIG a node refusing to start on an invalid configuration.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import errors_pb2, sessions_pb2, sessions_pb2_grpc, units_pb2
 
 TIMEOUT_S = 60.0
+SOURCE_CONFLICT_ISSUE = "source_conflict"  # IngestIssue.code of seed 002's SESSION_QUERY_SOURCE_CONFLICT
 SEARCHES = frozenset({"search_sessions", "search_events"})
 _INVALID_BY_PARAMETER = (
     ("filters", "SESSION_QUERY_INVALID_FILTER"),

@@ -132,3 +132,18 @@ class DirectRouter:
             report.sessions_written += response.sessions_written
             report.sessions_unchanged += response.sessions_unchanged
             report.messages_written += response.messages_written
+            for conflict in response.source_conflicts:
+                report.issues.append(source_conflict_issue(conflict))
+
+
+def source_conflict_issue(conflict: index_pb2.SourceConflict) -> ingest_pb2.IngestIssue:
+    """The ingest issue of a version a partition refused: its events contradict the stored copy's."""
+    return ingest_pb2.IngestIssue(
+        path=conflict.source_path,
+        code="source_conflict",
+        reason=(
+            f"{conflict.session_id}: its event {conflict.first_difference} differs from the stored copy read from "
+            f"{conflict.stored_source_path} (neither log continues the other); the stored copy is kept "
+            "(`quarry delete` it first to take this file's)"
+        ),
+    )

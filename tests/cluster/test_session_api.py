@@ -8,13 +8,14 @@ session.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import orjson
 import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
-from quarry.client.sessions import event_filters, seed_code, session_filters
+from quarry.client.sessions import SOURCE_CONFLICT_ISSUE, event_filters, seed_code, session_filters
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
 from quarry.v1 import errors_pb2, units_pb2
@@ -260,6 +261,22 @@ def test_cli_session_commands(cluster: LocalCluster, client: QuarryClient) -> No
     assert raw == (REAL_LOGS / "claude_code/entireio__cli__c9_883595c929_0_full.jsonl").read_text().splitlines()
     failed = quarry(home, "sessions", "event", A6, "54", check=False)
     assert failed.returncode == 2 and "SESSION_QUERY_EVENT_NOT_FOUND" in failed.stderr
+
+
+def test_a_contradicting_copy_is_a_source_conflict(client: QuarryClient, tmp_path: Path) -> None:
+    original = (REAL_LOGS / "claude_code/entireio__cli__c9_883595c929_0_full.jsonl").read_bytes()
+    moved = tmp_path / "moved" / "c9.jsonl"
+    moved.parent.mkdir()
+    moved.write_bytes(original)
+    assert not list(client.ingest_paths([moved]))[-1].report.issues  # the same log from another file
+    lines = original.splitlines(keepends=True)
+    edited = tmp_path / "edited" / "c9.jsonl"
+    edited.parent.mkdir()
+    edited.write_bytes(b"".join([*lines[:3], lines[3].replace(b'"thinking":"', b'"thinking":"EDITED '), *lines[4:]]))
+    report = list(client.ingest_paths([edited]))[-1].report
+    (issue,) = report.issues
+    assert issue.code == SOURCE_CONFLICT_ISSUE and issue.path == str(edited) and str(moved) in issue.reason
+    assert client.sessions.surface(C9).session.source_path == str(moved)  # the stored copy is kept
 
 
 def test_titles_with_one_shard_stopped(cluster: LocalCluster, client: QuarryClient) -> None:

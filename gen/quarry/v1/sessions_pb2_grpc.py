@@ -34,8 +34,11 @@ class SessionQueryServiceStub:
     Errors carry ErrorDetail with the seed's taxonomy mapped onto Quarry's codes (docs in README):
     SESSION_NOT_FOUND / EVENT_NOT_FOUND -> NOT_FOUND (parameter session_id / seq), INVALID_FILTER /
     INVALID_LIMIT / INVALID_WINDOW -> INVALID_REQUEST (parameter path), INVALID_QUERY, INVALID_CURSOR,
-    STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION,
-    INDEX_FAILED / PERSISTENCE_FAILED -> PARTITION_UNAVAILABLE, ABORTED -> the gRPC CANCELLED status.
+    STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION
+    (token "seq" / "surface"), INDEX_FAILED / PERSISTENCE_FAILED -> PARTITION_UNAVAILABLE, ABORTED -> the gRPC
+    CANCELLED or DEADLINE_EXCEEDED status. SOURCE_CONFLICT is settled when the second source is ingested:
+    the IngestReport issue `source_conflict` (index.proto SourceConflict), the stored copy kept. INVALID_CONFIG
+    is a node refusing to start on an invalid configuration: no request returns it.
     """
 
     def __init__(self, channel):
@@ -105,8 +108,11 @@ class SessionQueryServiceServicer:
     Errors carry ErrorDetail with the seed's taxonomy mapped onto Quarry's codes (docs in README):
     SESSION_NOT_FOUND / EVENT_NOT_FOUND -> NOT_FOUND (parameter session_id / seq), INVALID_FILTER /
     INVALID_LIMIT / INVALID_WINDOW -> INVALID_REQUEST (parameter path), INVALID_QUERY, INVALID_CURSOR,
-    STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION,
-    INDEX_FAILED / PERSISTENCE_FAILED -> PARTITION_UNAVAILABLE, ABORTED -> the gRPC CANCELLED status.
+    STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION
+    (token "seq" / "surface"), INDEX_FAILED / PERSISTENCE_FAILED -> PARTITION_UNAVAILABLE, ABORTED -> the gRPC
+    CANCELLED or DEADLINE_EXCEEDED status. SOURCE_CONFLICT is settled when the second source is ingested:
+    the IngestReport issue `source_conflict` (index.proto SourceConflict), the stored copy kept. INVALID_CONFIG
+    is a node refusing to start on an invalid configuration: no request returns it.
     """
 
     def ListSessions(self, request, context):
@@ -249,8 +255,11 @@ class SessionQueryService:
     Errors carry ErrorDetail with the seed's taxonomy mapped onto Quarry's codes (docs in README):
     SESSION_NOT_FOUND / EVENT_NOT_FOUND -> NOT_FOUND (parameter session_id / seq), INVALID_FILTER /
     INVALID_LIMIT / INVALID_WINDOW -> INVALID_REQUEST (parameter path), INVALID_QUERY, INVALID_CURSOR,
-    STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION,
-    INDEX_FAILED / PERSISTENCE_FAILED -> PARTITION_UNAVAILABLE, ABORTED -> the gRPC CANCELLED status.
+    STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION
+    (token "seq" / "surface"), INDEX_FAILED / PERSISTENCE_FAILED -> PARTITION_UNAVAILABLE, ABORTED -> the gRPC
+    CANCELLED or DEADLINE_EXCEEDED status. SOURCE_CONFLICT is settled when the second source is ingested:
+    the IngestReport issue `source_conflict` (index.proto SourceConflict), the stored copy kept. INVALID_CONFIG
+    is a node refusing to start on an invalid configuration: no request returns it.
     """
 
     @staticmethod

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import orjson
 import tantivy
 from tantivy import Occur, Query
 
@@ -39,6 +38,8 @@ from quarry.index.lexical.store import EVENT_COLUMNS, Store, json_list
 from quarry.v1 import sessions_pb2, units_pb2
 
 FIRST_PAGE = 64
+# The events of some messages, through the message index (a message ordinal is unique in a partition).
+_OF_MESSAGES = "message_ord IN (SELECT value FROM json_each(?)) AND message_ord != 0"
 MAX_CANDIDATE_HITS = 20_000
 
 
@@ -60,7 +61,7 @@ def search_sessions(
     query = Query.boolean_query(clauses)
     after = request.after if request.HasField("after") else None
     best = _best_messages(searcher, store, query, search.event_filters, request.limit, after)
-    return _hits(store, best, tokens, request.limit, after)
+    return _hits(store, best, search.event_filters, tokens, request.limit, after)
 
 
 def _words(query: str) -> list[str]:
@@ -93,9 +94,10 @@ def _best_messages(
     limit: int,
     after: sessions_pb2.SessionHitAnchor | None,
 ) -> dict[int, tuple[float, int, list[int]]]:
-    """Session ordinal -> (score, message ordinal, passing event seqs) of its best passing message, for
-    at least the best `limit` sessions after the anchor (and every session tied with the last)."""
-    best: dict[int, tuple[float, int, list[int]]] = {}
+    """Session ordinal -> (score, message ordinal) of its best passing message, for at least the best
+    `limit` sessions after the anchor (and every session tied with the last). Without event filters every
+    message passes (each holds at least one event): no SQL runs until the hits are shown."""
+    best: dict[int, tuple[float, int]] = {}
     excluded: set[int] = set()
     offset = 0
     page = max(FIRST_PAGE, 4 * limit)
@@ -113,16 +115,17 @@ def _best_messages(
         ]
         if after is not None:
             _exclude_before(store, fresh, after, excluded)
-        passing = _passing_events(store, [(s, m) for _, s, m in fresh if s not in excluded], event_filters)
+        passing = None
+        if event_filters:
+            passing = _passing_messages(store, [m for _, s, m in fresh if s not in excluded], event_filters)
         for score, session_ord, message_ord in fresh:
-            seqs = passing.get((session_ord, message_ord))
-            if seqs and session_ord not in best and session_ord not in excluded:
-                best[session_ord] = (score, message_ord, seqs)
+            if session_ord not in best and session_ord not in excluded and (passing is None or message_ord in passing):
+                best[session_ord] = (score, message_ord)
         offset += len(hits)
         if len(hits) < page:
             break
         if len(best) >= limit:
-            kth = sorted((score for score, _, _ in best.values()), reverse=True)[limit - 1]
+            kth = sorted((score for score, _ in best.values()), reverse=True)[limit - 1]
             if hits[-1][0] < kth:
                 break
         page = min(page * 4, MAX_CANDIDATE_HITS - offset)
@@ -140,34 +143,38 @@ def _exclude_before(
             excluded.add(session_ord)
 
 
-def _passing_events(
-    store: Store, pairs: Sequence[tuple[int, int]], filters: Sequence[sessions_pb2.EventFilter]
-) -> dict[tuple[int, int], list[int]]:
-    """(session ordinal, message ordinal) -> seqs of the message's events that pass the event filters."""
-    if not pairs:
-        return {}
+def _passing_messages(
+    store: Store, message_ords: Sequence[int], filters: Sequence[sessions_pb2.EventFilter]
+) -> set[int]:
+    """The messages among these that hold an event passing the event filters."""
+    if not message_ords:
+        return set()
     where, params = event_clauses(filters)
-    sql = (
-        "SELECT session_ord, message_ord, seq FROM log_events WHERE session_ord IN (SELECT value FROM json_each(?)) "
-        "AND message_ord IN (SELECT value FROM json_each(?))"
+    rows = store.reader().execute(
+        f"SELECT DISTINCT message_ord FROM log_events WHERE {_OF_MESSAGES} AND {' AND '.join(where)}",
+        (json_list(message_ords), *params),
     )
+    return {message_ord for (message_ord,) in rows}
+
+
+def _message_events(
+    store: Store, message_ords: Sequence[int], filters: Sequence[sessions_pb2.EventFilter]
+) -> dict[int, list[tuple[object, ...]]]:
+    """Message ordinal -> the `EVENT_COLUMNS` rows of its events that pass the event filters, seq order."""
+    where, params = event_clauses(filters)
+    sql = f"SELECT message_ord, {EVENT_COLUMNS} FROM log_events WHERE {_OF_MESSAGES}"
     if where:
         sql += " AND " + " AND ".join(where)
-    rows = store.reader().execute(
-        sql + " ORDER BY session_ord, seq",
-        (json_list({s for s, _ in pairs}), json_list({m for _, m in pairs}), *params),
-    )
-    wanted = set(pairs)
-    passing: dict[tuple[int, int], list[int]] = {}
-    for session_ord, message_ord, seq in rows:
-        if (session_ord, message_ord) in wanted:
-            passing.setdefault((session_ord, message_ord), []).append(seq)
-    return passing
+    rows: dict[int, list[tuple[object, ...]]] = {}
+    for row in store.reader().execute(sql + " ORDER BY message_ord, seq", (json_list(message_ords), *params)):
+        rows.setdefault(row[0], []).append(row[1:])
+    return rows
 
 
 def _hits(
     store: Store,
-    best: dict[int, tuple[float, int, list[int]]],
+    best: dict[int, tuple[float, int]],
+    filters: Sequence[sessions_pb2.EventFilter],
     tokens: Sequence[str],
     limit: int,
     after: sessions_pb2.SessionHitAnchor | None,
@@ -183,15 +190,11 @@ def _hits(
     if after is not None:
         ranked = [row for row in ranked if _after(best[row[0]][0], row[1], after)]
     kept = ranked[:limit]
-    ids = {session_ord: session_id for session_ord, session_id, _ in kept}
-    pairs = [[session_ord, seq] for session_ord, _, _ in kept for seq in best[session_ord][2]]
-    events_of: dict[int, list[units_pb2.SessionEvent]] = {}
-    for row in conn.execute(
-        f"SELECT e.session_ord, {', '.join('e.' + c for c in EVENT_COLUMNS.split(', '))} FROM json_each(?) j "
-        "JOIN log_events e ON e.session_ord = j.value ->> 0 AND e.seq = j.value ->> 1 ORDER BY e.session_ord, e.seq",
-        (orjson.dumps(pairs).decode(),),
-    ):
-        events_of.setdefault(row[0], []).append(event_from_row(ids[row[0]], row[1:]))
+    rows_of = _message_events(store, [best[session_ord][1] for session_ord, _, _ in kept], filters)
+    events_of = {
+        session_ord: [event_from_row(session_id, row) for row in rows_of[best[session_ord][1]]]
+        for session_ord, session_id, _ in kept
+    }
     fill_texts_of(conn, events_of)
     hits = []
     for session_ord, session_id, summary in kept:

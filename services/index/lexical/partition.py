@@ -119,11 +119,17 @@ class LexicalPartition:
             batch: list[SessionRecords] = []
             replaced: set[int] = set()
             messages_written = 0
+            conflicts: list[index_pb2.SourceConflict] = []
             for session in latest.values():
                 digest = content_hash(session)
                 known = stored.get(session.id)
                 if known is not None and known.content_hash == digest:
                     continue
+                if known is not None and known.source_path != session.source_path:
+                    conflict = self._source_conflict(session, known.source_path)
+                    if conflict is not None:
+                        conflicts.append(conflict)
+                        continue
                 if known is None:
                     session_ord, next_session = next_session, next_session + 1
                 else:
@@ -137,8 +143,9 @@ class LexicalPartition:
                 batch.append(records.decompose(session, session_ord, message_ords, digest, change_seq=change_seq))
             response = index_pb2.UpsertSessionsResponse(
                 sessions_written=len(batch),
-                sessions_unchanged=len(latest) - len(batch),
+                sessions_unchanged=len(latest) - len(batch) - len(conflicts),
                 messages_written=messages_written,
+                source_conflicts=conflicts,
             )
             if batch:
                 self._store.replace(batch, replaced, applied_seq)
@@ -146,6 +153,21 @@ class LexicalPartition:
             elif applied_seq is not None:
                 self._store.set_applied_seq(applied_seq)
             return response
+
+    def _source_conflict(self, session: units_pb2.Session, stored_path: str) -> index_pb2.SourceConflict | None:
+        """The conflict of a version read from another file than the stored one, when neither event log
+        is a prefix of the other (a moved or grown copy of the same log is no conflict)."""
+        stored = session_reads.read_events(self._store, session.id, (), full=True).events
+        new = session.log_events
+        for seq in range(min(len(stored), len(new))):
+            if stored[seq].raw_json != new[seq].raw_json:
+                return index_pb2.SourceConflict(
+                    session_id=session.id,
+                    source_path=session.source_path,
+                    stored_source_path=stored_path,
+                    first_difference=seq,
+                )
+        return None
 
     def delete(self, session_ids: Sequence[str], applied_seq: int | None = None) -> list[str]:
         """Durably remove the sessions this partition stores (rows, documents); returns their ids.

@@ -308,6 +308,7 @@ def decompose(
             session.cwd,
             session.created_ms,
             session.parent_session_id,
+            session.source_path,
             *(getattr(counts, name) for name in COUNT_FIELDS),
             change_seq,
             embed_count,

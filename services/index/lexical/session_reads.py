@@ -59,7 +59,10 @@ def list_sessions(
     sql = "SELECT summary FROM sessions"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY updated_ms DESC, id LIMIT ?"
+    # Ids or parents select few sessions: look them up by their index and sort those (`+` keeps SQLite
+    # from walking every session in time order instead); otherwise walk the time index.
+    selective = any(clause.WhichOneof("clause") in ("ids", "parents") for clause in filters)
+    sql += f" ORDER BY {'+' if selective else ''}updated_ms DESC, id LIMIT ?"
     rows = store.reader().execute(sql, (*params, limit))
     return [units_pb2.Session.FromString(blob) for (blob,) in rows]
 
@@ -181,25 +184,26 @@ def fill_texts_of(
         return
     columns = "c.texts, c.raws" if raw else "c.texts"  # texts come first in the row: raws' pages stay unread
     rows = conn.execute(
-        f"SELECT c.session_ord, {columns} FROM json_each(?) j JOIN log_event_chunks c "
+        f"SELECT c.session_ord, c.first_seq, {columns} FROM json_each(?) j JOIN log_event_chunks c "
         "ON c.session_ord = j.value ->> 0 AND c.first_seq <= j.value ->> 2 AND c.first_seq >= "
         "(SELECT COALESCE(MAX(first_seq), 0) FROM log_event_chunks "
         "WHERE session_ord = j.value ->> 0 AND first_seq <= j.value ->> 1)",
         (orjson.dumps(spans).decode(),),
     )
-    wanted = {(session_ord, e.seq): e for session_ord, events in events_of.items() for e in events}
     decompress = _decompressor().decompress
     for row in rows:
-        session_ord = row[0]
-        for stored in units_pb2.SessionEventList.FromString(decompress(row[1])).events:
-            event = wanted.get((session_ord, stored.seq))
-            if event is not None and stored.text:
-                event.text = stored.text
-        if raw:
-            for stored in units_pb2.SessionEventList.FromString(decompress(row[2])).events:
-                event = wanted.get((session_ord, stored.seq))
-                if event is not None:
-                    event.raw_json = stored.raw_json
+        session_ord, first_seq = row[0], row[1]
+        # A chunk holds consecutive seqs from first_seq: an event's entry is found by position.
+        texts = units_pb2.SessionEventList.FromString(decompress(row[2])).events
+        raws = units_pb2.SessionEventList.FromString(decompress(row[3])).events if raw else None
+        for event in events_of[session_ord]:
+            position = event.seq - first_seq
+            if 0 <= position < len(texts):
+                text = texts[position].text
+                if text:
+                    event.text = text
+                if raws is not None:
+                    event.raw_json = raws[position].raw_json
 
 
 def _decompressor() -> zstandard.ZstdDecompressor:

@@ -92,6 +92,7 @@ CREATE TABLE IF NOT EXISTS sessions (
   cwd TEXT NOT NULL,
   created_ms INTEGER NOT NULL,
   parent_session_id TEXT NOT NULL,
+  source_path TEXT NOT NULL,
   {", ".join(f"{name} INTEGER NOT NULL" for name in COUNT_FIELDS)},
   change_seq INTEGER NOT NULL,
   embed_count INTEGER NOT NULL,
@@ -105,7 +106,7 @@ CREATE INDEX IF NOT EXISTS sessions_repo ON sessions (repo);
 CREATE INDEX IF NOT EXISTS sessions_origin ON sessions (origin);
 CREATE INDEX IF NOT EXISTS sessions_pending ON sessions (tantivy_pending) WHERE tantivy_pending = 1;
 CREATE INDEX IF NOT EXISTS sessions_change ON sessions (change_seq, embed_count);  -- covers the backlog sum
-CREATE INDEX IF NOT EXISTS sessions_parent ON sessions (parent_session_id) WHERE parent_session_id != '';
+CREATE INDEX IF NOT EXISTS sessions_parent ON sessions (parent_session_id);  -- lineage levels, --root
 
 -- Seed 002's raw log events: per event the columns its filters read, the message it became (its
 -- ordinal, 0 for none: a search hit on a message finds its events; and its seq, -1 for none) and
@@ -123,6 +124,7 @@ CREATE TABLE IF NOT EXISTS log_events (
   links BLOB NOT NULL,
   PRIMARY KEY (session_ord, seq)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS log_events_message ON log_events (message_ord) WHERE message_ord != 0;
 CREATE TABLE IF NOT EXISTS log_event_chunks (
   session_ord INTEGER NOT NULL,
   first_seq INTEGER NOT NULL,
@@ -276,6 +278,7 @@ SESSION_COLUMNS = (
     "cwd",
     "created_ms",
     "parent_session_id",
+    "source_path",
     *COUNT_FIELDS,
     "change_seq",
     "embed_count",
@@ -324,6 +327,7 @@ _CHANGE_SEQ = SESSION_COLUMNS.index("change_seq")
 class StoredSession(NamedTuple):
     ord: int
     content_hash: str
+    source_path: str
 
 
 class HitRow(NamedTuple):
@@ -468,11 +472,11 @@ class Store:
     # ---- writes (the shard serializes callers) -------------------------------------------------
 
     def stored_sessions(self, session_ids: Sequence[str]) -> dict[str, StoredSession]:
-        """Ordinal and content hash of the sessions already stored, by id."""
+        """Ordinal, content hash and source of the sessions already stored, by id."""
         rows = self._writer.execute(
-            f"SELECT id, ord, content_hash FROM sessions WHERE id {_IN_JSON}", (json_list(session_ids),)
+            f"SELECT id, ord, content_hash, source_path FROM sessions WHERE id {_IN_JSON}", (json_list(session_ids),)
         )
-        return {sid: StoredSession(ord_, digest) for sid, ord_, digest in rows}
+        return {sid: StoredSession(ord_, digest, source) for sid, ord_, digest, source in rows}
 
     def next_ords(self) -> tuple[int, int]:
         """The next free session and message ordinals. The shard is the only writer, so it assigns
