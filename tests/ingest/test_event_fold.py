@@ -61,31 +61,14 @@ def test_two_compactions_chain_the_first_replaced_events_through_both_summaries(
     (session,) = parse_bytes(_lines(records), "two.jsonl").sessions
     events = session.log_events
     check_log(session.id, events)
-    assert [e.surface for e in events] == [
-        "shadowed",
-        "shadowed",
-        "log-only",
-        "shadowed",
-        "shadowed",
-        "log-only",
-        "current",
-        "current",
-    ]
+    surfaces = ["shadowed", "shadowed", "log-only", "shadowed", "shadowed", "log-only", "current", "current"]
+    assert [e.surface for e in events] == surfaces
     first = trace(session.id, events, 0)
     assert (first.replaced_by, list(first.replacement_chain)) == (3, [3, 6])  # through both summaries
     second = trace(session.id, events, 6)
     assert list(second.replaced_event_seqs) == [3, 4] and list(second.source_event_seqs) == [3, 4]
     assert list(trace(session.id, events, 5).source_event_seqs) == [4]  # the boundary cites its logical parent
-    assert [m.surface for m in session.messages] == [
-        "shadowed",
-        "shadowed",
-        "log-only",
-        "shadowed",
-        "shadowed",
-        "log-only",
-        "current",
-        "current",
-    ]
+    assert [m.surface for m in session.messages] == surfaces  # one message per record here
 
 
 def _node(node_id: str, parent: str | None, children: list[str], role: str, text: str, at: float) -> dict:
