@@ -10,7 +10,9 @@ query node took for it (`Quarry-Now-Ms`), so that every replica applying it comp
 
 Every publish carries a `Nats-Msg-Id` unique to that write and reused by its retries: a retry after a
 lost acknowledgement (a log server failing over) is recognized by the stream and stored once.
-Payloads over COMPRESS_ABOVE bytes are zlib-compressed (`Quarry-Encoding: zlib`).
+Payloads over COMPRESS_ABOVE bytes are zstd-compressed (`Quarry-Encoding: zstd`; a session with its
+raw events is about 2.4× its source log, 0.40× compressed so, against 0.50× with zlib at level 1, which
+records written before are in and which a replica still reads).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from typing import Any
+
+import zstandard
 
 from quarry.cluster.setup import assertion_subject, partition_of_subject, session_subject
 from quarry.v1 import units_pb2
@@ -39,6 +43,7 @@ FORMAT = "Quarry-Format"
 MSG_ID = "Nats-Msg-Id"
 FORMAT_VERSION = "1"
 COMPRESS_ABOVE = 256 * 1024
+COMPRESSION_LEVEL = 3
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,8 @@ def session_record(partition: int, session: units_pb2.Session) -> Outgoing:
     if session.content_hash:
         headers[HASH] = session.content_hash
     if len(payload) > COMPRESS_ABOVE:
-        payload = zlib.compress(payload, 1)
-        headers[ENCODING] = "zlib"
+        payload = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL).compress(payload)
+        headers[ENCODING] = "zstd"
     return Outgoing(session_subject(partition, session.id), payload, headers)
 
 
@@ -107,8 +112,13 @@ def decode(subject: str, seq: int, headers: dict[str, Any] | None, data: bytes |
     if op not in OPS:
         raise ValueError(f"log record {seq} on {subject}: unknown operation {op!r}")
     payload = data or b""
-    if headers.get(ENCODING) == "zlib":
+    encoding = headers.get(ENCODING)
+    if encoding == "zstd":
+        payload = zstandard.ZstdDecompressor().decompress(payload)
+    elif encoding == "zlib":
         payload = zlib.decompress(payload)
+    elif encoding:
+        raise ValueError(f"log record {seq} on {subject}: unknown encoding {encoding!r}")
     return Record(
         seq=seq,
         partition=partition_of_subject(subject),

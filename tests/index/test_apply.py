@@ -3,6 +3,7 @@ replays harmless, and assertion operations applied once with their outcome recor
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,3 +93,14 @@ def test_a_failed_operation_records_its_typed_error(replica: PartitionReplica) -
     apply_records(replica, Log().read(judged))
     outcome = replica.assertions.outcome(judged.headers["Quarry-Op-Id"])
     assert outcome is not None and outcome.error.code == errors_pb2.NOT_FOUND
+
+
+def test_a_large_session_record_is_compressed_and_an_older_zlib_record_still_reads() -> None:
+    session = version("big", "word " * 200_000)
+    record = session_record(PARTITION, session)
+    assert record.headers["Quarry-Encoding"] == "zstd" and len(record.payload) < len(session.SerializeToString()) / 20
+    assert decode(record.subject, 1, record.headers, record.payload).session() == session
+    older = {**record.headers, "Quarry-Encoding": "zlib"}
+    assert decode(record.subject, 2, older, zlib.compress(session.SerializeToString(), 1)).session() == session
+    with pytest.raises(ValueError, match="unknown encoding"):
+        decode(record.subject, 3, {**record.headers, "Quarry-Encoding": "brotli"}, record.payload)

@@ -90,3 +90,12 @@ def test_a_contradicting_copy_from_another_file_is_refused_and_a_grown_one_taken
     taken = fresh.upsert([grown])
     assert taken.sessions_written == 1 and not taken.source_conflicts
     assert _read(fresh).session.source_path == "/c/sess-4.jsonl"
+
+
+def test_a_replica_applying_the_log_takes_every_version(fresh: LexicalPartition) -> None:
+    data = COMPACTED.read_bytes()
+    fresh.upsert([_parsed(data, "/a/sess-4.jsonl")], applied_seq=1)
+    lines = data.splitlines(keepends=True)
+    changed = _parsed(b"".join([lines[0], lines[1].replace(b"Running", b"Skipping"), *lines[2:]]), "/b/sess-4.jsonl")
+    response = fresh.upsert([changed], applied_seq=2)
+    assert response.sessions_written == 1 and not response.source_conflicts  # what the log holds, every replica holds

@@ -104,6 +104,11 @@ class LexicalPartition:
 
         Within one batch the last version of a session id wins. `applied_seq`: the log sequence of the
         last record of the batch, stored with the rows (or alone when nothing changed).
+
+        A direct write (no `applied_seq`) of a version read from another file than the stored one is
+        refused when the two event logs contradict each other (`_source_conflict`). A replica applying
+        the log takes every version: the log keeps only a session's latest record, so a replica rebuilt
+        from it could not know the older copy, and replicas must hold what the log holds.
         """
         latest: dict[str, units_pb2.Session] = {}
         for session in sessions:
@@ -125,7 +130,7 @@ class LexicalPartition:
                 known = stored.get(session.id)
                 if known is not None and known.content_hash == digest:
                     continue
-                if known is not None and known.source_path != session.source_path:
+                if applied_seq is None and known is not None and known.source_path != session.source_path:
                     conflict = self._source_conflict(session, known.source_path)
                     if conflict is not None:
                         conflicts.append(conflict)
