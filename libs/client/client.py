@@ -10,6 +10,7 @@ from pathlib import Path
 
 import grpc
 
+from quarry.client.calls import typed_call
 from quarry.client.sessions import SessionsClient
 from quarry.core import telemetry
 from quarry.core.config import ClusterInfo, resolve_home
@@ -85,7 +86,7 @@ class QuarryClient:
             controls=controls,
             require_complete=require_complete,
         )
-        return _typed(self.query.Search, request)
+        return typed_call(self.query.Search, request)
 
     def query_units(
         self, query: str, limit: int = 50, offset: int = 0, require_complete: bool = False
@@ -93,11 +94,11 @@ class QuarryClient:
         request = query_pb2.QueryUnitsRequest(
             query=query, limit=limit, offset=offset, require_complete=require_complete
         )
-        return _typed(self.query.QueryUnits, request)
+        return typed_call(self.query.QueryUnits, request)
 
     def explain(self, query: str) -> query_pb2.ExplainResponse:
         """The typed AST and the plan the query compiles to, without running it."""
-        return _typed(self.query.Explain, query_pb2.ExplainRequest(query=query))
+        return typed_call(self.query.Explain, query_pb2.ExplainRequest(query=query))
 
     def facets(
         self,
@@ -119,21 +120,21 @@ class QuarryClient:
             idf=idf,
             budget_ms=budget_ms,
         )
-        return _typed(self.query.Facets, request)
+        return typed_call(self.query.Facets, request)
 
     def status(self) -> query_pb2.ClusterStatusResponse:
-        return _typed(self.query.ClusterStatus, query_pb2.ClusterStatusRequest())
+        return typed_call(self.query.ClusterStatus, query_pb2.ClusterStatusRequest())
 
     def write_assertion(self, assertion: units_pb2.Assertion) -> units_pb2.Assertion:
         """Create or update an assertion; it comes back as stored (a non-user writer's lands as a candidate)."""
-        return _typed(self.query.WriteAssertion, assertions_pb2.WriteAssertionRequest(assertion=assertion))
+        return typed_call(self.query.WriteAssertion, assertions_pb2.WriteAssertionRequest(assertion=assertion))
 
     def list_candidates(
         self, target_ref: str = "", review: bool = False, limit: int = 50
     ) -> assertions_pb2.CandidateList:
         """Candidates awaiting judgment; with `review`, the judged ones too (with why they are closed)."""
         request = assertions_pb2.ListCandidatesRequest(target_ref=target_ref, review=review, limit=limit)
-        return _typed(self.query.ListCandidates, request)
+        return typed_call(self.query.ListCandidates, request)
 
     def judge_candidate(
         self, candidate_id: str, judgment: str, reason: str = "", kind: str = "", body: str = ""
@@ -142,13 +143,13 @@ class QuarryClient:
         request = assertions_pb2.JudgeCandidateRequest(
             id=candidate_id, judgment=judgment, reason=reason, kind=kind, body=body
         )
-        return _typed(self.query.JudgeCandidate, request)
+        return typed_call(self.query.JudgeCandidate, request)
 
     def resolve_ref(self, ref: str, max_chars: int = 0) -> refs_pb2.ResolvedRef:
         """The archive object a public ref names (`session:…`, `message:…`, `delegation:…`, …), its text
         windows bounded by `max_chars` (0: the server's default). A missing object or a malformed ref
         comes back with `resolved` false and caveats, not as an error."""
-        return _typed(self.query.ResolveRef, refs_pb2.ResolveRefRequest(ref=ref, max_chars=max_chars))
+        return typed_call(self.query.ResolveRef, refs_pb2.ResolveRefRequest(ref=ref, max_chars=max_chars))
 
     def ingest_sessions(self, sessions: Iterable[units_pb2.Session], ack: str = "") -> ingest_pb2.IngestReport:
         """Write parsed sessions; returns once they are acknowledged: `applied` (default: searchable) or,
@@ -161,7 +162,7 @@ class QuarryClient:
 
     def delete(self, refs: Iterable[str], ack: str = "") -> ingest_pb2.DeleteReport:
         """Remove sessions (`session:<id>` refs or bare ids) from the archive: every replica and the log."""
-        return _typed(self._ingest_stub().DeleteSessions, ingest_pb2.DeleteRequest(refs=list(refs), ack=ack))
+        return typed_call(self._ingest_stub().DeleteSessions, ingest_pb2.DeleteRequest(refs=list(refs), ack=ack))
 
     def ingest_paths(
         self, paths: Iterable[str | Path], standard_locations: bool = False, follow: bool = False, ack: str = ""
@@ -193,13 +194,5 @@ class QuarryClient:
         return self.ingest
 
 
-QUERY_TIMEOUT_S = 60.0
 ACK_METADATA = "quarry-ack"  # quarry.ingest.acks.METADATA_KEY
 INGEST_TIMEOUT_S = 24 * 3600.0
-
-
-def _typed(method, request, timeout: float = QUERY_TIMEOUT_S):  # type: ignore[no-untyped-def]
-    try:
-        return method(request, timeout=timeout)
-    except grpc.RpcError as error:
-        raise from_rpc_error(error) from None

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import grpc
 
+from quarry.client.calls import typed_call
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import errors_pb2, sessions_pb2, sessions_pb2_grpc, units_pb2
 
@@ -108,7 +109,7 @@ class SessionsClient:
     ) -> sessions_pb2.SessionRecordPage:
         """One page of sessions, newest first."""
         request = sessions_pb2.ListSessionsRequest(filters=list(filters), limit=limit, cursor=cursor)
-        return _call(self.stub.ListSessions, request)
+        return typed_call(self.stub.ListSessions, request)
 
     def read(self, session_id: str) -> tuple[units_pb2.Session, list[units_pb2.SessionEvent]]:
         """The header and the complete event log of one session."""
@@ -124,26 +125,26 @@ class SessionsClient:
         return header, events
 
     def surface(self, session_id: str) -> sessions_pb2.SurfaceSnapshot:
-        return _call(self.stub.ReadSurface, sessions_pb2.SessionIdRequest(session_id=session_id))
+        return typed_call(self.stub.ReadSurface, sessions_pb2.SessionIdRequest(session_id=session_id))
 
     def events(
         self, session_id: str, filters: Iterable[sessions_pb2.EventFilter] = (), with_text: bool = False
     ) -> sessions_pb2.EventPage:
         request = sessions_pb2.ListEventsRequest(session_id=session_id, filters=list(filters), with_text=with_text)
-        return _call(self.stub.ListEvents, request)
+        return typed_call(self.stub.ListEvents, request)
 
     def event(self, session_id: str, seq: int, before: int = 0, after: int = 0) -> sessions_pb2.EventWindow:
         request = sessions_pb2.ReadEventRequest(session_id=session_id, seq=seq, before=before, after=after)
-        return _call(self.stub.ReadEvent, request)
+        return typed_call(self.stub.ReadEvent, request)
 
     def trace_event(self, session_id: str, seq: int) -> sessions_pb2.EventTrace:
-        return _call(self.stub.TraceEvent, sessions_pb2.TraceEventRequest(session_id=session_id, seq=seq))
+        return typed_call(self.stub.TraceEvent, sessions_pb2.TraceEventRequest(session_id=session_id, seq=seq))
 
     def lineage(self, session_id: str) -> sessions_pb2.LineageTrace:
-        return _call(self.stub.TraceSession, sessions_pb2.SessionIdRequest(session_id=session_id))
+        return typed_call(self.stub.TraceSession, sessions_pb2.SessionIdRequest(session_id=session_id))
 
     def titles(self, session_ids: Iterable[str]) -> sessions_pb2.ReadTitlesResponse:
-        return _call(self.stub.ReadTitles, sessions_pb2.ReadTitlesRequest(session_ids=list(session_ids)))
+        return typed_call(self.stub.ReadTitles, sessions_pb2.ReadTitlesRequest(session_ids=list(session_ids)))
 
     def search_sessions(
         self,
@@ -160,7 +161,7 @@ class SessionsClient:
             limit=limit,
             cursor=cursor,
         )
-        return _call(self.stub.SearchSessions, request)
+        return typed_call(self.stub.SearchSessions, request)
 
     def search_events(
         self,
@@ -173,11 +174,4 @@ class SessionsClient:
         request = sessions_pb2.EventSearchRequest(
             session_id=session_id, query=query, filters=list(filters), limit=limit, cursor=cursor
         )
-        return _call(self.stub.SearchEvents, request)
-
-
-def _call(method, request):  # type: ignore[no-untyped-def]
-    try:
-        return method(request, timeout=TIMEOUT_S)
-    except grpc.RpcError as error:
-        raise from_rpc_error(error) from None
+        return typed_call(self.stub.SearchEvents, request)

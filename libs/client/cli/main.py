@@ -417,6 +417,25 @@ GLOBAL_OPTIONS_WITH_VALUE = ("--home", "--format", "-f")
 GLOBAL_FLAGS = ("--explain", "--help")
 
 
+@app.command()
+def mcp(
+    http: Annotated[
+        str, typer.Option("--http", help="Serve streamable HTTP on HOST:PORT instead of stdio.", show_default=False)
+    ] = "",
+) -> None:
+    """Serve Quarry's API as MCP tools to an agent (the official MCP SDK): over stdio, or streamable HTTP."""
+    from quarry.client.mcp_server import build_server
+
+    server = build_server(_client)
+    if not http:
+        server.run("stdio")
+        return
+    host, _, port = http.rpartition(":")
+    if not host or not port.isdigit():
+        raise QuarryError(errors_pb2.INVALID_REQUEST, f"--http {http!r} is not HOST:PORT", parameter="--http")
+    server.run("streamable-http", host=host, port=int(port))
+
+
 def with_default_command(argv: list[str]) -> list[str]:
     """Insert `search` where the global options end, unless a command follows them: `quarry --lane
     actions pytest` is `quarry search --lane actions pytest`."""

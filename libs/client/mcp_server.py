@@ -1,0 +1,200 @@
+"""`quarry mcp`: Quarry's API as MCP tools (the official `mcp` SDK), over stdio or streamable HTTP.
+
+Each tool is one gRPC call of the query node through the Python client, and returns exactly the message
+that call returns, in proto3 JSON (`json_format.MessageToDict`: lowerCamelCase names, 64-bit integers as
+strings), as the tool's structured content and as its text. A failed call returns `isError` with
+`{"error": ErrorDetail}` in the same JSON: the closed code, the message, the position in the query,
+the parameter path. Arguments are the request's fields (the JSON names or the proto names), so an agent
+reads the same contract as a gRPC client: `docs` of each tool name its request and response messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+from quarry.client.calls import typed_call
+from quarry.client.client import QuarryClient
+from quarry.core.errors import QuarryError
+from quarry.v1 import embedding_pb2, errors_pb2, sessions_pb2
+
+INSTRUCTIONS = (
+    "Quarry searches the session logs of AI coding agents. `search` ranks sessions for a query of Quarry's "
+    "language (plain words work); `query_units` returns rows of messages, actions, files, runs and more; "
+    "`resolve_ref` reads one object by its public ref; the session tools read a session's raw events exactly "
+    "(surfaces current / shadowed / log-only, windows, traces, lineage, titles). Results are the gRPC API's "
+    "messages in proto3 JSON; pass a result's nextCursor back as `cursor` for the next page."
+)
+
+
+def to_json(message: Message) -> dict[str, Any]:
+    """A message in proto3 JSON, as every surface returns it."""
+    return json_format.MessageToDict(message)
+
+
+def _result(data: dict[str, Any], is_error: bool = False) -> CallToolResult:
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
+
+
+def _request(message_type: type[Message], fields: dict[str, Any]) -> Message:
+    """The request message of a tool's arguments; INVALID_REQUEST naming what does not fit."""
+    present = {name: value for name, value in fields.items() if value is not None}
+    try:
+        return json_format.ParseDict(present, message_type())
+    except json_format.ParseError as error:
+        raise QuarryError(errors_pb2.INVALID_REQUEST, f"invalid arguments: {error}") from None
+
+
+def error_result(error: QuarryError) -> CallToolResult:
+    return _result({"error": to_json(error.to_detail())}, is_error=True)
+
+
+def build_server(client_factory: Callable[[], QuarryClient]) -> MCPServer:
+    """The MCP server over the cluster `client_factory` connects to (one client for the server's life)."""
+    server: MCPServer = MCPServer("quarry", instructions=INSTRUCTIONS)
+    client = client_factory()
+
+    def call(run: Callable[[], Message]) -> CallToolResult:
+        try:
+            return _result(to_json(run()))
+        except QuarryError as error:
+            return error_result(error)
+
+    @server.tool()
+    def search(
+        query: str, lane: str = "auto", limit: int = 20, cursor: str = "", require_complete: bool = False
+    ) -> CallToolResult:
+        """Sessions ranked for a query of Quarry's language (SearchRequest -> SearchEnvelope). lane: auto,
+        dialogue, actions, semantic or hybrid."""
+        return call(
+            lambda: client.search(query, lane=lane, limit=limit, cursor=cursor, require_complete=require_complete)
+        )
+
+    @server.tool()
+    def query_units(query: str, limit: int = 50, offset: int = 0) -> CallToolResult:
+        """Rows (or groups) of a unit query such as `actions where tool:bash | group by path | count`
+        (QueryUnitsRequest -> QueryUnitEnvelope)."""
+        return call(lambda: client.query_units(query, limit=limit, offset=offset))
+
+    @server.tool()
+    def facets(
+        query: str = "", origins: list[str] | None = None, families: list[str] | None = None, idf: bool = True
+    ) -> CallToolResult:
+        """Session counts per facet value, global and scoped by a query (FacetsRequest -> FacetsResponse)."""
+        return call(lambda: client.facets(query, origins=origins or (), families=families or (), idf=idf))
+
+    @server.tool()
+    def resolve_ref(ref: str, max_chars: int = 0) -> CallToolResult:
+        """The object a public ref names: session:, message:, block:, action:, delegation:, … (ResolvedRef)."""
+        return call(lambda: client.resolve_ref(ref, max_chars=max_chars))
+
+    @server.tool()
+    def embedding_status() -> CallToolResult:
+        """Embedder, coverage, backlog and the next action of the semantic lane (EmbeddingStatus)."""
+        return call(lambda: client.embedding.Status(embedding_pb2.EmbeddingStatusRequest(), timeout=60))
+
+    @server.tool()
+    def embedding_preflight(max_sessions: int) -> CallToolResult:
+        """The window a backfill of `max_sessions` would embed, and its estimated time (EmbeddingPreflight)."""
+        request = embedding_pb2.EmbeddingWindowRequest(max_sessions=max_sessions)
+        return call(lambda: client.embedding.Preflight(request, timeout=600))
+
+    _session_tools(server, client, call)
+    return server
+
+
+def _session_tools(server: MCPServer, client: QuarryClient, call: Callable[..., CallToolResult]) -> None:
+    """Seed 002's session API as tools; filters are SessionFilter / EventFilter messages in proto3 JSON,
+    e.g. {"surfaces": {"values": ["current"]}} or {"seq": {"min": "10", "max": "40"}}."""
+    stub = client.sessions.stub
+
+    def unary(method: str, message_type: type[Message], fields: dict[str, Any]) -> CallToolResult:
+        try:
+            request = _request(message_type, fields)
+        except QuarryError as error:
+            return error_result(error)
+        return call(lambda: typed_call(getattr(stub, method), request))
+
+    @server.tool()
+    def list_sessions(filters: list[dict[str, Any]] | None = None, limit: int = 0, cursor: str = "") -> CallToolResult:
+        """Sessions newest first, filtered (ListSessionsRequest -> SessionRecordPage)."""
+        return unary(
+            "ListSessions", sessions_pb2.ListSessionsRequest, {"filters": filters, "limit": limit, "cursor": cursor}
+        )
+
+    @server.tool()
+    def read_session(session_id: str) -> CallToolResult:
+        """A session's header and complete event log, raw records included (the ReadSession stream, joined)."""
+        try:
+            header, events = client.sessions.read(session_id)
+        except QuarryError as error:
+            return error_result(error)
+        return _result({"session": to_json(header), "events": [to_json(e) for e in events]})
+
+    @server.tool()
+    def read_surface(session_id: str) -> CallToolResult:
+        """What the model currently sees: the current surface (SessionIdRequest -> SurfaceSnapshot)."""
+        return unary("ReadSurface", sessions_pb2.SessionIdRequest, {"sessionId": session_id})
+
+    @server.tool()
+    def list_events(
+        session_id: str, filters: list[dict[str, Any]] | None = None, with_text: bool = False
+    ) -> CallToolResult:
+        """Event records (with their text on request) matching filters, in seq order (EventPage)."""
+        fields = {"sessionId": session_id, "filters": filters, "withText": with_text}
+        return unary("ListEvents", sessions_pb2.ListEventsRequest, fields)
+
+    @server.tool()
+    def read_event(session_id: str, seq: int, before: int = 0, after: int = 0) -> CallToolResult:
+        """One full event and its neighbours (ReadEventRequest -> EventWindow)."""
+        fields = {"sessionId": session_id, "seq": seq, "before": before, "after": after}
+        return unary("ReadEvent", sessions_pb2.ReadEventRequest, fields)
+
+    @server.tool()
+    def trace_event(session_id: str, seq: int) -> CallToolResult:
+        """An event's replacement chain and its replacement, source and derived links (EventTrace)."""
+        return unary("TraceEvent", sessions_pb2.TraceEventRequest, {"sessionId": session_id, "seq": seq})
+
+    @server.tool()
+    def trace_session(session_id: str) -> CallToolResult:
+        """A session's ancestors and descendant tree (LineageTrace)."""
+        return unary("TraceSession", sessions_pb2.SessionIdRequest, {"sessionId": session_id})
+
+    @server.tool()
+    def read_titles(session_ids: list[str]) -> CallToolResult:
+        """The latest title of each unique id, in order; a failure stays with its id (ReadTitlesResponse)."""
+        return unary("ReadTitles", sessions_pb2.ReadTitlesRequest, {"sessionIds": session_ids})
+
+    @server.tool()
+    def search_sessions(
+        query: str,
+        session_filters: list[dict[str, Any]] | None = None,
+        event_filters: list[dict[str, Any]] | None = None,
+        limit: int = 0,
+        cursor: str = "",
+    ) -> CallToolResult:
+        """Sessions ranked by their strongest matching event; the query is text, never syntax
+        (SessionSearchRequest -> SessionSearchPage)."""
+        fields = {
+            "query": query,
+            "sessionFilters": session_filters,
+            "eventFilters": event_filters,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        return unary("SearchSessions", sessions_pb2.SessionSearchRequest, fields)
+
+    @server.tool()
+    def search_events(
+        session_id: str, query: str, filters: list[dict[str, Any]] | None = None, limit: int = 0, cursor: str = ""
+    ) -> CallToolResult:
+        """Events of one session ranked by the query; its header comes back even without a hit (EventSearchPage)."""
+        fields = {"sessionId": session_id, "query": query, "filters": filters, "limit": limit, "cursor": cursor}
+        return unary("SearchEvents", sessions_pb2.EventSearchRequest, fields)
