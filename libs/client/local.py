@@ -61,8 +61,10 @@ class LocalCluster:
         nats_servers: int = 3,
         supervise: bool = False,
         node_left_delay_ms: int = 60_000,
+        http: str = "",
     ) -> None:
-        """`embed_mode`: the vector node's, auto (embed in the background) or manual (only on backfill)."""
+        """`embed_mode`: the vector node's, auto (embed in the background) or manual (only on backfill).
+        `http`: HOST:PORT of the query node's HTTP JSON API ("" for none)."""
         if log not in LOGS:
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST, f"log {log!r} is not one of {', '.join(LOGS)}", parameter="log"
@@ -78,6 +80,7 @@ class LocalCluster:
         self.partitions = partitions
         self.nats_servers = nats_servers
         self.node_left_delay_ms = node_left_delay_ms
+        self.http = http
         self.env = {**os.environ, **(env or {})}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.node_addresses: dict[str, str] = {}
@@ -182,7 +185,8 @@ class LocalCluster:
 
     def _spawn_query(self, peers: list[str], detach: bool) -> None:
         vector, ingest = self.node_addresses["vector"], self.node_addresses["ingest"]
-        self._spawn("query", ["query", *peers, "--vector", vector, "--ingest", ingest], detach)
+        http = ["--http", self.http] if self.http else []
+        self._spawn("query", ["query", *peers, "--vector", vector, "--ingest", ingest, *http], detach)
         self._wait(["query"])
 
     def add_index_node(self, name: str | None = None) -> str:

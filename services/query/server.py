@@ -8,6 +8,7 @@ import grpc
 
 from quarry.core.node import Service, serve, typed_errors
 from quarry.query.embedding import EmbeddingOps
+from quarry.query.http_api import serve_http
 from quarry.query.root import Coordinator
 from quarry.query.sessions import SessionQueries
 from quarry.query.topology import Topology
@@ -135,9 +136,14 @@ def serve_query(
     host: str,
     port: int,
     run_file: Path | None,
+    http: tuple[str, int] | None = None,
 ) -> None:
-    """Serve QueryService and EmbeddingService over the cluster `topology` describes, until SIGTERM."""
+    """Serve QueryService, SessionQueryService and EmbeddingService over the cluster `topology` describes,
+    and with `http` (host, port) the HTTP JSON API beside them, until SIGTERM."""
     coordinator = Coordinator(topology, vector_address, ingest_address)
+    embedding = EmbeddingOps(coordinator.cluster, coordinator.vector, vector_address or "")
+    if http is not None:
+        serve_http(coordinator, embedding, *http)
     services = [
         Service(
             query_pb2.DESCRIPTOR.services_by_name["QueryService"],
@@ -152,7 +158,7 @@ def serve_query(
         Service(
             embedding_pb2.DESCRIPTOR.services_by_name["EmbeddingService"],
             embedding_pb2_grpc.add_EmbeddingServiceServicer_to_server,
-            EmbeddingServicer(EmbeddingOps(coordinator.cluster, coordinator.vector, vector_address or "")),
+            EmbeddingServicer(embedding),
         ),
     ]
     serve("query", "query", services, host, port, run_file, workers=32, on_stop=coordinator.cluster.close)

@@ -23,7 +23,7 @@ from quarry.client.cli.cluster import cluster_app
 from quarry.client.cli.embed import embed_app
 from quarry.client.cli.facets import facets
 from quarry.client.cli.mark import mark_app
-from quarry.client.cli.node import node_app
+from quarry.client.cli.node import host_port, node_app
 from quarry.client.cli.read import read
 from quarry.client.cli.sessions import sessions_app
 from quarry.client.client import QuarryClient
@@ -102,6 +102,9 @@ def up(
     nats_servers: Annotated[
         int, typer.Option("--nats-servers", min=1, max=5, help="--log nats: NATS servers (the log on up to 3).")
     ] = 3,
+    http: Annotated[
+        str, typer.Option("--http", help="Serve the HTTP JSON API on HOST:PORT (the query node).", show_default=False)
+    ] = "",
 ) -> None:
     """Start a local cluster and supervise it (a node that dies is restarted). The embedded default: SHARDS
     index nodes, a vector, an ingest and a query node. With --log nats: NATS servers, index nodes holding
@@ -111,6 +114,8 @@ def up(
     if detach:
         _up_in_background()
         return
+    if http:
+        host_port(http, "--http")  # a bad address fails here, not in the query node's log
     cluster = LocalCluster(
         settings.home,
         shards=shards,
@@ -122,6 +127,7 @@ def up(
         partitions=partitions,
         nats_servers=nats_servers,
         supervise=True,
+        http=http,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -430,10 +436,8 @@ def mcp(
     if not http:
         server.run("stdio")
         return
-    host, _, port = http.rpartition(":")
-    if not host or not port.isdigit():
-        raise QuarryError(errors_pb2.INVALID_REQUEST, f"--http {http!r} is not HOST:PORT", parameter="--http")
-    server.run("streamable-http", host=host, port=int(port))
+    host, port = host_port(http, "--http")
+    server.run("streamable-http", host=host, port=port)
 
 
 def with_default_command(argv: list[str]) -> list[str]:

@@ -33,6 +33,14 @@ Nats = Annotated[
 ]
 
 
+def host_port(text: str, parameter: str) -> tuple[str, int]:
+    """HOST:PORT as (host, port); INVALID_REQUEST naming the option otherwise."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise QuarryError(errors_pb2.INVALID_REQUEST, f"{parameter} {text!r} is not HOST:PORT", parameter=parameter)
+    return host, int(port)
+
+
 def _mode(index: str | None, nats: str | None) -> tuple[list[str], list[str]]:
     """(index addresses, NATS URLs): exactly one of --index (the embedded default) and --nats."""
     if bool(index) == bool(nats):
@@ -174,6 +182,7 @@ def node_query(
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
+    http: Annotated[str, typer.Option(help="Also serve the HTTP JSON API on HOST:PORT.")] = "",
 ) -> None:
     """The query node: over fixed partitions (--index) or the cluster map on the log (--nats)."""
     from quarry.core.telemetry import setup_telemetry
@@ -189,4 +198,4 @@ def node_query(
         topology = WatchedTopology(urls)
     else:
         topology = StaticTopology(addresses)
-    serve_query(topology, vector, ingest, host, port, run_file)
+    serve_query(topology, vector, ingest, host, port, run_file, http=host_port(http, "--http") if http else None)

@@ -1,0 +1,154 @@
+"""The query node's HTTP JSON API: a thin layer over the objects its gRPC servicers call.
+
+Each route reads its query parameters into the gRPC request message (the message's field names, in
+proto3 JSON or as written in the .proto; repeated fields by repeating the parameter), calls the same
+method the servicer calls, and answers with the response message in proto3 JSON. A failure answers
+`{"error": ErrorDetail}` in proto3 JSON with an HTTP status that fits its code (`STATUS_BY_CODE`).
+
+    GET /api/sessions?query=sqlite+locking&lane=hybrid&limit=10&cursor=…   SearchRequest -> SearchEnvelope
+    GET /api/query-units?expression=actions+where+tool:bash&limit=50        QueryUnitsRequest -> QueryUnitEnvelope
+    GET /api/facets?query=…&origins=…&families=…                            FacetsRequest -> FacetsResponse
+    GET /api/refs/resolve?ref=session:…                                     ResolveRefRequest -> ResolvedRef
+    GET /api/embedding/status                                               EmbeddingStatus
+    GET /openapi.json                                                       this API as an OpenAPI 3.1 document
+
+The server runs beside the gRPC server in the query node process (uvicorn on its own thread), started
+by `quarry node query --http HOST:PORT` (`quarry up --http`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from quarry.core.errors import QuarryError
+from quarry.query.embedding import EmbeddingOps
+from quarry.query.root import Coordinator
+from quarry.v1 import errors_pb2, query_pb2, refs_pb2
+
+STATUS_BY_CODE = {
+    errors_pb2.INVALID_REQUEST: 400,
+    errors_pb2.INVALID_CURSOR: 400,
+    errors_pb2.STALE_CURSOR: 400,
+    errors_pb2.INVALID_QUERY: 422,
+    errors_pb2.UNKNOWN_FIELD: 422,
+    errors_pb2.BAD_VALUE: 422,
+    errors_pb2.UNSUPPORTED_FORM: 422,
+    errors_pb2.UNSUPPORTED_NEGATION: 422,
+    errors_pb2.NOT_FOUND: 404,
+    errors_pb2.NOT_JUDGEABLE: 409,
+    errors_pb2.INVALID_LINEAGE: 409,
+    errors_pb2.SEMANTIC_UNAVAILABLE: 503,
+    errors_pb2.SHARD_UNAVAILABLE: 503,
+    errors_pb2.PARTITION_UNAVAILABLE: 503,
+    errors_pb2.NOT_HOSTED: 503,
+    errors_pb2.DEADLINE_EXCEEDED: 504,
+}
+
+
+def to_json(message: Message) -> dict[str, Any]:
+    return json_format.MessageToDict(message)
+
+
+def error_response(error: QuarryError) -> JSONResponse:
+    return JSONResponse({"error": to_json(error.to_detail())}, status_code=STATUS_BY_CODE.get(error.code, 500))
+
+
+def request_from_params(message_type: type[Message], params: Any, renamed: dict[str, str] | None = None) -> Message:
+    """The request message of a route's query parameters; INVALID_REQUEST naming a parameter that is
+    not a field of the request, or a value that does not fit its field."""
+    renamed = renamed or {}
+    descriptor = message_type.DESCRIPTOR
+    fields: dict[str, Any] = {}
+    for key in params:
+        name = renamed.get(key, key)
+        field = descriptor.fields_by_name.get(name) or next((f for f in descriptor.fields if f.json_name == name), None)
+        if field is None or field.type == FieldDescriptor.TYPE_MESSAGE:
+            raise QuarryError(errors_pb2.INVALID_REQUEST, f"unknown parameter {key!r}", parameter=key)
+        values = params.getlist(key)
+        fields[field.json_name] = values if field.is_repeated else values[-1]
+    try:
+        return json_format.ParseDict(fields, message_type())
+    except json_format.ParseError as error:
+        raise QuarryError(errors_pb2.INVALID_REQUEST, f"invalid parameters: {error}") from None
+
+
+def build_app(coordinator: Coordinator, embedding: EmbeddingOps) -> Starlette:
+    def route(
+        path: str,
+        message_type: type[Message] | None,
+        call: Callable[[Any], Message],
+        summary: str,
+        renamed: dict[str, str] | None = None,
+    ) -> Route:
+        async def endpoint(request: Request) -> JSONResponse:
+            try:
+                message = request_from_params(message_type, request.query_params, renamed) if message_type else None
+                response = await run_in_threadpool(call, message)
+            except QuarryError as error:
+                return error_response(error)
+            return JSONResponse(to_json(response))
+
+        endpoint.__doc__ = summary
+        return Route(path, endpoint, methods=["GET"], name=path)
+
+    routes = [
+        route(
+            "/api/sessions", query_pb2.SearchRequest, coordinator.search, "Sessions ranked for a query (SearchEnvelope)"
+        ),
+        route(
+            "/api/query-units",
+            query_pb2.QueryUnitsRequest,
+            coordinator.query_units,
+            "Rows of a unit query (QueryUnitEnvelope); the query in `expression`",
+            renamed={"expression": "query"},
+        ),
+        route("/api/facets", query_pb2.FacetsRequest, coordinator.facets.facets, "Session counts per facet value"),
+        route(
+            "/api/refs/resolve", refs_pb2.ResolveRefRequest, coordinator.refs.resolve, "The object a public ref names"
+        ),
+        route("/api/embedding/status", None, lambda _: embedding.status(), "Coverage and backlog of the semantic lane"),
+    ]
+
+    async def openapi(request: Request) -> JSONResponse:
+        return JSONResponse(openapi_document(routes))
+
+    return Starlette(routes=[*routes, Route("/openapi.json", openapi, methods=["GET"])])
+
+
+def openapi_document(routes: list[Route]) -> dict[str, Any]:
+    """An OpenAPI 3.1 document of the routes: each a GET answering proto3 JSON or an ErrorDetail."""
+    paths = {
+        r.path: {
+            "get": {
+                "summary": r.endpoint.__doc__,
+                "responses": {
+                    "200": {"description": "the response message in proto3 JSON"},
+                    "default": {"description": '{"error": ErrorDetail} in proto3 JSON'},
+                },
+            }
+        }
+        for r in routes
+    }
+    return {"openapi": "3.1.0", "info": {"title": "Quarry", "version": "v1"}, "paths": paths}
+
+
+def serve_http(coordinator: Coordinator, embedding: EmbeddingOps, host: str, port: int) -> threading.Thread:
+    """Serve the API on its own thread (uvicorn installs no signal handlers off the main thread)."""
+    server = uvicorn.Server(
+        uvicorn.Config(build_app(coordinator, embedding), host=host, port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, name="http-api", daemon=True)
+    thread.start()
+    return thread
