@@ -203,7 +203,9 @@ def test_auto_mode_backfill_does_not_race_the_background_worker(
         0,
         0,
     )
-    wait_for(lambda: node.embed_status().last_run.trigger == "auto" and not node.embed_status().last_run.running)
+    # Which run ends last (auto or backfill) depends on who took the lock first: the worker may embed the
+    # other five sessions before the backfill takes its window, or after. Either way no run stays open.
+    wait_for(lambda: not node.embed_status().last_run.running)
 
 
 def test_the_last_run_survives_a_restart(shards: list[ShardServer], open_vector: Opener) -> None:
