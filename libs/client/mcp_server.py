@@ -1,7 +1,7 @@
 """`quarry mcp`: Quarry's API as MCP tools (the official `mcp` SDK), over stdio or streamable HTTP.
 
 Each tool is one gRPC call of the query node through the Python client, and returns exactly the message
-that call returns, in proto3 JSON (`json_format.MessageToDict`: lowerCamelCase names, 64-bit integers as
+that call returns, in proto3 JSON (`quarry.core.proto_json`: lowerCamelCase names, 64-bit integers as
 strings), as the tool's structured content and as its text. A failed call returns `isError` with
 `{"error": ErrorDetail}` in the same JSON: the closed code, the message, the position in the query,
 the parameter path. Arguments are the request's fields (the JSON names or the proto names), so an agent
@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
@@ -22,7 +21,8 @@ from mcp.types import CallToolResult, TextContent
 from quarry.client.calls import typed_call
 from quarry.client.client import QuarryClient
 from quarry.core.errors import QuarryError
-from quarry.v1 import embedding_pb2, errors_pb2, sessions_pb2
+from quarry.core.proto_json import error_json, from_json, to_json
+from quarry.v1 import embedding_pb2, sessions_pb2
 
 INSTRUCTIONS = (
     "Quarry searches the session logs of AI coding agents. `search` ranks sessions for a query of Quarry's "
@@ -33,11 +33,6 @@ INSTRUCTIONS = (
 )
 
 
-def to_json(message: Message) -> dict[str, Any]:
-    """A message in proto3 JSON, as every surface returns it."""
-    return json_format.MessageToDict(message)
-
-
 def _result(data: dict[str, Any], is_error: bool = False) -> CallToolResult:
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
@@ -45,15 +40,11 @@ def _result(data: dict[str, Any], is_error: bool = False) -> CallToolResult:
 
 def _request(message_type: type[Message], fields: dict[str, Any]) -> Message:
     """The request message of a tool's arguments; INVALID_REQUEST naming what does not fit."""
-    present = {name: value for name, value in fields.items() if value is not None}
-    try:
-        return json_format.ParseDict(present, message_type())
-    except json_format.ParseError as error:
-        raise QuarryError(errors_pb2.INVALID_REQUEST, f"invalid arguments: {error}") from None
+    return from_json(message_type, {name: value for name, value in fields.items() if value is not None})
 
 
 def error_result(error: QuarryError) -> CallToolResult:
-    return _result({"error": to_json(error.to_detail())}, is_error=True)
+    return _result(error_json(error), is_error=True)
 
 
 def build_server(client_factory: Callable[[], QuarryClient]) -> MCPServer:

@@ -38,7 +38,6 @@ from quarry.v1 import units_pb2
 CURRENT = "current"
 SHADOWED = "shadowed"
 LOG_ONLY = "log-only"
-HEADER_TITLE = "export"
 SCAN_ABOVE_BYTES = 4096  # a record smaller than this holds no payload worth replacing
 PAYLOAD_CHARS = 1024  # a base64 string at least this long is a binary payload
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")

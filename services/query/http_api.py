@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 import uvicorn
-from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from starlette.applications import Starlette
@@ -33,6 +32,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from quarry.core.errors import QuarryError
+from quarry.core.proto_json import error_json, from_json, to_json
 from quarry.query.embedding import EmbeddingOps
 from quarry.query.root import Coordinator
 from quarry.v1 import errors_pb2, query_pb2, refs_pb2
@@ -57,12 +57,8 @@ STATUS_BY_CODE = {
 }
 
 
-def to_json(message: Message) -> dict[str, Any]:
-    return json_format.MessageToDict(message)
-
-
 def error_response(error: QuarryError) -> JSONResponse:
-    return JSONResponse({"error": to_json(error.to_detail())}, status_code=STATUS_BY_CODE.get(error.code, 500))
+    return JSONResponse(error_json(error), status_code=STATUS_BY_CODE.get(error.code, 500))
 
 
 def request_from_params(message_type: type[Message], params: Any, renamed: dict[str, str] | None = None) -> Message:
@@ -78,10 +74,7 @@ def request_from_params(message_type: type[Message], params: Any, renamed: dict[
             raise QuarryError(errors_pb2.INVALID_REQUEST, f"unknown parameter {key!r}", parameter=key)
         values = params.getlist(key)
         fields[field.json_name] = values if field.is_repeated else values[-1]
-    try:
-        return json_format.ParseDict(fields, message_type())
-    except json_format.ParseError as error:
-        raise QuarryError(errors_pb2.INVALID_REQUEST, f"invalid parameters: {error}") from None
+    return from_json(message_type, fields)
 
 
 def build_app(coordinator: Coordinator, embedding: EmbeddingOps) -> Starlette:

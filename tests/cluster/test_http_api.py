@@ -16,8 +16,8 @@ import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
-from quarry.client.mcp_server import to_json
 from quarry.core.errors import QuarryError
+from quarry.core.proto_json import to_json
 from quarry.query import cursors as cursors_module
 from tests.cluster.corpus import write_corpus
 from tests.cluster.test_mcp import without_timings

@@ -13,8 +13,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from quarry.client.client import QuarryClient
-from quarry.client.mcp_server import to_json
 from quarry.core.errors import QuarryError
+from quarry.core.proto_json import to_json
 from tests.cluster.corpus import write_corpus
 
 pytestmark = pytest.mark.cluster

@@ -80,16 +80,7 @@ def backfill(max_sessions: MaxSessions) -> None:
 
 def _emitted(response: Message, what: str) -> bool:
     """Write the response in a machine format; False for plain (the caller prints it)."""
-    fmt = _cli().settings.format
-    if fmt == "csv":
-        raise render.not_tabular(what)
-    if fmt in render.DOCUMENT_FORMATS:
-        render.emit_document(render.to_dict(response), fmt)
-    elif fmt == "ndjson":
-        render.emit_ndjson([render.to_dict(response)])
-    else:
-        return False
-    return True
+    return render.emit_response(render.to_dict(response), _cli().settings.format, what)
 
 
 # ---- plain ---------------------------------------------------------------------------------------

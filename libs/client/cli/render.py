@@ -85,6 +85,20 @@ def emit_document(data: Any, fmt: str) -> None:
     emit_yaml(data) if fmt == "yaml" else emit_json(data)
 
 
+def emit_response(data: Any, fmt: str, what: str) -> bool:
+    """A whole response (a dict) in a machine format: a document, or one ndjson line; csv is refused (a
+    response is not a table). False for plain: the caller prints it its own way."""
+    if fmt == "csv":
+        raise not_tabular(what)
+    if fmt in DOCUMENT_FORMATS:
+        emit_document(data, fmt)
+    elif fmt == "ndjson":
+        emit_ndjson([data])
+    else:
+        return False
+    return True
+
+
 def emit_csv(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(columns)

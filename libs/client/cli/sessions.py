@@ -65,17 +65,8 @@ def _sessions() -> Any:
 
 
 def _emitted(response: Message | dict[str, Any]) -> bool:
-    fmt = _cli().settings.format
     data = response if isinstance(response, dict) else render.to_dict(response)
-    if fmt == "csv":
-        raise render.not_tabular("a session API response")
-    if fmt in render.DOCUMENT_FORMATS:
-        render.emit_document(data, fmt)
-    elif fmt == "ndjson":
-        render.emit_ndjson([data])
-    else:
-        return False
-    return True
+    return render.emit_response(data, _cli().settings.format, "a session API response")
 
 
 def _console() -> Console:

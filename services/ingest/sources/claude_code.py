@@ -72,7 +72,6 @@ FORMAT = "claude-code"
 ORIGIN = "claude-code-session"
 SYNTHETIC_MODEL = "<synthetic>"
 TITLE_FIELDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
-SURFACE_TYPES = frozenset({"user", "assistant", "attachment"})
 # User rows the harness writes: slash-command echoes, local command output, caveats, interrupts.
 _INJECTED = re.compile(
     r"\A\s*(?:<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr"
@@ -466,13 +465,12 @@ class _Parser:
         if primary is not None:
             draft = primary.draft
             orphans = [r for stream in self.streams.values() if not stream.draft.messages for r in stream.draft.records]
-            draft.records.extend([*self.outside, *orphans])
-            draft.records.sort(key=lambda record: record.line)
-            titles = [r for r in draft.records if r.title_kind and r.title and self._titles_this_file(r)]
-            draft.title = titles[-1].title if titles else ""
+            draft.records.extend([*self.outside, *orphans])  # numbered in line order with the rest (events.py)
             for record in draft.records:
-                if record.title_kind and record not in titles:
+                if record.title_kind and not self._titles_this_file(record):
                     record.title_kind = ""  # a summary of another session: not a title of this one
+            titles = sorted((r for r in draft.records if r.title_kind and r.title), key=lambda r: r.line)
+            draft.title = titles[-1].title if titles else ""
             draft.observe_time(self.other_times.first_ms)
             draft.observe_time(self.other_times.last_ms)
         for stream in sessions:
