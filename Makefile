@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 DATASET ?= ../shared/datasets/scifact
 BENCH_MESSAGES ?= 100000
 
-.PHONY: install run test proto lint bench bench-full bench-quality bench-hybrid bench-sessions node-deps clean
+.PHONY: install run test proto lint proto-lint bench bench-full bench-quality bench-hybrid bench-sessions bench-http node-deps clean
 
 $(STAMP): pyproject.toml requirements/nats-server.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,9 +40,18 @@ test: install node-deps
 proto: install
 	$(BIN)/python scripts/gen_proto.py
 
-lint: install
+lint: install proto-lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+## proto-lint: buf lint over proto/ with proto/buf.yaml (buf pinned by tools/buf/package-lock.json; needs npm)
+BUF_STAMP := tools/buf/node_modules/.installed-stamp
+$(BUF_STAMP): tools/buf/package-lock.json
+	@command -v npm >/dev/null || { echo "make proto-lint: npm is not installed; it installs buf from tools/buf/package-lock.json (install Node.js and npm)" >&2; exit 1; }
+	cd tools/buf && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed-stamp
+
+proto-lint: $(BUF_STAMP)
+	cd proto && ../tools/buf/node_modules/.bin/buf lint
 
 ## bench: quick mode (100k messages); bench-full: 1M messages
 bench: install
@@ -64,4 +73,4 @@ bench-hybrid: install
 	$(BIN)/python bench/hybrid_latency.py --messages $(BENCH_MESSAGES)
 
 clean:
-	rm -rf $(VENV) .pytest_cache tests/node/node_modules
+	rm -rf $(VENV) .pytest_cache tests/node/node_modules tools/buf/node_modules

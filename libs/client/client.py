@@ -5,6 +5,7 @@ position in the query."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterable
 from pathlib import Path
 
@@ -27,18 +28,23 @@ from quarry.v1 import (
     units_pb2,
 )
 
+TOKEN_ENV = "QUARRY_TOKEN"
+
 
 class QuarryClient:
-    def __init__(self, query_address: str, ingest_address: str | None = None) -> None:
-        self._query_channel = telemetry.traced_channel(query_address)
+    def __init__(self, query_address: str, ingest_address: str | None = None, token: str | None = None) -> None:
+        """`token`: the bearer token every call carries (default: $QUARRY_TOKEN; a cluster without
+        authentication needs none)."""
+        token = token if token is not None else os.environ.get(TOKEN_ENV) or None
+        self._query_channel = telemetry.traced_channel(query_address, bearer=token)
         self.query = query_pb2_grpc.QueryServiceStub(self._query_channel)
         self.embedding = embedding_pb2_grpc.EmbeddingServiceStub(self._query_channel)
         self.sessions = SessionsClient(self._query_channel)  # seed 002's session API
-        self._ingest_channel = telemetry.traced_channel(ingest_address) if ingest_address else None
+        self._ingest_channel = telemetry.traced_channel(ingest_address, bearer=token) if ingest_address else None
         self.ingest = ingest_pb2_grpc.IngestServiceStub(self._ingest_channel) if self._ingest_channel else None
 
     @classmethod
-    def for_home(cls, home: str | Path | None = None) -> QuarryClient:
+    def for_home(cls, home: str | Path | None = None, token: str | None = None) -> QuarryClient:
         """A client for the local cluster recorded under the data directory."""
         resolved = resolve_home(home)
         info = ClusterInfo.load(resolved)
@@ -47,7 +53,7 @@ class QuarryClient:
                 errors_pb2.SHARD_UNAVAILABLE,
                 f"no cluster is running under {resolved}: start one with `quarry up` (or pass --home)",
             )
-        return cls(info.query, info.ingest)
+        return cls(info.query, info.ingest, token)
 
     def close(self) -> None:
         self._query_channel.close()
@@ -165,15 +171,22 @@ class QuarryClient:
         return typed_call(self._ingest_stub().DeleteSessions, ingest_pb2.DeleteRequest(refs=list(refs), ack=ack))
 
     def ingest_paths(
-        self, paths: Iterable[str | Path], standard_locations: bool = False, follow: bool = False, ack: str = ""
+        self,
+        paths: Iterable[str | Path],
+        standard_locations: bool = False,
+        follow: bool = False,
+        ack: str = "",
+        scope: str = "",
     ) -> Generator[ingest_pb2.IngestProgress, None, None]:
         """Progress per file, then the report; with `follow`, the same for every later round of files
-        that appeared or grew, without end: closing the iterator (or Ctrl-C) cancels the call."""
+        that appeared or grew, without end: closing the iterator (or Ctrl-C) cancels the call. `scope`:
+        the scope the sessions go into (default: the token's one writable scope)."""
         request = ingest_pb2.IngestPathsRequest(
             paths=[str(Path(p).expanduser().resolve()) for p in paths],
             standard_locations=standard_locations,
             follow=follow,
             ack=ack,
+            scope=scope,
         )
         call = self._ingest_stub().IngestPaths(request, timeout=None if follow else INGEST_TIMEOUT_S)
         try:

@@ -31,8 +31,10 @@ from pathlib import Path
 
 import orjson
 
+from quarry.core.auth import CLUSTER_KEY_FILE, ensure_cluster_key
 from quarry.core.config import ClusterInfo
 from quarry.core.errors import QuarryError
+from quarry.core.tokens import TokenStore
 from quarry.v1 import errors_pb2
 
 START_TIMEOUT_S = 120.0
@@ -62,9 +64,12 @@ class LocalCluster:
         supervise: bool = False,
         node_left_delay_ms: int = 60_000,
         http: str = "",
+        auth: bool | None = None,
     ) -> None:
         """`embed_mode`: the vector node's, auto (embed in the background) or manual (only on backfill).
-        `http`: HOST:PORT of the query node's HTTP JSON API ("" for none)."""
+        `http`: HOST:PORT of the query node's HTTP JSON API ("" for none). `auth`: every call needs a
+        bearer token of `<home>/auth/tokens.json` and node-to-node calls a cluster key (None: on when
+        the token file exists, i.e. once `quarry token create` made a token)."""
         if log not in LOGS:
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST, f"log {log!r} is not one of {', '.join(LOGS)}", parameter="log"
@@ -81,6 +86,8 @@ class LocalCluster:
         self.nats_servers = nats_servers
         self.node_left_delay_ms = node_left_delay_ms
         self.http = http
+        self.tokens = TokenStore.in_home(self.home)
+        self.auth = self.tokens.exists() if auth is None else auth
         self.env = {**os.environ, **(env or {})}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.node_addresses: dict[str, str] = {}
@@ -105,6 +112,9 @@ class LocalCluster:
             )
         for sub in ("nodes", "logs", "run"):
             (self.home / sub).mkdir(parents=True, exist_ok=True)
+        if self.auth:
+            self.tokens.initialize()
+            ensure_cluster_key(self._cluster_key_file())
         try:
             if self.log == NATS:
                 self._start_on_log(detach)
@@ -335,6 +345,15 @@ class LocalCluster:
     def _data(self, name: str) -> Path:
         return self.home / "nodes" / name
 
+    def _cluster_key_file(self) -> Path:
+        return self.home / "auth" / CLUSTER_KEY_FILE
+
+    def _auth_args(self, role: str) -> list[str]:
+        if not self.auth:
+            return []
+        tokens = ["--tokens", str(self.tokens.path)] if role in ("query", "ingest") else []
+        return [*tokens, "--cluster-key-file", str(self._cluster_key_file())]
+
     def _run_file(self, name: str) -> Path:
         return self.home / "run" / f"{name}.json"
 
@@ -345,7 +364,7 @@ class LocalCluster:
         run_file.unlink(missing_ok=True)
         command = [
             sys.executable, "-m", "quarry.client.cli",
-            "node", *args, "--host", self.host, "--run-file", str(run_file),
+            "node", *args, "--host", self.host, "--run-file", str(run_file), *self._auth_args(args[0]),
         ]  # fmt: skip
         self._launch(name, command, detach)
 

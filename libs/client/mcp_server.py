@@ -11,10 +11,15 @@ reads the same contract as a gRPC client: `docs` of each tool name its request a
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 from google.protobuf.message import Message
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
@@ -22,7 +27,8 @@ from quarry.client.calls import typed_call
 from quarry.client.client import QuarryClient
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import error_json, from_json, to_json
-from quarry.v1 import embedding_pb2, sessions_pb2
+from quarry.core.tokens import TOKEN_PATTERN
+from quarry.v1 import embedding_pb2, errors_pb2, sessions_pb2
 
 INSTRUCTIONS = (
     "Quarry searches the session logs of AI coding agents. `search` ranks sessions for a query of Quarry's "
@@ -47,10 +53,51 @@ def error_result(error: QuarryError) -> CallToolResult:
     return _result(error_json(error), is_error=True)
 
 
-def build_server(client_factory: Callable[[], QuarryClient]) -> MCPServer:
-    """The MCP server over the cluster `client_factory` connects to (one client for the server's life)."""
-    server: MCPServer = MCPServer("quarry", instructions=INSTRUCTIONS)
-    client = client_factory()
+class BearerTokens:
+    """Streamable HTTP with authentication: every HTTP request carries `Authorization: Bearer <token>`, a
+    Quarry token (`quarry token create`), checked by the query node itself on a cheap read; each tool call
+    then runs on a client carrying the caller's token, so the cluster limits it to the token's scopes.
+    Checks are cached briefly (a revoked token stops working within CHECK_TTL_S)."""
+
+    CHECK_TTL_S = 30.0
+
+    def __init__(self, client_for: Callable[[str | None], QuarryClient]) -> None:
+        self.client_for = client_for
+        self._checked: dict[str, float] = {}
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not TOKEN_PATTERN.fullmatch(token):
+            return None
+        now = time.monotonic()
+        if now - self._checked.get(token, -self.CHECK_TTL_S) >= self.CHECK_TTL_S:
+            try:
+                await anyio.to_thread.run_sync(self.client_for(token).status)
+            except QuarryError as error:
+                if error.code in (errors_pb2.UNAUTHENTICATED, errors_pb2.PERMISSION_DENIED):
+                    return None
+                raise
+            self._checked[token] = now
+        return AccessToken(token=token, client_id=token.split("_")[1], scopes=[])
+
+
+def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str | None = None) -> MCPServer:
+    """The MCP server over the cluster `client_for` connects to: a client per token (None: the server's
+    own, from $QUARRY_TOKEN). With `auth_url` (the server's own URL, streamable HTTP) every request needs
+    a bearer token (BearerTokens) and its tools run with the caller's token."""
+    if auth_url is None:
+        server: MCPServer = MCPServer("quarry", instructions=INSTRUCTIONS)
+    else:
+        server = MCPServer(
+            "quarry",
+            instructions=INSTRUCTIONS,
+            token_verifier=BearerTokens(client_for),
+            auth=AuthSettings(issuer_url=auth_url, resource_server_url=auth_url, required_scopes=[]),
+        )
+
+    def current() -> QuarryClient:
+        """The client of the caller's token (over authenticated HTTP), else the server's own."""
+        access = get_access_token()
+        return client_for(access.token if access is not None else None)
 
     def call(run: Callable[[], Message]) -> CallToolResult:
         try:
@@ -65,53 +112,52 @@ def build_server(client_factory: Callable[[], QuarryClient]) -> MCPServer:
         """Sessions ranked for a query of Quarry's language (SearchRequest -> SearchEnvelope). lane: auto,
         dialogue, actions, semantic or hybrid."""
         return call(
-            lambda: client.search(query, lane=lane, limit=limit, cursor=cursor, require_complete=require_complete)
+            lambda: current().search(query, lane=lane, limit=limit, cursor=cursor, require_complete=require_complete)
         )
 
     @server.tool()
     def query_units(query: str, limit: int = 50, offset: int = 0) -> CallToolResult:
         """Rows (or groups) of a unit query such as `actions where tool:bash | group by path | count`
         (QueryUnitsRequest -> QueryUnitEnvelope)."""
-        return call(lambda: client.query_units(query, limit=limit, offset=offset))
+        return call(lambda: current().query_units(query, limit=limit, offset=offset))
 
     @server.tool()
     def facets(
         query: str = "", origins: list[str] | None = None, families: list[str] | None = None, idf: bool = True
     ) -> CallToolResult:
         """Session counts per facet value, global and scoped by a query (FacetsRequest -> FacetsResponse)."""
-        return call(lambda: client.facets(query, origins=origins or (), families=families or (), idf=idf))
+        return call(lambda: current().facets(query, origins=origins or (), families=families or (), idf=idf))
 
     @server.tool()
     def resolve_ref(ref: str, max_chars: int = 0) -> CallToolResult:
         """The object a public ref names: session:, message:, block:, action:, delegation:, … (ResolvedRef)."""
-        return call(lambda: client.resolve_ref(ref, max_chars=max_chars))
+        return call(lambda: current().resolve_ref(ref, max_chars=max_chars))
 
     @server.tool()
     def embedding_status() -> CallToolResult:
         """Embedder, coverage, backlog and the next action of the semantic lane (EmbeddingStatus)."""
-        return call(lambda: client.embedding.Status(embedding_pb2.EmbeddingStatusRequest(), timeout=60))
+        return call(lambda: current().embedding.Status(embedding_pb2.EmbeddingStatusRequest(), timeout=60))
 
     @server.tool()
     def embedding_preflight(max_sessions: int) -> CallToolResult:
         """The window a backfill of `max_sessions` would embed, and its estimated time (EmbeddingPreflight)."""
         request = embedding_pb2.EmbeddingWindowRequest(max_sessions=max_sessions)
-        return call(lambda: client.embedding.Preflight(request, timeout=600))
+        return call(lambda: current().embedding.Preflight(request, timeout=600))
 
-    _session_tools(server, client, call)
+    _session_tools(server, current, call)
     return server
 
 
-def _session_tools(server: MCPServer, client: QuarryClient, call: Callable[..., CallToolResult]) -> None:
+def _session_tools(server: MCPServer, current: Callable[[], QuarryClient], call: Callable[..., CallToolResult]) -> None:
     """Seed 002's session API as tools; filters are SessionFilter / EventFilter messages in proto3 JSON,
     e.g. {"surfaces": {"values": ["current"]}} or {"seq": {"min": "10", "max": "40"}}."""
-    stub = client.sessions.stub
 
     def unary(method: str, message_type: type[Message], fields: dict[str, Any]) -> CallToolResult:
         try:
             request = _request(message_type, fields)
         except QuarryError as error:
             return error_result(error)
-        return call(lambda: typed_call(getattr(stub, method), request))
+        return call(lambda: typed_call(getattr(current().sessions.stub, method), request))
 
     @server.tool()
     def list_sessions(filters: list[dict[str, Any]] | None = None, limit: int = 0, cursor: str = "") -> CallToolResult:
@@ -124,7 +170,7 @@ def _session_tools(server: MCPServer, client: QuarryClient, call: Callable[..., 
     def read_session(session_id: str) -> CallToolResult:
         """A session's header and complete event log, raw records included (the ReadSession stream, joined)."""
         try:
-            header, events = client.sessions.read(session_id)
+            header, events = current().sessions.read(session_id)
         except QuarryError as error:
             return error_result(error)
         return _result({"session": to_json(header), "events": [to_json(e) for e in events]})

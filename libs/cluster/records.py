@@ -35,6 +35,7 @@ OPS = (UPSERT, DELETE, ASSERT, JUDGE)
 
 OP = "Quarry-Op"
 SESSION = "Quarry-Session"
+SCOPE = "Quarry-Scope"  # a session version's scope, read by a delete without decoding the version
 HASH = "Quarry-Hash"
 ENCODING = "Quarry-Encoding"
 NOW_MS = "Quarry-Now-Ms"
@@ -78,6 +79,7 @@ class Record:
 def session_record(partition: int, session: units_pb2.Session) -> Outgoing:
     payload = session.SerializeToString()
     headers = _headers(UPSERT, session.id)
+    headers[SCOPE] = session.scope
     if session.content_hash:
         headers[HASH] = session.content_hash
     if len(payload) > COMPRESS_ABOVE:

@@ -38,6 +38,8 @@ _STATUS_BY_CODE: dict[int, grpc.StatusCode] = {
     errors_pb2.NOT_HOSTED: grpc.StatusCode.UNAVAILABLE,
     errors_pb2.INVALID_LINEAGE: grpc.StatusCode.FAILED_PRECONDITION,
     errors_pb2.CORRUPT_SESSION: grpc.StatusCode.DATA_LOSS,
+    errors_pb2.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    errors_pb2.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
 }
 
 
@@ -142,4 +144,8 @@ def from_rpc_error(error: grpc.RpcError) -> QuarryError:
         return QuarryError(errors_pb2.DEADLINE_EXCEEDED, f"deadline exceeded: {text}")
     if code == grpc.StatusCode.UNAVAILABLE:
         return QuarryError(errors_pb2.SHARD_UNAVAILABLE, f"node unavailable: {text}")
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        return QuarryError(errors_pb2.UNAUTHENTICATED, text)
+    if code == grpc.StatusCode.PERMISSION_DENIED:
+        return QuarryError(errors_pb2.PERMISSION_DENIED, text)
     return QuarryError(errors_pb2.INTERNAL, f"{code.name if code else 'error'}: {text}")

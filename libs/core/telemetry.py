@@ -21,6 +21,8 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
+from quarry.core import auth
+
 EXPORTERS = ("none", "console", "otlp")
 _provider: TracerProvider | None = None
 
@@ -74,9 +76,10 @@ def server_interceptors() -> list[grpc.ServerInterceptor]:
     return [server_interceptor(tracer_provider=trace.get_tracer_provider())]
 
 
-def traced_channel(address: str) -> grpc.Channel:
+def traced_channel(address: str, bearer: str | None = None) -> grpc.Channel:
     """An insecure channel whose calls are client spans carrying the current trace context (a plain
-    channel when tracing is off)."""
+    channel when tracing is off), and carry what quarry.core.auth adds: a client's `bearer` token, or a
+    node's cluster key and its caller's scopes."""
     channel = grpc.insecure_channel(
         address,
         options=[
@@ -89,6 +92,9 @@ def traced_channel(address: str) -> grpc.Channel:
             ("grpc.max_reconnect_backoff_ms", 1000),
         ],
     )
+    added = auth.OutgoingInterceptor(bearer=bearer) if bearer else auth.outgoing()
+    if added is not None:
+        channel = grpc.intercept_channel(channel, added)
     if not tracing_enabled():
         return channel
     # grpcext, not grpc.intercept_channel: the OpenTelemetry interceptor implements grpcext's interface.

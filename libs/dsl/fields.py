@@ -129,6 +129,12 @@ def _table(*specs: FieldSpec) -> dict[str, FieldSpec]:
 SESSION_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("repo", FieldKind.KEYWORD, True, "the repository the session worked in"),
     FieldSpec("origin", FieldKind.KEYWORD, True, "the agent that wrote the session log", ORIGINS),
+    FieldSpec(
+        "scope",
+        FieldKind.KEYWORD,
+        True,
+        "the scope (team, project) the session was ingested into; only scopes the caller may read match",
+    ),
     FieldSpec("title", FieldKind.CONTAINS, False, "the session title contains the value"),
     FieldSpec("tag", FieldKind.KEYWORD, True, "the session carries the tag"),
     FieldSpec("tool", FieldKind.KEYWORD, True, "the session has an action using this tool"),

@@ -1,7 +1,9 @@
 """gRPC face of an index node: IndexService over the partition replicas it holds, and AssertionService
 over their assertions (kept in their own files, which re-ingest and rebuilds never touch).
 
-Every read names its partitions and is answered per partition (PartitionSet.each). Writes name one
+Every read names its partitions and is answered per partition (PartitionSet.each), within the scopes
+the calling node sent (lexical.visibility: plans get a scope clause, reads by id check the session's
+scope, so another scope's sessions look absent). Writes name one
 partition; a node that follows the log (cluster mode) refuses them: its replicas change only by
 applying the log, so that every replica of a partition applies the same records in the same order.
 """
@@ -21,6 +23,7 @@ from quarry.core.errors import QuarryError
 from quarry.core.node import Service, serve, typed_errors
 from quarry.core.partitions import partition_for
 from quarry.core.public_refs import bare_assertion_id
+from quarry.index.lexical import visibility
 from quarry.index.lexical.leaf import DEFAULT_SESSIONS, compile_search
 from quarry.index.lexical.partition import WRITER_HEAP_BYTES
 from quarry.index.partitions import PartitionReplica, PartitionSet
@@ -72,7 +75,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     @typed_errors
     def DeleteSessions(self, request: index_pb2.DeleteSessionsRequest, context: grpc.ServicerContext):
         replica = self._writable(request.partition)
-        deleted = replica.lexical.delete(request.session_ids)
+        deleted = replica.lexical.delete(request.session_ids, visible=visibility.current())
         replica.assertions.delete_sessions(deleted)
         gone = set(deleted)
         return index_pb2.DeleteSessionsResponse(
@@ -88,6 +91,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         contenders that score at least the node's `limit`-th best. A partition's hits still come in its
         own order, so the cursor anchors stay per partition."""
         started = time.perf_counter()
+        visibility.restrict(request.plan.where, visibility.current())
         anchors = {a.partition: a for a in request.partitions}
         compiled = compile_search(request)
         prepared, failures = self.partitions.each(
@@ -120,6 +124,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     @typed_errors
     def TermStats(self, request: index_pb2.ShardSearchRequest, context: grpc.ServicerContext):
         partitions = [a.partition for a in request.partitions]
+        visibility.restrict(request.plan.where, visibility.current())
         compiled = compile_search(request)
         results, failures = self.partitions.each(
             partitions, lambda r: r.lexical.term_stats(request, compiled), concurrent=False
@@ -128,6 +133,8 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     @typed_errors
     def MatchSessionIds(self, request: index_pb2.MatchSessionIdsRequest, context: grpc.ServicerContext):
+        visibility.restrict(request.where, visibility.current())
+
         def match(replica: PartitionReplica) -> index_pb2.PartitionSessionIds:
             ids = replica.lexical.match_session_ids(request.where)
             return index_pb2.PartitionSessionIds(partition=replica.partition, session_ids=ids)
@@ -137,8 +144,10 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     @typed_errors
     def GetSessions(self, request: index_pb2.GetSessionsRequest, context: grpc.ServicerContext):
+        visible = visibility.current()
+
         def get(replica: PartitionReplica) -> index_pb2.PartitionSessions:
-            sessions = replica.lexical.get_sessions(request.session_ids)
+            sessions = replica.lexical.get_sessions(request.session_ids, visible)
             return index_pb2.PartitionSessions(partition=replica.partition, sessions=sessions)
 
         results, failures = self.partitions.each(request.partitions, get)
@@ -146,18 +155,20 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     @typed_errors
     def QueryUnits(self, request: index_pb2.ShardUnitsRequest, context: grpc.ServicerContext):
+        visibility.restrict(request.plan.session_scope, visibility.current())
         results, failures = self.partitions.each(request.partitions, lambda r: r.lexical.query_units(request))
         return index_pb2.NodeUnitsResponse(partitions=results, failures=failures)
 
     @typed_errors
     def Stats(self, request: index_pb2.ShardStatsRequest, context: grpc.ServicerContext):
         wanted = list(request.partitions) or self.partitions.held()
-        results, failures = self.partitions.each(wanted, lambda r: r.lexical.stats(request.content_digest))
+        visible = visibility.current()
+        results, failures = self.partitions.each(wanted, lambda r: r.lexical.stats(request.content_digest, visible))
         return index_pb2.NodeStats(partitions=results, failures=failures)
 
     @typed_errors
     def ResolveRef(self, request: index_pb2.ShardResolveRefRequest, context: grpc.ServicerContext):
-        return self.partitions.get(request.partition).lexical.resolve_ref(request.request)
+        return self.partitions.get(request.partition).lexical.resolve_ref(request.request, visibility.current())
 
     @typed_errors
     def EmbedFeed(self, request: index_pb2.EmbedFeedRequest, context: grpc.ServicerContext):
@@ -165,7 +176,8 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     @typed_errors
     def ShardFacets(self, request: index_pb2.ShardFacetsRequest, context: grpc.ServicerContext):
-        results, failures = self.partitions.each(request.partitions, lambda r: r.lexical.facets(request))
+        visible = visibility.current()
+        results, failures = self.partitions.each(request.partitions, lambda r: r.lexical.facets(request, visible))
         return index_pb2.NodeFacetsResponse(partitions=results, failures=failures)
 
 
@@ -190,9 +202,12 @@ class AssertionServicer(assertions_pb2_grpc.AssertionServiceServicer):
         self, request: assertions_pb2.NodeGetAssertion, context: grpc.ServicerContext
     ) -> assertions_pb2.NodeAssertions:
         assertion_id = bare_assertion_id(request.id)
+        visible = visibility.current()
 
         def get(replica: PartitionReplica) -> assertions_pb2.PartitionAssertion:
             found = replica.assertions.get(assertion_id)
+            if found is not None and not _seen(replica, [found], visible):
+                found = None
             return assertions_pb2.PartitionAssertion(
                 partition=replica.partition, found=found is not None, assertion=found
             )
@@ -206,8 +221,13 @@ class AssertionServicer(assertions_pb2_grpc.AssertionServiceServicer):
     ) -> assertions_pb2.NodeCandidateLists:
         wanted = request.request
 
+        visible = visibility.current()
+
         def candidates(replica: PartitionReplica) -> assertions_pb2.PartitionCandidates:
             entries = replica.assertions.list_candidates(wanted.target_ref, wanted.review, wanted.limit)
+            if visible is not None:
+                shown = {a.id for a in _seen(replica, [e.assertion for e in entries], visible)}
+                entries = [e for e in entries if e.assertion.id in shown]
             return assertions_pb2.PartitionCandidates(partition=replica.partition, entries=entries)
 
         results, failures = self.partitions.each(request.partitions, candidates)
@@ -228,6 +248,17 @@ class AssertionServicer(assertions_pb2_grpc.AssertionServiceServicer):
     ) -> assertions_pb2.OperationOutcome:
         outcome = self.partitions.get(request.partition).assertions.outcome(request.op_id)
         return outcome if outcome is not None else assertions_pb2.OperationOutcome(applied=False)
+
+
+def _seen(
+    replica: PartitionReplica, assertions: Sequence[units_pb2.Assertion], visible: visibility.Visible
+) -> list[units_pb2.Assertion]:
+    """The assertions about sessions of the visible scopes (all of them when nothing limits the call)."""
+    if visible is None:
+        return list(assertions)
+    ids = sorted({a.session_id for a in assertions if a.session_id})
+    shown = {s.id for s in replica.lexical.get_sessions(ids, visible)}
+    return [a for a in assertions if a.session_id in shown]
 
 
 def index_services(partitions: PartitionSet, partition_count: Callable[[], int], writable: bool) -> list[Service]:

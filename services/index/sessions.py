@@ -9,6 +9,7 @@ from __future__ import annotations
 import grpc
 
 from quarry.core.node import typed_errors
+from quarry.index.lexical import visibility
 from quarry.index.partitions import PartitionReplica, PartitionSet
 from quarry.v1 import sessions_pb2, sessions_pb2_grpc
 
@@ -20,9 +21,10 @@ class SessionStoreServicer(sessions_pb2_grpc.SessionStoreServiceServicer):
     @typed_errors
     def ListSessions(self, request: sessions_pb2.NodeListSessionsRequest, context: grpc.ServicerContext):
         after = request.after if request.HasField("after") else None
+        visible = visibility.current()
 
         def listed(replica: PartitionReplica) -> sessions_pb2.PartitionSessionList:
-            sessions = replica.lexical.list_sessions(request.filters, after, request.limit)
+            sessions = replica.lexical.list_sessions(request.filters, after, request.limit, visible)
             return sessions_pb2.PartitionSessionList(partition=replica.partition, sessions=sessions)
 
         results, failures = self.partitions.each(list(request.partitions), listed)
@@ -30,16 +32,18 @@ class SessionStoreServicer(sessions_pb2_grpc.SessionStoreServiceServicer):
 
     @typed_errors
     def ReadEvents(self, request: sessions_pb2.PartitionReadEvents, context: grpc.ServicerContext):
-        return self.partitions.get(request.partition).lexical.read_events(request)
+        return self.partitions.get(request.partition).lexical.read_events(request, visibility.current())
 
     @typed_errors
     def SearchEvents(self, request: sessions_pb2.PartitionSearchEvents, context: grpc.ServicerContext):
-        return self.partitions.get(request.partition).lexical.search_events(request)
+        return self.partitions.get(request.partition).lexical.search_events(request, visibility.current())
 
     @typed_errors
     def SearchSessions(self, request: sessions_pb2.NodeSearchSessions, context: grpc.ServicerContext):
+        visible = visibility.current()
+
         def searched(replica: PartitionReplica) -> sessions_pb2.PartitionSessionHits:
-            hits = replica.lexical.search_session_events(request)
+            hits = replica.lexical.search_session_events(request, visible)
             return sessions_pb2.PartitionSessionHits(partition=replica.partition, hits=hits)
 
         results, failures = self.partitions.each(list(request.partitions), searched)

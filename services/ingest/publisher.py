@@ -31,9 +31,11 @@ from quarry.cluster.cluster_map import ClusterWatch, now_ms
 from quarry.cluster.loop import LoopThread, connect
 from quarry.cluster.placement import ACTIVE
 from quarry.cluster.publish import publish_all
-from quarry.cluster.records import DELETE, OP, Outgoing, session_record, tombstone
+from quarry.cluster.records import DELETE, OP, SCOPE, Outgoing, session_record, tombstone
 from quarry.cluster.setup import APPLIED_PREFIX, MAX_RECORD_BYTES, STREAM, session_subject
+from quarry.core import auth
 from quarry.core.partitions import partition_for
+from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.ingest.acks import APPLIED, check_ack
 from quarry.ingest.validate import session_problems
 from quarry.v1 import ingest_pb2, units_pb2
@@ -113,7 +115,7 @@ class LogPublisher:
         level = check_ack(ack, has_log=True)
         report = ingest_pb2.DeleteReport()
         ids = list(dict.fromkeys(session_ids))
-        held = self.loop.run(self._held(ids), timeout=LOOKUP_TIMEOUT_S * 4)
+        held = self.loop.run(self._held(ids, auth.SCOPES.get()), timeout=LOOKUP_TIMEOUT_S * 4)
         records = []
         for session_id in ids:
             if held[session_id]:
@@ -130,8 +132,9 @@ class LogPublisher:
             report.caveats.append(_NOT_YET_SEARCHABLE)
         return report
 
-    async def _held(self, session_ids: Sequence[str]) -> dict[str, bool]:
-        """Whether the log's latest record of each session is a version (not a tombstone, not absent)."""
+    async def _held(self, session_ids: Sequence[str], writable: frozenset[str] | None) -> dict[str, bool]:
+        """Whether the log's latest record of each session is a version (not a tombstone, not absent) in
+        one of the `writable` scopes (any when None: a cluster without authentication)."""
         jsm = self.nc.jetstream()
 
         async def one(session_id: str) -> bool:
@@ -140,7 +143,8 @@ class LogPublisher:
                 message = await jsm.get_last_msg(STREAM, subject, direct=True)
             except NotFoundError:
                 return False
-            return (message.headers or {}).get(OP) != DELETE
+            headers = message.headers or {}
+            return headers.get(OP) != DELETE and (writable is None or headers.get(SCOPE, DEFAULT_SCOPE) in writable)
 
         found = await asyncio.gather(*(one(s) for s in session_ids))
         return dict(zip(session_ids, found, strict=True))

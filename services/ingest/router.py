@@ -134,6 +134,12 @@ class DirectRouter:
             report.messages_written += response.messages_written
             for conflict in response.source_conflicts:
                 report.issues.append(source_conflict_issue(conflict))
+            for refused in response.scope_conflicts:
+                report.issues.add(
+                    path=refused.source_path,
+                    code="scope_conflict",
+                    reason=f"{refused.session_id}: the archive holds this session in another scope; it was not written",
+                )
 
 
 def source_conflict_issue(conflict: index_pb2.SourceConflict) -> ingest_pb2.IngestIssue:

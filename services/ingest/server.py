@@ -12,9 +12,11 @@ from typing import Protocol
 
 import grpc
 
+from quarry.core import auth
 from quarry.core.errors import QuarryError
 from quarry.core.node import Service, serve, typed_errors
 from quarry.core.public_refs import REF_KINDS, parse_ref
+from quarry.core.tokens import DEFAULT_SCOPE, check_scope
 from quarry.ingest.acks import METADATA_KEY
 from quarry.ingest.discover import iter_source_files, standard_locations
 from quarry.ingest.follow import Watcher
@@ -39,6 +41,26 @@ class Router(Protocol):
     def close(self) -> None: ...
 
 
+def target_scope(named: str, parameter: str) -> str:
+    """The scope a write goes into: the one named, which the caller must be allowed to write, or without
+    a name the caller's only writable scope (`default` on a cluster without authentication)."""
+    writable = auth.SCOPES.get()
+    if named:
+        check_scope(named, parameter)
+        if writable is not None and named not in writable:
+            raise auth.denied(f"the token grants no write on scope {named!r}")
+        return named
+    if writable is None:
+        return DEFAULT_SCOPE
+    if len(writable) > 1:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            f"the token may write {len(writable)} scopes ({', '.join(sorted(writable))}): name one",
+            parameter=parameter,
+        )
+    return next(iter(writable))
+
+
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
     def __init__(self, router: Router, tracker: FileTracker) -> None:
         self.router = router
@@ -47,9 +69,19 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
 
     @typed_errors
     def IngestSessions(self, request_iterator: Iterator[units_pb2.Session], context: grpc.ServicerContext):
+        """Sessions as sent, each into the scope it names (default: the caller's one writable scope)."""
         ack = dict(context.invocation_metadata()).get(METADATA_KEY, "")
         report = ingest_pb2.IngestReport()
-        self.router.ingest(request_iterator, report, ack)
+        scopes: dict[str, str] = {}
+
+        def scoped() -> Iterator[units_pb2.Session]:
+            for session in request_iterator:
+                if session.scope not in scopes:
+                    scopes[session.scope] = target_scope(session.scope, "scope")
+                session.scope = scopes[session.scope]
+                yield session
+
+        self.router.ingest(scoped(), report, ack)
         return report
 
     @typed_errors
@@ -73,6 +105,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
     def IngestPaths(self, request: ingest_pb2.IngestPathsRequest, context: grpc.ServicerContext):
         """One round over the files under the paths; with `follow`, another round whenever files
         appear or grow, until the client cancels."""
+        scope = target_scope(request.scope, "scope")
         roots = [Path(p).expanduser() for p in request.paths]
         if request.standard_locations:
             roots.extend(standard_locations())
@@ -82,18 +115,18 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
                 report.issues.add(path=str(root), code="unreadable", reason="no such file or directory")
         if not request.follow:
             files = list(iter_source_files([r for r in roots if r.exists()]))
-            yield from self._round(files, report, live=False, ack=request.ack)
+            yield from self._round(files, report, live=False, ack=request.ack, scope=scope)
             return
         stopped = threading.Event()
         context.add_callback(stopped.set)
         watcher = Watcher(roots)  # a root missing now is watched too: its files count once it appears
-        yield from self._round(watcher.due(), report, live=True, ack=request.ack)
+        yield from self._round(watcher.due(), report, live=True, ack=request.ack, scope=scope)
         while not stopped.wait(watcher.interval):
             if files := watcher.due():
-                yield from self._round(files, ingest_pb2.IngestReport(), live=True, ack=request.ack)
+                yield from self._round(files, ingest_pb2.IngestReport(), live=True, ack=request.ack, scope=scope)
 
     def _round(
-        self, files: list[Path], report: ingest_pb2.IngestReport, live: bool, ack: str
+        self, files: list[Path], report: ingest_pb2.IngestReport, live: bool, ack: str, scope: str
     ) -> Iterator[ingest_pb2.IngestProgress]:
         """Read and parse the files that changed on a worker thread feeding one routed stream; yield
         progress per file, then the report once the sessions are acknowledged (`ack`) and the files'
@@ -106,7 +139,9 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         def sessions() -> Iterator[units_pb2.Session]:
             for done, path in enumerate(files, start=1):
                 progress = ingest_pb2.FileProgress(path=str(path), files_done=done, files_total=len(files))
-                yield from self._file(path, live, report, progress, marks)
+                for session in self._file(path, live, report, progress, marks, scope):
+                    session.scope = scope
+                    yield session
                 events.put(progress)
 
         def work() -> None:
@@ -132,12 +167,15 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         report: ingest_pb2.IngestReport,
         progress: ingest_pb2.FileProgress,
         marks: list[tuple[str, FileMark]],
+        scope: str,
     ) -> Iterator[units_pb2.Session]:
         """The sessions of one file that changed since its mark; counts it in `report` and
-        `progress`, and adds the mark to record once their acknowledgement came."""
+        `progress`, and adds the mark to record once their acknowledgement came. A file's mark is kept
+        per scope: the same file ingested into another scope is read again."""
         name = str(path)
+        key = name if scope == DEFAULT_SCOPE else f"{name} (scope {scope})"
         report.files += 1
-        mark = self.tracker.get(name)
+        mark = self.tracker.get(key)
         try:
             seen = examine(path, mark, live)
         except OSError as error:
@@ -153,7 +191,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             report.sessions_unchanged += sessions
             progress.sessions = sessions
             if seen.data:  # same bytes under a new mtime: remember it, so the next look is a stat again
-                marks.append((name, FileMark.of(seen.data, seen.mtime_ns, sessions)))
+                marks.append((key, FileMark.of(seen.data, seen.mtime_ns, sessions)))
             return
         if seen.change is Change.APPENDED:
             report.files_appended += 1
@@ -166,7 +204,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         progress.sessions = len(parsed.sessions)
         progress.format = parsed.format
         yield from parsed.sessions
-        marks.append((name, FileMark.of(seen.data, seen.mtime_ns, len(parsed.sessions))))
+        marks.append((key, FileMark.of(seen.data, seen.mtime_ns, len(parsed.sessions))))
 
 
 def serve_ingest(router: Router, data_dir: Path, host: str, port: int, run_file: Path | None) -> None:

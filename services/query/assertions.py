@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from quarry.cluster.records import ASSERT, JUDGE
+from quarry.core import auth
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
 from quarry.core.public_refs import bare_assertion_id, parse_ref
@@ -35,6 +36,14 @@ class AssertionRouter:
         target = parse_ref(request.assertion.target_ref, "assertion.target_ref")
         if target.session_id:
             partition = partition_for(target.session_id, self.cluster.partitions)
+            if auth.SCOPES.get() is not None and not self.cluster.holds_session(
+                target.session_id, Deadline(DEADLINE_MS)
+            ):
+                raise QuarryError(
+                    errors_pb2.NOT_FOUND,
+                    f"no session {target.session_id!r} in the archive",
+                    parameter="assertion.target_ref",
+                )
         else:
             partition = self._holder(target.id, "assertion.target_ref")
         if self.log is not None:

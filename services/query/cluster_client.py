@@ -35,7 +35,7 @@ from quarry.core.fanout import submit_in_context
 from quarry.core.partitions import partition_for
 from quarry.query.scatter import POOL, Deadline
 from quarry.query.topology import ACTIVE, DRAINING, ClusterView, Topology
-from quarry.v1 import assertions_pb2_grpc, errors_pb2, index_pb2_grpc, query_pb2, sessions_pb2_grpc
+from quarry.v1 import assertions_pb2_grpc, errors_pb2, index_pb2, index_pb2_grpc, query_pb2, sessions_pb2_grpc
 
 SUSPECT_S = 3.0
 BRIEF_CHARS = 160
@@ -182,6 +182,14 @@ class ClusterClient:
                 return answer
             reasons.append(f"{node}: {brief(answer.message)}")
         raise unavailable({partition: "; ".join(reasons) or _no_replica(view, partition)})
+
+    def holds_session(self, session_id: str, deadline: Deadline) -> bool:
+        """Whether the archive holds the session within the scopes the call may touch (its partition's
+        index node answers within them)."""
+        partition = partition_for(session_id, self.partitions)
+        request = index_pb2.GetSessionsRequest(session_ids=[session_id], partitions=[partition])
+        answer = self.one(partition, "GetSessions", request, deadline)
+        return any(p.sessions for p in answer.partitions)
 
     # ----- internals ----------------------------------------------------------------------------
 

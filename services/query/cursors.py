@@ -34,6 +34,7 @@ from typing import Any
 
 import orjson
 
+from quarry.core import auth
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2, plan_pb2
 
@@ -72,7 +73,9 @@ class Cursor:
 
 
 def binding(plan: plan_pb2.QueryPlan, lane: str, limit: int, partitions: int, controls: str = "") -> Binding:
-    digest = hashlib.sha256(plan.SerializeToString(deterministic=True)).hexdigest()[:32]
+    """What a cursor is bound to: the plan and the scopes it ran within, the lane, limit, partitions and
+    controls (a cursor replayed by a caller of other scopes is stale)."""
+    digest = hashlib.sha256(plan.SerializeToString(deterministic=True) + auth.scopes_key()).hexdigest()[:32]
     return Binding(query=digest, lane=lane, limit=limit, partitions=partitions, controls=controls)
 
 

@@ -12,6 +12,10 @@ method the servicer calls, and answers with the response message in proto3 JSON.
     GET /api/embedding/status                                               EmbeddingStatus
     GET /openapi.json                                                       this API as an OpenAPI 3.1 document
 
+With tokens configured (quarry.core.auth), every route but /openapi.json needs `Authorization: Bearer
+<token>` with `read` on some scope, checked before the request is read (401 / 403), and runs within the
+token's scopes, local paths left out for a caller without `admin`, as a gRPC call would.
+
 The server runs beside the gRPC server in the query node process (uvicorn on its own thread), started
 by `quarry node query --http HOST:PORT` (`quarry up --http`).
 """
@@ -31,8 +35,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from quarry.core import auth
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import error_json, from_json, to_json
+from quarry.core.tokens import READ
 from quarry.query.embedding import EmbeddingOps
 from quarry.query.root import Coordinator
 from quarry.v1 import errors_pb2, query_pb2, refs_pb2
@@ -54,11 +60,15 @@ STATUS_BY_CODE = {
     errors_pb2.PARTITION_UNAVAILABLE: 503,
     errors_pb2.NOT_HOSTED: 503,
     errors_pb2.DEADLINE_EXCEEDED: 504,
+    errors_pb2.UNAUTHENTICATED: 401,
+    errors_pb2.PERMISSION_DENIED: 403,
 }
 
 
 def error_response(error: QuarryError) -> JSONResponse:
-    return JSONResponse(error_json(error), status_code=STATUS_BY_CODE.get(error.code, 500))
+    status = STATUS_BY_CODE.get(error.code, 500)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(error_json(error), status_code=status, headers=headers)
 
 
 def request_from_params(message_type: type[Message], params: Any, renamed: dict[str, str] | None = None) -> Message:
@@ -77,7 +87,11 @@ def request_from_params(message_type: type[Message], params: Any, renamed: dict[
     return from_json(message_type, fields)
 
 
-def build_app(coordinator: Coordinator, embedding: EmbeddingOps) -> Starlette:
+def build_app(coordinator: Coordinator, embedding: EmbeddingOps, gate: auth.Gate | None = None) -> Starlette:
+    """The routes over the coordinator; `gate`: the node's authentication (this process's by default),
+    checked on every route but /openapi.json, before the request is read."""
+    gate = gate or auth.security().gate
+
     def route(
         path: str,
         message_type: type[Message] | None,
@@ -87,11 +101,15 @@ def build_app(coordinator: Coordinator, embedding: EmbeddingOps) -> Starlette:
     ) -> Route:
         async def endpoint(request: Request) -> JSONResponse:
             try:
+                caller, scopes = gate.admit(request.headers.get("authorization"), READ)
                 message = request_from_params(message_type, request.query_params, renamed) if message_type else None
-                response = await run_in_threadpool(call, message)
+                response = await run_in_threadpool(auth.run_as, caller, scopes, answer, message)
             except QuarryError as error:
                 return error_response(error)
             return JSONResponse(to_json(response))
+
+        def answer(message: Message | None) -> Message:
+            return auth.redact_local_paths(call(message))
 
         endpoint.__doc__ = summary
         return Route(path, endpoint, methods=["GET"], name=path)

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from quarry.core import telemetry
+from quarry.core import auth, telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
@@ -49,6 +49,7 @@ from quarry.query.fusion import FUSION_DEPTH, FusionSpec, bm25_retrieval, hybrid
 from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
 from quarry.query.scatter import Deadline, both, call, gather
+from quarry.query.scopes import check_named_scopes
 from quarry.query.status import cluster_status
 from quarry.query.term_stats import GlobalTermStats
 from quarry.query.topology import Topology
@@ -144,6 +145,7 @@ class Coordinator:
         now_ms = cursor.now_ms if cursor else self._now_or_wall_clock()
         with _tracer.start_as_current_span("quarry.parse"):
             compiled = compile_query(request.query, now_ms=now_ms)
+        check_named_scopes(compiled.plan)
         parse_ms = _ms(started)
         if compiled.kind != "sessions":
             raise QuarryError(
@@ -259,7 +261,10 @@ class Coordinator:
         return stored
 
     def compile(self, query: str) -> CompiledQuery:
-        return compile_query(query, now_ms=self._now())
+        """The query compiled, and refused when it names a scope the caller may not read."""
+        compiled = compile_query(query, now_ms=self._now())
+        check_named_scopes(compiled.plan)
+        return compiled
 
     def explain(self, query: str) -> query_pb2.ExplainResponse:
         """The typed AST and plan the query compiles to (dates resolved against this node's clock)."""
@@ -281,9 +286,14 @@ class Coordinator:
         def nearest(leaf: plan_pb2.Predicate) -> list[str]:
             request = vector_pb2.VectorSearchRequest(limit=SEMANTIC_LEAF_DEPTH)
             if leaf.WhichOneof("node") == "near_session":
+                self._require_visible_probe(leaf.near_session, deadline)
                 request.near_session_id = leaf.near_session
             else:
                 request.text = leaf.semantic
+            visible = self._visible_sessions(deadline)
+            if visible is not None:
+                request.allow_session_ids.extend(visible)
+                request.restrict_to_allowed = True
             return [hit.session_id for hit in self._vector_call(request, deadline).hits]
 
         resolved.where.CopyFrom(resolve_semantic_leaves(plan.where, nearest))
@@ -372,11 +382,35 @@ class Coordinator:
         run.timings["fuse"] = _ms(started)
         return hits
 
+    def _visible_sessions(self, deadline: Deadline) -> list[str] | None:
+        """Every session the caller may read, when a scope limits the call (None: no limit): the allow-list
+        the vector node needs, which knows no scopes."""
+        if auth.SCOPES.get() is None:
+            return None
+        fanned = self.cluster.fan_out(
+            "MatchSessionIds",
+            lambda partitions: index_pb2.MatchSessionIdsRequest(partitions=partitions),
+            deadline,
+        )
+        return sorted(sid for r in fanned.results.values() for sid in r.session_ids)
+
+    def _require_visible_probe(self, session_id: str, deadline: Deadline) -> None:
+        """`near:id:` of a session the caller may not read fails exactly as one of an unknown session."""
+        if auth.SCOPES.get() is None:
+            return
+        if not self.cluster.holds_session(session_id, deadline):
+            raise QuarryError(
+                errors_pb2.SEMANTIC_UNAVAILABLE,
+                f"session {session_id!r} has no embedded messages (unknown, or not embedded yet)",
+                parameter="near_session_id",
+            )
+
     def _allow_list(self, run: _Run) -> list[str] | None:
-        """Sessions the structured part of the query admits; None when it admits every session."""
+        """Sessions the structured part of the query admits (and the caller may read); None when that is
+        every session."""
         where = without_text(run.plan.where) if run.plan.HasField("where") else None
         if where is None:
-            return None
+            return self._visible_sessions(run.deadline)
         fanned = self.cluster.fan_out(
             "MatchSessionIds",
             lambda partitions: index_pb2.MatchSessionIdsRequest(where=where, partitions=partitions),

@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from quarry.core import event_trace, vocab
+from quarry.core import auth, event_trace, vocab
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
 from quarry.query import cursors
@@ -375,12 +375,13 @@ def _limit(limit: int, default: int, maximum: int) -> int:
 
 
 def _digest(kind: str, request: object, limit: int) -> str:
-    """A digest of the normalized request: everything but its cursor, with the limit it resolved to."""
+    """A digest of the normalized request: everything but its cursor, with the limit it resolved to,
+    and the scopes it ran within (a cursor replayed by a caller of other scopes is stale)."""
     normalized = type(request)()  # type: ignore[operator]
     normalized.CopyFrom(request)
     normalized.ClearField("cursor")
     normalized.limit = limit
-    payload = kind.encode() + b"\0" + normalized.SerializeToString(deterministic=True)
+    payload = kind.encode() + b"\0" + normalized.SerializeToString(deterministic=True) + auth.scopes_key()
     return hashlib.sha256(payload).hexdigest()[:32]
 
 

@@ -46,6 +46,7 @@ def test_every_kind_resolves_from_the_shard_holding_its_session(
     summary.CopyFrom(parent)
     for name in ("messages", "actions", "files", "runs", "events", "snapshots", "delegations"):
         summary.ClearField(name)
+    summary.scope = "default"  # the ingest node's: the scope of a cluster without authentication
     cases = {
         f"session:{sid}": ("session", summary),
         f"message:{sid}:m1": ("message", parent.messages[1]),

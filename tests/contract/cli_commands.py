@@ -3,11 +3,14 @@ Kubernetes manifests start must be a command the `quarry` entry point accepts.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import typer
 
 from quarry.client.cli.main import app
+from quarry.core import auth
 
 
 def resolve(args: list[str]) -> Any:
@@ -26,3 +29,21 @@ def resolve(args: list[str]) -> Any:
 def role(ctx: Any) -> str:
     """`node index`, `cluster init`, …: the leaf command's path without the program name."""
     return str(ctx.command_path).removeprefix("quarry").strip()
+
+
+def node_security(ctx: Any, local: Callable[[Path], Path]) -> auth.NodeSecurity:
+    """The authentication the node `ctx` (a resolved `node …` command) sets up as it starts, its
+    --tokens and --cluster-key-file read at `local(path)` (where a test put what the deployment
+    mounts there): raises where the node would refuse to start. This process's node security is left
+    as it was."""
+    tokens, key = ctx.params.get("tokens"), ctx.params.get("cluster_key_file")
+    saved = auth.security()
+    try:
+        return auth.configure_node(
+            role(ctx).removeprefix("node "),
+            ctx.params["host"],
+            None if tokens is None else local(tokens),
+            None if key is None else local(key),
+        )
+    finally:
+        auth._security = saved

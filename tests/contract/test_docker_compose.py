@@ -1,24 +1,42 @@
 """docker-compose.yml parses, and every Quarry command it starts is one the CLI accepts: the embedded
 default (the services without a profile) and the `nats` profile (a cluster on the log: three NATS
-JetStream servers, `quarry cluster init`, index nodes that --join, vector/ingest/query with --nats)."""
+JetStream servers, `quarry cluster init`, index nodes that --join, vector/ingest/query with --nats).
+Both start with authentication: the one-shot `auth-init` makes the cluster key and the token file in
+the volume `auth`, and every node waits for it and reads them there."""
 
 from __future__ import annotations
 
 import re
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.contract.cli_commands import resolve, role
+from quarry.core.auth import read_cluster_key
+from quarry.core.errors import QuarryError
+from quarry.core.tokens import TokenStore
+from tests.contract.cli_commands import node_security, resolve, role
 from tests.shared_paths import REPO
 
 NODE_ROLES = {"node index", "node vector", "node ingest", "node query"}
+PUBLIC_ROLES = {"node query", "node ingest"}  # they take --tokens: every call needs a bearer token
+AUTH_INIT = "auth-init"
+AUTH_VOLUME = "auth"
+
+
+def _compose() -> dict[str, Any]:
+    compose: dict[str, Any] = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    return compose
 
 
 def _services() -> dict[str, dict[str, Any]]:
-    compose: dict[str, Any] = yaml.safe_load((REPO / "docker-compose.yml").read_text())
-    return compose["services"]
+    services: dict[str, dict[str, Any]] = _compose()["services"]
+    return services
 
 
 def _default() -> dict[str, dict[str, Any]]:
@@ -30,7 +48,8 @@ def _profile(profile: str) -> dict[str, dict[str, Any]]:
 
 
 def _is_quarry(service: dict[str, Any]) -> bool:
-    return str(service.get("image", "")).startswith("quarry:")
+    """A service running the image's `quarry` ENTRYPOINT (not one that replaces it, like auth-init)."""
+    return str(service.get("image", "")).startswith("quarry:") and "entrypoint" not in service
 
 
 def _commands(services: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -121,6 +140,102 @@ def test_the_nats_profile_index_nodes_join_under_distinct_names_at_their_service
         assert services[name]["depends_on"]["cluster-init"] == {"condition": "service_completed_successfully"}
     init = next(name for name, ctx in _commands(services).items() if role(ctx) == "cluster init")
     assert services[init]["restart"] == "no", "cluster init is one-shot"
+
+
+def _mounts(service: dict[str, Any]) -> list[tuple[str, PurePosixPath, bool]]:
+    """(source, target, read-only) of each of a service's volumes (short syntax)."""
+    found = []
+    for spec in service.get("volumes", []):
+        source, target, *mode = spec.split(":")
+        found.append((source, PurePosixPath(target), mode == ["ro"]))
+    return found
+
+
+def _volume_file(service: dict[str, Any], path: Path) -> tuple[str, PurePosixPath, bool]:
+    """(volume, path inside it, read-only) of the file at `path` in the service's container."""
+    holding = [(s, t, ro) for s, t, ro in _mounts(service) if PurePosixPath(path).is_relative_to(t)]
+    assert len(holding) == 1, f"{path} is on {len(holding)} mounted volumes, not one"
+    source, target, read_only = holding[0]
+    return source, PurePosixPath(path).relative_to(target), read_only
+
+
+def _auth_init(tmp_path: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run auth-init's entrypoint here, with its volume at tmp_path, with `command` as `docker compose
+    run auth-init …` would give it."""
+    service = _services()[AUTH_INIT]
+    ((_, target, _),) = _mounts(service)
+    program, flag, script = service["entrypoint"]
+    assert (program, flag) == ("python", "-c"), "auth-init runs the image's Python"
+    script = script.replace(f'"{target}/', f'"{tmp_path}/')
+    return subprocess.run([sys.executable, flag, script, *command], capture_output=True, text=True, timeout=120)
+
+
+def test_auth_init_makes_a_random_key_and_an_empty_token_file_once_in_a_writable_volume(tmp_path: Path) -> None:
+    service = _services()[AUTH_INIT]
+    assert str(service["image"]).startswith("quarry:")
+    assert not service.get("profiles"), "both topologies depend on it"
+    assert service["restart"] == "no", "auth-init is one-shot"
+    assert "command" not in service, "its command is what `docker compose run auth-init …` runs after it"
+    assert _mounts(service) == [(AUTH_VOLUME, PurePosixPath("/auth"), False)], "auth-init writes the volume"
+    assert AUTH_VOLUME in _compose()["volumes"]
+    ran = _auth_init(tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    key, tokens = tmp_path / "cluster.key", tmp_path / "tokens.json"
+    for made in (key, tokens):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o600, made.name
+    assert len(read_cluster_key(key) or "") >= 32
+    assert TokenStore(tokens).exists() and TokenStore(tokens).records() == []
+    first = key.read_text()
+    assert _auth_init(tmp_path).returncode == 0
+    assert key.read_text() == first, "a second run keeps the cluster's key"
+    other = tmp_path / "other"
+    other.mkdir()
+    assert _auth_init(other).returncode == 0
+    assert (other / "cluster.key").read_text() != first, "the key is random"
+
+
+def test_the_documented_token_command_creates_a_token_the_nodes_accept(tmp_path: Path) -> None:
+    text = (REPO / "docker-compose.yml").read_text()
+    documented = re.search(rf"^#\s+docker compose run --rm {AUTH_INIT} (quarry token create .*)$", text, re.M)
+    assert documented is not None, "docker-compose.yml says how to create a token"
+    argv = shlex.split(documented.group(1))
+    ctx = resolve(argv[1:])
+    assert role(ctx) == "token create"
+    volume, inside, read_only = _volume_file(_services()[AUTH_INIT], ctx.params["tokens"])
+    assert (volume, str(inside), read_only) == (AUTH_VOLUME, "tokens.json", False)
+    local = [str(tmp_path / "tokens.json") if a == str(ctx.params["tokens"]) else a for a in argv[1:]]
+    ran = _auth_init(tmp_path, sys.executable, "-m", "quarry.client.cli", *local)
+    assert ran.returncode == 0, ran.stderr
+    caller = TokenStore(tmp_path / "tokens.json").authenticate(ran.stdout.strip())
+    assert caller is not None and caller.scopes("write") == frozenset(ctx.params["scope"])
+
+
+@pytest.mark.parametrize("profile", [None, "nats"])
+def test_every_node_waits_for_auth_init_and_starts_with_what_it_made(profile: str | None, tmp_path: Path) -> None:
+    services = _default() if profile is None else _profile(profile)
+    assert _auth_init(tmp_path).returncode == 0
+    nodes = {name: ctx for name, ctx in _commands(services).items() if role(ctx) in NODE_ROLES}
+    assert {role(ctx) for ctx in nodes.values()} == NODE_ROLES
+    for name, ctx in nodes.items():
+        service = services[name]
+        assert service["depends_on"][AUTH_INIT] == {"condition": "service_completed_successfully"}, name
+        key, tokens = ctx.params["cluster_key_file"], ctx.params.get("tokens")
+        assert key is not None, f"{name}: every node needs --cluster-key-file"
+        assert _volume_file(service, key) == (AUTH_VOLUME, PurePosixPath("cluster.key"), True), name
+        if role(ctx) in PUBLIC_ROLES:
+            assert tokens is not None, f"{name}: the query and ingest nodes need --tokens"
+            assert _volume_file(service, tokens) == (AUTH_VOLUME, PurePosixPath("tokens.json"), True), name
+
+        def local(path: Path, service: dict[str, Any] = service) -> Path:
+            return tmp_path / str(_volume_file(service, path)[1])
+
+        security = node_security(ctx, local)
+        assert security.server is not None, f"{name} checks its callers"
+        assert security.outgoing is not None and security.outgoing.cluster_key, f"{name}: its calls carry the key"
+        without = [a for a in service["command"] if not a.startswith("/auth/")]
+        without = [a for a in without if a not in ("--tokens", "--cluster-key-file")]
+        with pytest.raises(QuarryError, match="beyond loopback"):
+            node_security(resolve(without), local)
 
 
 def test_an_unknown_option_a_missing_one_or_an_ill_typed_value_would_be_caught() -> None:

@@ -1,25 +1,37 @@
 """The Kubernetes manifests under deploy/k8s and the NATS Helm values under deploy/nats describe a
 cluster on the log that can run: every object is valid against the Kubernetes API schemas (strict:
 no unknown fields), every container command is one the Quarry CLI accepts, every `$(VAR)` a container
-uses is defined for it, and the index nodes' identity, probes and disruption budget are what the
-cluster map and rolling updates rely on. Nothing is applied: there is no cluster here."""
+uses is defined for it, every node has its authentication (the cluster key, and tokens on the public
+nodes) from the Secret `quarry-auth` mounted where its options point, so it starts bound beyond
+loopback, and the index nodes' identity, probes and disruption budget are what the cluster map and
+rolling updates rely on. Nothing is applied: there is no cluster here."""
 
 from __future__ import annotations
 
+import base64
+import os
 import re
+from pathlib import Path
 from typing import Any
 
+import grpc
 import kubernetes_validate
 import pytest
 import yaml
 
-from tests.contract.cli_commands import resolve, role
+from quarry.core.auth import Gate, NodeInterceptor, PublicInterceptor
+from quarry.core.errors import QuarryError
+from quarry.core.tokens import TokenStore
+from tests.contract.cli_commands import node_security, resolve, role
 from tests.shared_paths import REPO
 
 K8S = REPO / "deploy" / "k8s"
 NATS_VALUES = REPO / "deploy" / "nats" / "values.yaml"
 KUBERNETES_VERSION = "1.37"  # the newest schemas kubernetes-validate 1.37 bundles
 NODE_ROLES = {"node index", "node vector", "node ingest", "node query"}
+PUBLIC_ROLES = {"node query", "node ingest"}  # they take --tokens: every call needs a bearer token
+AUTH = K8S / "05-auth.yaml"  # how to create the Secret: no object (see there why)
+AUTH_SECRET = "quarry-auth"
 WORKLOADS = {"Deployment", "StatefulSet", "Job"}
 LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/component")
 VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
@@ -113,6 +125,49 @@ def _of_role(wanted: str) -> tuple[Manifest, Manifest]:
 
 def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def _secret_file(workload: Manifest, container: Manifest, path: Path) -> tuple[str, str]:
+    """(Secret, key) of the file at `path` in the container: it must come from a Secret volume mounted
+    read-only, as a whole (a subPath mount would not follow the Secret's updates)."""
+    name = workload["metadata"]["name"]
+    mounts = [m for m in container.get("volumeMounts", []) if path.is_relative_to(m["mountPath"])]
+    assert len(mounts) == 1, f"{name}: {path} is on {len(mounts)} mounted volumes, not one"
+    mount = mounts[0]
+    assert mount.get("readOnly") is True, f"{name}: the volume holding {path} is mounted read-only"
+    assert "subPath" not in mount, f"{name}: a subPath mount of {path} is never updated"
+    volumes = {v["name"]: v for v in _pod_spec(workload).get("volumes", [])}
+    secret = volumes[mount["name"]].get("secret")
+    assert secret is not None, f"{name}: {path} is not on a Secret volume"
+    inside = str(path.relative_to(mount["mountPath"]))
+    items = {i["path"]: i["key"] for i in secret.get("items", [{"key": inside, "path": inside}])}
+    assert inside in items, f"{name}: the Secret volume has no {inside}"
+    return secret["secretName"], items[inside]
+
+
+def _without(argv: list[str], *options: str) -> list[str]:
+    """`argv` without these options and their values."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if not skip and arg in options:
+            skip = True
+            continue
+        if not skip:
+            kept.append(arg)
+        skip = False
+    return kept
+
+
+def _secret_keys(workload: Manifest) -> set[str]:
+    """Every key of the Secret `quarry-auth` that the workload's pods can see (all of them without items)."""
+    volumes = [v["secret"] for v in _pod_spec(workload).get("volumes", []) if "secret" in v]
+    return {
+        i["key"] if "items" in s else "*"
+        for s in volumes
+        if s["secretName"] == AUTH_SECRET
+        for i in s.get("items", [{}])
+    }
 
 
 def _port(container: Manifest, port: int | str) -> int:
@@ -220,6 +275,86 @@ def test_every_node_is_a_node_of_the_cluster_on_the_log_of_the_helm_release() ->
     assert "helm install quarry-nats nats/nats -f deploy/nats/values.yaml" in readme
     assert "kubectl apply -f deploy/k8s/" in readme
     assert "kubectl scale sts/quarry-index --replicas=4" in readme
+
+
+def test_every_node_has_the_cluster_key_and_the_public_ones_tokens_from_the_mounted_secret() -> None:
+    seen = set()
+    for workload, container in _quarry_containers():
+        ctx = _command(workload, container)
+        if role(ctx) not in NODE_ROLES:
+            continue
+        name = workload["metadata"]["name"]
+        seen.add(role(ctx))
+        key = ctx.params["cluster_key_file"]
+        assert key is not None, f"{name}: every node needs --cluster-key-file"
+        assert _secret_file(workload, container, key) == (AUTH_SECRET, "cluster.key"), name
+        if role(ctx) in PUBLIC_ROLES:
+            tokens = ctx.params["tokens"]
+            assert tokens is not None, f"{name}: the query and ingest nodes need --tokens"
+            assert _secret_file(workload, container, tokens) == (AUTH_SECRET, "tokens.json"), name
+        else:
+            assert "tokens" not in ctx.params
+            assert _secret_keys(workload) == {"cluster.key"}, f"{name} needs the cluster key only, not the tokens"
+    assert seen == NODE_ROLES
+
+
+def test_every_node_starts_beyond_loopback_with_what_the_secret_holds(tmp_path: Path) -> None:
+    """What `05-auth.yaml` tells the user to put in the Secret (a key from `openssl rand -base64 48`,
+    a token file with no token yet) is what each node needs to start on 0.0.0.0; without it, it refuses."""
+    files = {"cluster.key": tmp_path / "cluster.key", "tokens.json": tmp_path / "tokens.json"}
+    files["cluster.key"].write_text(base64.b64encode(os.urandom(48)).decode() + "\n")
+    files["tokens.json"].write_text('{"version": 1, "tokens": []}')
+    for workload, container in _quarry_containers():
+        ctx = _command(workload, container)
+        if role(ctx) not in NODE_ROLES:
+            continue
+        name = workload["metadata"]["name"]
+        security = node_security(ctx, lambda path, w=workload, c=container: files[_secret_file(w, c, path)[1]])
+        assert security.server is not None, f"{name} checks its callers"
+        assert security.outgoing is not None and security.outgoing.cluster_key, f"{name}: its calls carry the key"
+        assert security.gate.enabled == (role(ctx) in PUBLIC_ROLES), name
+        bare = resolve(_without(_argv(workload, container), "--tokens", "--cluster-key-file"))
+        with pytest.raises(QuarryError, match="beyond loopback"):
+            node_security(bare, lambda path: path)
+
+
+def test_the_secret_is_created_by_hand_never_applied_with_the_manifests() -> None:
+    assert not _objects("Secret"), (
+        "a Secret in deploy/k8s would overwrite the real one at every `kubectl apply -f deploy/k8s/`"
+    )
+    assert not [d for d in yaml.safe_load_all(AUTH.read_text()) if d], f"{AUTH.name} holds no object"
+    text = AUTH.read_text()
+    for step in (
+        "openssl rand -base64 48 > cluster.key",
+        "quarry token create --tokens tokens.json --scope",
+        f"kubectl create secret generic {AUTH_SECRET}",
+        "--from-file=cluster.key=cluster.key --from-file=tokens.json=tokens.json",
+        "--dry-run=client -o yaml | kubectl apply -f -",
+    ):
+        assert step in text, f"{AUTH.name} must say how: {step}"
+    assert f"kubectl create secret generic {AUTH_SECRET}" in (K8S / "README.md").read_text()
+    job, container = _of_role("cluster init")  # talks to NATS only, no node: needs no key
+    assert not container.get("volumeMounts") and not _pod_spec(job).get("volumes")
+
+
+def test_the_probes_are_grpc_health_checks_that_need_no_token_or_key() -> None:
+    def served(interceptor: grpc.ServerInterceptor, method: str) -> bool:
+        handler = grpc.unary_unary_rpc_method_handler(lambda request, context: None)
+        details = type("Details", (), {"method": method, "invocation_metadata": ()})()
+        return interceptor.intercept_service(lambda _: handler, details) is handler
+
+    health = "/grpc.health.v1.Health/Check"
+    public = PublicInterceptor(Gate(TokenStore(Path("/nonexistent/tokens.json"))))
+    internal = NodeInterceptor("k" * 32)
+    assert served(public, health) and served(internal, health), "health is open on every node"
+    assert not served(public, "/quarry.v1.QueryService/Search"), "a Quarry call is checked"
+    assert not served(internal, "/quarry.v1.IndexService/Search"), "a Quarry call is checked"
+    for workload, container in _quarry_containers():
+        if role(_command(workload, container)) not in NODE_ROLES:
+            continue
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            kinds = {"exec", "httpGet", "tcpSocket", "grpc"} & set(container[probe])
+            assert kinds == {"grpc"}, f"{workload['metadata']['name']}: {probe} is a gRPC health check"
 
 
 def test_telemetry_is_off_unless_configured() -> None:

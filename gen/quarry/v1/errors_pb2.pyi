@@ -29,6 +29,8 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     NOT_HOSTED: _ClassVar[ErrorCode]
     INVALID_LINEAGE: _ClassVar[ErrorCode]
     CORRUPT_SESSION: _ClassVar[ErrorCode]
+    UNAUTHENTICATED: _ClassVar[ErrorCode]
+    PERMISSION_DENIED: _ClassVar[ErrorCode]
 ERROR_CODE_UNSPECIFIED: ErrorCode
 INVALID_QUERY: ErrorCode
 UNKNOWN_FIELD: ErrorCode
@@ -49,6 +51,8 @@ PARTITION_UNAVAILABLE: ErrorCode
 NOT_HOSTED: ErrorCode
 INVALID_LINEAGE: ErrorCode
 CORRUPT_SESSION: ErrorCode
+UNAUTHENTICATED: ErrorCode
+PERMISSION_DENIED: ErrorCode
 
 class QueryPosition(_message.Message):
     __slots__ = ("offset", "line", "column")

@@ -19,16 +19,26 @@ class UpsertSessionsRequest(_message.Message):
     def __init__(self, sessions: _Optional[_Iterable[_Union[_units_pb2.Session, _Mapping]]] = ..., partition: _Optional[int] = ...) -> None: ...
 
 class UpsertSessionsResponse(_message.Message):
-    __slots__ = ("sessions_written", "sessions_unchanged", "messages_written", "source_conflicts")
+    __slots__ = ("sessions_written", "sessions_unchanged", "messages_written", "source_conflicts", "scope_conflicts")
     SESSIONS_WRITTEN_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_WRITTEN_FIELD_NUMBER: _ClassVar[int]
     SOURCE_CONFLICTS_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_CONFLICTS_FIELD_NUMBER: _ClassVar[int]
     sessions_written: int
     sessions_unchanged: int
     messages_written: int
     source_conflicts: _containers.RepeatedCompositeFieldContainer[SourceConflict]
-    def __init__(self, sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., source_conflicts: _Optional[_Iterable[_Union[SourceConflict, _Mapping]]] = ...) -> None: ...
+    scope_conflicts: _containers.RepeatedCompositeFieldContainer[ScopeConflict]
+    def __init__(self, sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., source_conflicts: _Optional[_Iterable[_Union[SourceConflict, _Mapping]]] = ..., scope_conflicts: _Optional[_Iterable[_Union[ScopeConflict, _Mapping]]] = ...) -> None: ...
+
+class ScopeConflict(_message.Message):
+    __slots__ = ("session_id", "source_path")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PATH_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    source_path: str
+    def __init__(self, session_id: _Optional[str] = ..., source_path: _Optional[str] = ...) -> None: ...
 
 class SourceConflict(_message.Message):
     __slots__ = ("session_id", "source_path", "stored_source_path", "first_difference")

@@ -30,16 +30,18 @@ class DeleteReport(_message.Message):
     def __init__(self, deleted: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ..., in_log: _Optional[bool] = ..., searchable: _Optional[bool] = ..., caveats: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class IngestPathsRequest(_message.Message):
-    __slots__ = ("paths", "standard_locations", "follow", "ack")
+    __slots__ = ("paths", "standard_locations", "follow", "ack", "scope")
     PATHS_FIELD_NUMBER: _ClassVar[int]
     STANDARD_LOCATIONS_FIELD_NUMBER: _ClassVar[int]
     FOLLOW_FIELD_NUMBER: _ClassVar[int]
     ACK_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     paths: _containers.RepeatedScalarFieldContainer[str]
     standard_locations: bool
     follow: bool
     ack: str
-    def __init__(self, paths: _Optional[_Iterable[str]] = ..., standard_locations: _Optional[bool] = ..., follow: _Optional[bool] = ..., ack: _Optional[str] = ...) -> None: ...
+    scope: str
+    def __init__(self, paths: _Optional[_Iterable[str]] = ..., standard_locations: _Optional[bool] = ..., follow: _Optional[bool] = ..., ack: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class IngestIssue(_message.Message):
     __slots__ = ("path", "line", "reason", "code")

@@ -127,7 +127,7 @@ class Action(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., block_id: _Optional[str] = ..., seq: _Optional[int] = ..., category: _Optional[str] = ..., tool: _Optional[str] = ..., command: _Optional[str] = ..., path: _Optional[str] = ..., output: _Optional[str] = ..., failed: _Optional[bool] = ..., input_json: _Optional[str] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash", "agent", "files", "runs", "events", "snapshots", "delegations", "log_events", "title_snapshot")
+    __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash", "agent", "files", "runs", "events", "snapshots", "delegations", "log_events", "title_snapshot", "scope")
     ID_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_FIELD_NUMBER: _ClassVar[int]
     NATIVE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +154,7 @@ class Session(_message.Message):
     DELEGATIONS_FIELD_NUMBER: _ClassVar[int]
     LOG_EVENTS_FIELD_NUMBER: _ClassVar[int]
     TITLE_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     id: str
     origin: str
     native_id: str
@@ -180,7 +181,8 @@ class Session(_message.Message):
     delegations: _containers.RepeatedCompositeFieldContainer[Delegation]
     log_events: _containers.RepeatedCompositeFieldContainer[SessionEvent]
     title_snapshot: TitleSnapshot
-    def __init__(self, id: _Optional[str] = ..., origin: _Optional[str] = ..., native_id: _Optional[str] = ..., title: _Optional[str] = ..., repo: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., counts: _Optional[_Union[SessionCounts, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., source_path: _Optional[str] = ..., model: _Optional[str] = ..., content_hash: _Optional[str] = ..., agent: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileTouch, _Mapping]]] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[ObservedEvent, _Mapping]]] = ..., snapshots: _Optional[_Iterable[_Union[ContextSnapshot, _Mapping]]] = ..., delegations: _Optional[_Iterable[_Union[Delegation, _Mapping]]] = ..., log_events: _Optional[_Iterable[_Union[SessionEvent, _Mapping]]] = ..., title_snapshot: _Optional[_Union[TitleSnapshot, _Mapping]] = ...) -> None: ...
+    scope: str
+    def __init__(self, id: _Optional[str] = ..., origin: _Optional[str] = ..., native_id: _Optional[str] = ..., title: _Optional[str] = ..., repo: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., counts: _Optional[_Union[SessionCounts, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., source_path: _Optional[str] = ..., model: _Optional[str] = ..., content_hash: _Optional[str] = ..., agent: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileTouch, _Mapping]]] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[ObservedEvent, _Mapping]]] = ..., snapshots: _Optional[_Iterable[_Union[ContextSnapshot, _Mapping]]] = ..., delegations: _Optional[_Iterable[_Union[Delegation, _Mapping]]] = ..., log_events: _Optional[_Iterable[_Union[SessionEvent, _Mapping]]] = ..., title_snapshot: _Optional[_Union[TitleSnapshot, _Mapping]] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class SessionEvent(_message.Message):
     __slots__ = ("seq", "type", "time_ms", "time_inferred", "surface", "line", "message_id", "text", "replaced_by", "replaced_event_seqs", "source_event_seqs", "raw_json")

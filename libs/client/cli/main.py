@@ -5,6 +5,7 @@ where …'`); with --explain, the query's AST and plan instead of its results.""
 
 from __future__ import annotations
 
+import functools
 import signal
 import subprocess
 import sys
@@ -21,11 +22,13 @@ from rich.markup import escape
 from quarry.client.cli import render
 from quarry.client.cli.cluster import cluster_app
 from quarry.client.cli.embed import embed_app
+from quarry.client.cli.export import export_app
 from quarry.client.cli.facets import facets
 from quarry.client.cli.mark import mark_app
 from quarry.client.cli.node import host_port, node_app
 from quarry.client.cli.read import read
 from quarry.client.cli.sessions import sessions_app
+from quarry.client.cli.tokens import token_app
 from quarry.client.client import QuarryClient
 from quarry.client.controls_json import controls_from_json, controls_to_json, with_flags
 from quarry.core.config import resolve_home
@@ -47,6 +50,8 @@ app.add_typer(mark_app, name="mark")
 app.add_typer(embed_app, name="embed")
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(sessions_app, name="sessions")
+app.add_typer(export_app, name="export")
+app.add_typer(token_app, name="token")
 app.command("read")(read)
 app.command("facets")(facets)
 
@@ -105,10 +110,18 @@ def up(
     http: Annotated[
         str, typer.Option("--http", help="Serve the HTTP JSON API on HOST:PORT (the query node).", show_default=False)
     ] = "",
+    auth: Annotated[
+        bool,
+        typer.Option(
+            "--auth",
+            help="Require bearer tokens (`quarry token create`) on every call; on anyway once a token exists.",
+        ),
+    ] = False,
 ) -> None:
     """Start a local cluster and supervise it (a node that dies is restarted). The embedded default: SHARDS
     index nodes, a vector, an ingest and a query node. With --log nats: NATS servers, index nodes holding
-    replicated partitions, and the other nodes on the log."""
+    replicated partitions, and the other nodes on the log. Once `quarry token create` made a token (or
+    with --auth), every call needs a token and node-to-node calls a cluster key."""
     from quarry.client.local import LocalCluster
 
     if detach:
@@ -128,6 +141,7 @@ def up(
         nats_servers=nats_servers,
         supervise=True,
         http=http,
+        auth=True if auth else None,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -208,11 +222,14 @@ def ingest(
         str,
         typer.Option(help="applied (searchable when it returns) | log (in the replicated log; a cluster on the log)"),
     ] = "applied",
+    scope: Annotated[
+        str, typer.Option(help="The scope the sessions go into (default: the token's one writable scope).")
+    ] = "",
 ) -> None:
     """Ingest Claude Code, Codex CLI, Gemini CLI logs and ChatGPT exports (format found from content).
     A file unchanged since its last ingest is skipped; one that grew is ingested again."""
     with _client() as client:
-        events = client.ingest_paths(paths or [], standard_locations=not paths, follow=follow, ack=ack)
+        events = client.ingest_paths(paths or [], standard_locations=not paths, follow=follow, ack=ack, scope=scope)
         try:
             if not follow:
                 _ingest_once(events)
@@ -428,16 +445,32 @@ def mcp(
     http: Annotated[
         str, typer.Option("--http", help="Serve streamable HTTP on HOST:PORT instead of stdio.", show_default=False)
     ] = "",
+    auth: Annotated[
+        bool, typer.Option("--auth", help="--http: every request needs `Authorization: Bearer <token>`.")
+    ] = False,
 ) -> None:
-    """Serve Quarry's API as MCP tools to an agent (the official MCP SDK): over stdio, or streamable HTTP."""
+    """Serve Quarry's API as MCP tools to an agent (the official MCP SDK): over stdio with the token in
+    $QUARRY_TOKEN, or streamable HTTP, where each request carries its caller's token when the cluster
+    requires tokens (--auth; always beyond loopback)."""
     from quarry.client.mcp_server import build_server
+    from quarry.core.auth import is_loopback
 
-    server = build_server(_client)
+    @functools.lru_cache(maxsize=256)
+    def client_for(token: str | None) -> QuarryClient:
+        return QuarryClient.for_home(settings.home, token=token)
+
     if not http:
-        server.run("stdio")
+        build_server(client_for).run("stdio")
         return
     host, port = host_port(http, "--http")
-    server.run("streamable-http", host=host, port=port)
+    if not auth and not is_loopback(host):
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            f"serving MCP on {host}, beyond loopback, needs --auth (every request then carries a token)",
+            parameter="--http",
+        )
+    url = f"http://{host}:{port}" if auth else None
+    build_server(client_for, auth_url=url).run("streamable-http", host=host, port=port)
 
 
 def with_default_command(argv: list[str]) -> list[str]:

@@ -18,6 +18,20 @@ node_app = typer.Typer(help="Run one node of a cluster (what `quarry up`, docker
 Host = Annotated[str, typer.Option(help="Interface to listen on.")]
 Port = Annotated[int, typer.Option(help="Port to listen on (0: any free one, announced in --run-file).")]
 RunFile = Annotated[Path | None, typer.Option(help="Where to announce the bound address once serving.")]
+Tokens = Annotated[
+    Path | None,
+    typer.Option("--tokens", help="The token file (`quarry token create`): every call needs a bearer token."),
+]
+ClusterKey = Annotated[
+    Path | None,
+    typer.Option("--cluster-key-file", help="The cluster's shared key: node-to-node calls carry it, and need it."),
+]
+
+
+def _secure(role: str, host: str, cluster_key_file: Path | None, tokens: Path | None = None) -> None:
+    from quarry.core.auth import configure_node
+
+    configure_node(role, host, tokens, cluster_key_file)
 
 
 def _addresses(value: str | None, option: str) -> list[str]:
@@ -84,12 +98,14 @@ def node_index(
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
+    cluster_key_file: ClusterKey = None,
 ) -> None:
     """An index node: replicas of partitions (Tantivy + SQLite each). With --join it joins a cluster on
     the log (found from --nats, else from the local cluster under --home) and holds what the map gives it."""
     from quarry.core.telemetry import setup_telemetry
 
     budget = writer_budget_mb * 1_000_000
+    _secure("index", host, cluster_key_file)
     if join:
         from quarry.client.join import joining
         from quarry.index.replica import serve_replicas
@@ -136,12 +152,14 @@ def node_vector(
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
+    cluster_key_file: ClusterKey = None,
 ) -> None:
     """The vector node (FAISS + sqlite-vec): embeds what the partitions hold (--index) or the log carries (--nats)."""
     from quarry.core.telemetry import setup_telemetry
     from quarry.index.vector.server import serve_vector
 
     addresses, urls = (_addresses(index, "--index"), []) if index or not nats else ([], _addresses(nats, "--nats"))
+    _secure("vector", host, cluster_key_file)
     setup_telemetry("quarry-vector")
     serve_vector(data, embedder, addresses, host, port, run_file, embed_mode=embed_mode, nats=urls)
 
@@ -154,12 +172,15 @@ def node_ingest(
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
+    tokens: Tokens = None,
+    cluster_key_file: ClusterKey = None,
 ) -> None:
     """The ingest node: pushes to the partitions' index nodes (--index) or publishes to the log (--nats)."""
     from quarry.core.telemetry import setup_telemetry
     from quarry.ingest.server import Router, serve_ingest
 
     addresses, urls = _mode(index, nats)
+    _secure("ingest", host, cluster_key_file, tokens)
     setup_telemetry("quarry-ingest")
     router: Router
     if urls:
@@ -183,6 +204,8 @@ def node_query(
     port: Port = 0,
     run_file: RunFile = None,
     http: Annotated[str, typer.Option(help="Also serve the HTTP JSON API on HOST:PORT.")] = "",
+    tokens: Tokens = None,
+    cluster_key_file: ClusterKey = None,
 ) -> None:
     """The query node: over fixed partitions (--index) or the cluster map on the log (--nats)."""
     from quarry.core.telemetry import setup_telemetry
@@ -190,6 +213,10 @@ def node_query(
     from quarry.query.topology import StaticTopology, Topology
 
     addresses, urls = _mode(index, nats)
+    from quarry.core.auth import is_loopback
+
+    bound = [host, host_port(http, "--http")[0]] if http else [host]
+    _secure("query", next((h for h in bound if not is_loopback(h)), host), cluster_key_file, tokens)
     setup_telemetry("quarry-query")
     topology: Topology
     if urls:

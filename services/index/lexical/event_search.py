@@ -35,6 +35,7 @@ from quarry.index.lexical.session_reads import (
     snippet,
 )
 from quarry.index.lexical.store import EVENT_COLUMNS, Store, json_list
+from quarry.index.lexical.visibility import Visible
 from quarry.v1 import sessions_pb2, units_pb2
 
 FIRST_PAGE = 64
@@ -44,7 +45,7 @@ MAX_CANDIDATE_HITS = 20_000
 
 
 def search_sessions(
-    index: tantivy.Index, store: Store, request: sessions_pb2.NodeSearchSessions
+    index: tantivy.Index, store: Store, request: sessions_pb2.NodeSearchSessions, visible: Visible = None
 ) -> list[sessions_pb2.SessionSearchHit]:
     search = request.request
     tokens = query_tokens(search.query)
@@ -53,6 +54,11 @@ def search_sessions(
         return []
     sch = index.schema
     clauses = [(Occur.Must, _word(sch, word)) for word in _words(search.query)]
+    if visible is not None:
+        in_scope = [(Occur.Should, Query.term_query(sch, schema.SCOPE, scope)) for scope in sorted(visible)]
+        clauses.append(
+            (Occur.Must, const(Query.boolean_query(in_scope))) if in_scope else (Occur.MustNot, Query.all_query())
+        )
     if search.session_filters:
         allowed = _allowed_sessions(store, search.session_filters)
         if not allowed:

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 import tantivy
 
 from quarry.core.errors import QuarryError
+from quarry.index.lexical import visibility
 from quarry.index.lexical.fulltext import FullText
 from quarry.index.lexical.predicates import Lowering, Sql
 from quarry.index.lexical.store import Store
@@ -56,7 +57,6 @@ _FAMILY_SQL: dict[str, str] = {
     "count_buckets": f"SELECT {_BUCKET_CASE} AS bucket, COUNT(*) FROM sessions s WHERE {{where}} GROUP BY bucket",
 }
 FAMILIES = tuple(_FAMILY_SQL)
-_EVERY = Sql("1")
 _PROGRESS_STEPS = 2_000  # SQLite VM steps between deadline checks
 
 
@@ -65,29 +65,36 @@ class _BudgetSpent(Exception):
 
 
 def count(
-    index: tantivy.Index, store: Store, request: index_pb2.ShardFacetsRequest, partition: int
+    index: tantivy.Index,
+    store: Store,
+    request: index_pb2.ShardFacetsRequest,
+    partition: int,
+    visible: visibility.Visible = None,
 ) -> index_pb2.ShardFacetsResponse:
-    """The shard's facet counts for the requested families (all of them when none are named)."""
+    """The shard's facet counts for the requested families (all of them when none are named), over
+    the `visible` sessions: the global view is every session the caller may read."""
     started = time.monotonic()
     end = started + request.budget_ms / 1000.0 if request.budget_ms > 0 else None
     families = _families(request.families)
     conn = store.reader()
     response = index_pb2.ShardFacetsResponse(partition=partition)
     scope = None
+    every = visibility.sql(visible)
     pending = list(families)
     with _interruptible(conn, end) as spent:
         try:
-            response.global_sessions = _total(conn, _EVERY)
+            response.global_sessions = _total(conn, every)
             if request.scoped:
                 lowering = Lowering(
                     FullText(index.searcher(), index.schema, store),
                     assertions=prepare(conn, store.path.parent),
                 )
-                scope = lowering.session(request.where if request.where.WhichOneof("node") else None)
+                selected = lowering.session(request.where if request.where.WhichOneof("node") else None)
+                scope = Sql(f"({every.text} AND {selected.text})", [*every.params, *selected.params])
                 response.scoped_sessions = _total(conn, scope)
             while pending and not spent():
                 family = pending[0]
-                item = index_pb2.ShardFacetFamily(family=family, global_counts=_counts(conn, family, _EVERY))
+                item = index_pb2.ShardFacetFamily(family=family, global_counts=_counts(conn, family, every))
                 if scope is not None:
                     item.scoped_counts.extend(_counts(conn, family, scope))
                 response.families.append(item)

@@ -58,7 +58,7 @@ _MAX_CANDIDATE_HITS = 5_000
 _PREFIX_EXPANSIONS = 16
 UNITS = tuple(TABLES)
 # Session fields every message document carries: filters on them hold per message iff per session.
-_DOC_FILTER_FIELDS = {"repo": schema.REPO, "origin": schema.ORIGIN, "tag": schema.TAG}
+_DOC_FILTER_FIELDS = {"repo": schema.REPO, "origin": schema.ORIGIN, "scope": schema.SCOPE, "tag": schema.TAG}
 
 
 def _request_error(message: str, parameter: str) -> QuarryError:

@@ -40,11 +40,13 @@ from pathlib import Path
 import tantivy
 
 from quarry.core.errors import QuarryError
+from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.index.lexical import event_search, facets, records, schema, session_reads
 from quarry.index.lexical.leaf import CompiledSearch, Leaf, PreparedSearch
 from quarry.index.lexical.records import SessionRecords
 from quarry.index.lexical.refs import RefReader
 from quarry.index.lexical.store import CACHE_BYTES, Store
+from quarry.index.lexical.visibility import Visible
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, refs_pb2, sessions_pb2, units_pb2
 
 WRITER_HEAP_BYTES = 128_000_000
@@ -106,7 +108,9 @@ class LexicalPartition:
         last record of the batch, stored with the rows (or alone when nothing changed).
 
         A direct write (no `applied_seq`) of a version read from another file than the stored one is
-        refused when the two event logs contradict each other (`_source_conflict`). A replica applying
+        refused when the two event logs contradict each other (`_source_conflict`), and so is a direct
+        write into another scope than the stored session's (a scope conflict: one team cannot take over
+        another's session by ingesting a copy of its file). A replica applying
         the log takes every version: the log keeps only a session's latest record, so a replica rebuilt
         from it could not know the older copy, and replicas must hold what the log holds.
         """
@@ -125,10 +129,16 @@ class LexicalPartition:
             replaced: set[int] = set()
             messages_written = 0
             conflicts: list[index_pb2.SourceConflict] = []
+            scope_conflicts: list[index_pb2.ScopeConflict] = []
             for session in latest.values():
                 digest = content_hash(session)
                 known = stored.get(session.id)
                 if known is not None and known.content_hash == digest:
+                    continue
+                if applied_seq is None and known is not None and known.scope != (session.scope or DEFAULT_SCOPE):
+                    scope_conflicts.append(
+                        index_pb2.ScopeConflict(session_id=session.id, source_path=session.source_path)
+                    )
                     continue
                 if applied_seq is None and known is not None and known.source_path != session.source_path:
                     conflict = self._source_conflict(session, known.source_path)
@@ -148,9 +158,10 @@ class LexicalPartition:
                 batch.append(records.decompose(session, session_ord, message_ords, digest, change_seq=change_seq))
             response = index_pb2.UpsertSessionsResponse(
                 sessions_written=len(batch),
-                sessions_unchanged=len(latest) - len(batch) - len(conflicts),
+                sessions_unchanged=len(latest) - len(batch) - len(conflicts) - len(scope_conflicts),
                 messages_written=messages_written,
                 source_conflicts=conflicts,
+                scope_conflicts=scope_conflicts,
             )
             if batch:
                 self._store.replace(batch, replaced, applied_seq)
@@ -174,13 +185,14 @@ class LexicalPartition:
                 )
         return None
 
-    def delete(self, session_ids: Sequence[str], applied_seq: int | None = None) -> list[str]:
+    def delete(self, session_ids: Sequence[str], applied_seq: int | None = None, visible: Visible = None) -> list[str]:
         """Durably remove the sessions this partition stores (rows, documents); returns their ids.
-        Ids it does not store are skipped. `applied_seq`: as in `upsert`."""
+        Ids it does not store, or of a scope not `visible`, are skipped. `applied_seq`: as in `upsert`."""
         with self._write_lock:
             self._check_open()
             self._index_pending()
-            stored = {sid: known.ord for sid, known in self._store.stored_sessions(list(session_ids)).items()}
+            found = self._store.stored_sessions(list(session_ids)).items()
+            stored = {sid: known.ord for sid, known in found if visible is None or known.scope in visible}
             if not stored and applied_seq is None:
                 return []
             self._store.delete(stored, applied_seq)
@@ -298,51 +310,65 @@ class LexicalPartition:
         self._check_open()
         return self._leaf.match_session_ids(where if where.WhichOneof("node") else None)
 
-    def facets(self, request: index_pb2.ShardFacetsRequest) -> index_pb2.ShardFacetsResponse:
+    # Reads below take `visible`: the scopes whose sessions the caller may see (None: every session).
+
+    def facets(self, request: index_pb2.ShardFacetsRequest, visible: Visible = None) -> index_pb2.ShardFacetsResponse:
         """Per-value session counts of facet families, global and scoped (facets.py)."""
         self._check_open()
-        return facets.count(self._index, self._store, request, self.partition)
+        return facets.count(self._index, self._store, request, self.partition, visible)
 
-    def get_sessions(self, ids: Sequence[str]) -> list[units_pb2.Session]:
+    def get_sessions(self, ids: Sequence[str], visible: Visible = None) -> list[units_pb2.Session]:
         """Session summaries (no messages or actions) in the order asked; unknown ids are skipped."""
         self._check_open()
-        return self._store.sessions_by_id(list(ids))
+        return self._store.sessions_by_id(list(ids), visible)
 
     def list_sessions(
         self,
         filters: Sequence[sessions_pb2.SessionFilter],
         after: sessions_pb2.SessionAnchor | None,
         limit: int,
+        visible: Visible = None,
     ) -> list[units_pb2.Session]:
         """Seed 002's session list of this partition (session_reads.list_sessions)."""
         self._check_open()
-        return session_reads.list_sessions(self._store, filters, after, limit)
+        return session_reads.list_sessions(self._store, filters, after, limit, visible)
 
-    def read_events(self, request: sessions_pb2.PartitionReadEvents) -> sessions_pb2.StoredEvents:
+    def read_events(
+        self, request: sessions_pb2.PartitionReadEvents, visible: Visible = None
+    ) -> sessions_pb2.StoredEvents:
         """One session's header and events (session_reads.read_events)."""
         self._check_open()
         return session_reads.read_events(
-            self._store, request.session_id, request.filters, full=request.full, with_text=request.with_text
+            self._store,
+            request.session_id,
+            request.filters,
+            full=request.full,
+            with_text=request.with_text,
+            visible=visible,
         )
 
-    def search_events(self, request: sessions_pb2.PartitionSearchEvents) -> sessions_pb2.EventSearchPage:
+    def search_events(
+        self, request: sessions_pb2.PartitionSearchEvents, visible: Visible = None
+    ) -> sessions_pb2.EventSearchPage:
         """Events of one session ranked by a query (session_reads.search_events)."""
         self._check_open()
-        return session_reads.search_events(self._store, request.request, request.offset)
+        return session_reads.search_events(self._store, request.request, request.offset, visible)
 
-    def search_session_events(self, request: sessions_pb2.NodeSearchSessions) -> list[sessions_pb2.SessionSearchHit]:
+    def search_session_events(
+        self, request: sessions_pb2.NodeSearchSessions, visible: Visible = None
+    ) -> list[sessions_pb2.SessionSearchHit]:
         """Sessions ranked by their strongest matching event (event_search.search_sessions)."""
         self._check_open()
-        return event_search.search_sessions(self._index, self._store, request)
+        return event_search.search_sessions(self._index, self._store, request, visible)
 
     def query_units(self, request: index_pb2.ShardUnitsRequest) -> index_pb2.ShardUnitsResponse:
         self._check_open()
         return self._leaf.query_units(request, self.partition)
 
-    def resolve_ref(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
+    def resolve_ref(self, request: refs_pb2.ResolveRefRequest, visible: Visible = None) -> refs_pb2.ResolvedRef:
         """The object a public ref names (refs.py); unresolved with caveats when it is not here."""
         self._check_open()
-        return self._refs.resolve(request)
+        return self._refs.resolve(request, visible)
 
     def embed_feed(self, after_seq: int, max_sessions: int) -> index_pb2.EmbedFeedResponse:
         """What the vector node embeds next: sessions written after its cursor, with their texts."""
@@ -352,14 +378,16 @@ class LexicalPartition:
                 raise QuarryError(errors_pb2.INVALID_REQUEST, f"{name} must not be negative", parameter=name)
         return self._store.embed_feed(after_seq, max_sessions)
 
-    def stats(self, content_digest: bool = False) -> index_pb2.ShardStats:
+    def stats(self, content_digest: bool = False, visible: Visible = None) -> index_pb2.ShardStats:
+        """The partition's figures; limited to the `visible` scopes' sessions (without the index's document
+        count, which no scope owns) when the call is."""
         self._check_open()
-        sessions, messages, actions = self._store.totals()
+        sessions, messages, actions = self._store.totals(visible)
         return index_pb2.ShardStats(
             partition=self.partition,
             sessions=sessions,
             messages=messages,
-            documents=self._index.searcher().num_docs,
+            documents=self._index.searcher().num_docs if visible is None else 0,
             actions=actions,
             data_dir=str(self.directory),
             applied_seq=self._store.applied_seq(),

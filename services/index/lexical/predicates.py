@@ -307,7 +307,7 @@ class Lowering:
             return _compare("s.updated_ms", clause, is_time=True)
         if name in ("tool", "action", "path"):
             return _exists("actions a", "a.session_ord = s.ord", _action_field(clause, "a"))
-        if name in ("repo", "origin"):
+        if name in ("repo", "origin", "scope"):
             return _in(f"s.{name}", _values(clause))
         if name == "session":
             return _in("s.id", _values(clause))

@@ -21,6 +21,7 @@ import orjson
 import zstandard
 
 from quarry.core.dialogue import EMBEDDED_BLOCK_TYPES, embeds
+from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.core.vocab import DIALOGUE_BLOCK_TYPES
 from quarry.index.lexical import analyzer, schema
 from quarry.index.lexical.store import COUNT_FIELDS
@@ -221,6 +222,7 @@ def decompose(
     embedded_types = EMBEDDED_BLOCK_TYPES
     embed_count = 0
     origin = session.origin.lower()
+    scope = session.scope or DEFAULT_SCOPE
     repo = session.repo.lower()
     lowered_tags = [t.lower() for t in tags]
     for m, message_ord in zip(session.messages, message_ords, strict=True):
@@ -277,6 +279,7 @@ def decompose(
                 dumps(
                     {
                         schema.ORIGIN: origin,
+                        schema.SCOPE: scope,
                         schema.REPO: repo,
                         schema.TAG: lowered_tags,
                         schema.SESSION_ORD: session_ord,
@@ -309,6 +312,7 @@ def decompose(
             session.created_ms,
             session.parent_session_id,
             session.source_path,
+            session.scope or DEFAULT_SCOPE,
             *(getattr(counts, name) for name in COUNT_FIELDS),
             change_seq,
             embed_count,

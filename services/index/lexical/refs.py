@@ -28,7 +28,9 @@ from google.protobuf.message import Message as ProtoMessage
 
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import PublicRef, parse_ref
+from quarry.index.lexical import visibility
 from quarry.index.lexical.store import Store, dialogue_text, final_text
+from quarry.index.lexical.visibility import Visible
 from quarry.v1 import errors_pb2, refs_pb2, units_pb2
 
 DEFAULT_MAX_CHARS = 2000
@@ -51,7 +53,9 @@ class RefReader:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def resolve(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
+    def resolve(self, request: refs_pb2.ResolveRefRequest, visible: Visible = None) -> refs_pb2.ResolvedRef:
+        """The object, or unresolved with the same caveat for a session that is not here and one
+        outside the `visible` scopes."""
         if request.max_chars < 0:
             raise QuarryError(errors_pb2.INVALID_REQUEST, "max_chars must not be negative", parameter="max_chars")
         out = refs_pb2.ResolvedRef(ref=request.ref)
@@ -67,8 +71,8 @@ class RefReader:
         conn = self.store.reader()
         conn.execute("BEGIN")  # one read snapshot for every row the answer reads
         try:
-            row = conn.execute("SELECT ord, summary FROM sessions WHERE id = ?", (ref.session_id,)).fetchone()
-            if row is None:
+            row = conn.execute("SELECT ord, summary, scope FROM sessions WHERE id = ?", (ref.session_id,)).fetchone()
+            if row is None or not visibility.admits(visible, row[2]):
                 out.caveats.append(f"no session {ref.session_id!r} in the archive")
             elif ref.kind == "session":
                 out.session.ParseFromString(row[1])

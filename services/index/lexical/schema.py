@@ -8,7 +8,7 @@ Fields
 - `actions`: the action text (tool names, tool_use summaries, commands, paths, tool_result output;
   never the bodies of Write/Edit inputs), exact. The `actions` lane searches it. Paths and commands
   have no stemmed twin: stems would not help them and would cost indexing CPU.
-- `role`, `origin`, `repo`, `tag`: raw, lowercased, indexed: const-score filters.
+- `role`, `origin`, `scope`, `repo`, `tag`: raw, lowercased, indexed: const-score filters.
 - `sess`: the session's ordinal in the SQLite store (i64, fast + indexed). Collapsing hits to sessions
   reads it as a fast field; a session's documents are deleted by its term; session ids (allow-lists,
   `session:`) and SQL-evaluated session sets filter on it by term set, mapped to ordinals in SQL (a
@@ -47,6 +47,7 @@ TEXT_STEM = "text_stem"
 ACTIONS = "actions"
 ROLE = "role"
 ORIGIN = "origin"
+SCOPE = "scope"
 REPO = "repo"
 TAG = "tag"
 SESSION_ORD = "sess"
@@ -65,7 +66,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field(TEXT, tokenizer_name=analyzer.ANALYZER_NAME, index_option="position")
     sb.add_text_field(TEXT_STEM, tokenizer_name=analyzer.STEM_ANALYZER_NAME, index_option="freq")
     sb.add_text_field(ACTIONS, tokenizer_name=analyzer.ANALYZER_NAME, index_option="position")
-    for name in (ROLE, ORIGIN, REPO, TAG):
+    for name in (ROLE, ORIGIN, SCOPE, REPO, TAG):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field(SESSION_ORD, indexed=True, fast=True)
     sb.add_integer_field(MESSAGE_ORD, fast=True)

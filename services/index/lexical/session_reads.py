@@ -29,8 +29,9 @@ import zstandard
 from quarry.core import refs
 from quarry.core.errors import QuarryError
 from quarry.core.event_trace import record_of
-from quarry.index.lexical import analyzer
+from quarry.index.lexical import analyzer, visibility
 from quarry.index.lexical.store import EVENT_COLUMNS, Store, json_list
+from quarry.index.lexical.visibility import Visible
 from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
 
 K1 = 1.2
@@ -49,10 +50,14 @@ def text_pattern(text: str) -> re.Pattern[str]:
 
 
 def list_sessions(
-    store: Store, filters: Sequence[sessions_pb2.SessionFilter], after: sessions_pb2.SessionAnchor | None, limit: int
+    store: Store,
+    filters: Sequence[sessions_pb2.SessionFilter],
+    after: sessions_pb2.SessionAnchor | None,
+    limit: int,
+    visible: Visible = None,
 ) -> list[units_pb2.Session]:
     """Session summaries matching every filter, newest first (updated time, then id), after `after`."""
-    where, params = session_clauses(filters)
+    where, params = session_clauses(filters, visible)
     if after is not None:
         where.append("(updated_ms < ? OR (updated_ms = ? AND id > ?))")
         params.extend((after.updated_ms, after.updated_ms, after.session_id))
@@ -67,9 +72,13 @@ def list_sessions(
     return [units_pb2.Session.FromString(blob) for (blob,) in rows]
 
 
-def session_clauses(filters: Sequence[sessions_pb2.SessionFilter]) -> tuple[list[str], list[object]]:
-    where: list[str] = []
-    params: list[object] = []
+def session_clauses(
+    filters: Sequence[sessions_pb2.SessionFilter], visible: Visible = None
+) -> tuple[list[str], list[object]]:
+    """SQL conditions on `sessions` for seed 002's filters, and the visible scopes."""
+    limit = visibility.sql(visible, column="scope")
+    where: list[str] = [limit.text] if visible is not None else []
+    params: list[object] = list(limit.params)
     for clause in filters:
         kind = clause.WhichOneof("clause")
         if kind == "ids":
@@ -105,13 +114,14 @@ def read_events(
     *,
     full: bool = False,
     with_text: bool = False,
+    visible: Visible = None,
 ) -> sessions_pb2.StoredEvents:
     """The session's header and its events matching every filter, in seq order: heads only, with their
     text (`with_text`), or whole (`full`: text and raw records). NOT_FOUND when the session is not here."""
     conn = store.reader()
     conn.execute("BEGIN")
     try:
-        session_ord, header = _header(conn, session_id)
+        session_ord, header = _header(conn, session_id, visible)
         where, params = event_clauses(filters)
         pattern = next((text_pattern(f.text) for f in filters if f.WhichOneof("clause") == "text"), None)
         sql = f"SELECT {EVENT_COLUMNS} FROM log_events WHERE session_ord = ?"
@@ -145,9 +155,11 @@ def event_from_row(session_id: str, row: Sequence[Any]) -> units_pb2.SessionEven
     return event
 
 
-def _header(conn: sqlite3.Connection, session_id: str) -> tuple[int, units_pb2.Session]:
-    row = conn.execute("SELECT ord, summary FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    if row is None:
+def _header(conn: sqlite3.Connection, session_id: str, visible: Visible = None) -> tuple[int, units_pb2.Session]:
+    """The session's ordinal and summary; NOT_FOUND alike for a session that is not here and one the
+    caller may not see."""
+    row = conn.execute("SELECT ord, summary, scope FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None or not visibility.admits(visible, row[2]):
         raise QuarryError(errors_pb2.NOT_FOUND, f"no session {session_id} in the archive", parameter="session_id")
     return row[0], units_pb2.Session.FromString(row[1])
 
@@ -214,11 +226,13 @@ def _decompressor() -> zstandard.ZstdDecompressor:
     return decompressor
 
 
-def search_events(store: Store, request: sessions_pb2.EventSearchRequest, offset: int) -> sessions_pb2.EventSearchPage:
+def search_events(
+    store: Store, request: sessions_pb2.EventSearchRequest, offset: int, visible: Visible = None
+) -> sessions_pb2.EventSearchPage:
     """Events of one session ranked by the query (module docstring): up to `limit` + 1 hits after the
     first `offset`, so the caller knows whether a next page exists."""
     query = query_tokens(request.query)
-    stored = read_events(store, request.session_id, request.filters, with_text=True)
+    stored = read_events(store, request.session_id, request.filters, with_text=True, visible=visible)
     documents = [(event, analyzer.stem_tokens(event.text)) for event in stored.events if event.text]
     page = sessions_pb2.EventSearchPage(session=stored.session)
     if not documents:

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from quarry.index.lexical.records import SessionRecords
 
 COUNT_FIELDS = tuple(f.name for f in units_pb2.SessionCounts.DESCRIPTOR.fields)
-FORMAT_VERSION = 5  # PRAGMA user_version of the layout below (5: seed 002's raw log events)
+FORMAT_VERSION = 6  # PRAGMA user_version of the layout below (5: seed 002's raw log events; 6: scopes)
 _PAGE_BYTES = 16384
 _WAL_LIMIT_BYTES = 64 << 20
 _READER_MMAP_BYTES = 1 << 40
@@ -93,6 +93,7 @@ CREATE TABLE IF NOT EXISTS sessions (
   created_ms INTEGER NOT NULL,
   parent_session_id TEXT NOT NULL,
   source_path TEXT NOT NULL,
+  scope TEXT NOT NULL,
   {", ".join(f"{name} INTEGER NOT NULL" for name in COUNT_FIELDS)},
   change_seq INTEGER NOT NULL,
   embed_count INTEGER NOT NULL,
@@ -104,6 +105,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_ms DESC, id);
 CREATE INDEX IF NOT EXISTS sessions_repo ON sessions (repo);
 CREATE INDEX IF NOT EXISTS sessions_origin ON sessions (origin);
+CREATE INDEX IF NOT EXISTS sessions_scope ON sessions (scope);
 CREATE INDEX IF NOT EXISTS sessions_pending ON sessions (tantivy_pending) WHERE tantivy_pending = 1;
 CREATE INDEX IF NOT EXISTS sessions_change ON sessions (change_seq, embed_count);  -- covers the backlog sum
 CREATE INDEX IF NOT EXISTS sessions_parent ON sessions (parent_session_id);  -- lineage levels, --root
@@ -279,6 +281,7 @@ SESSION_COLUMNS = (
     "created_ms",
     "parent_session_id",
     "source_path",
+    "scope",
     *COUNT_FIELDS,
     "change_seq",
     "embed_count",
@@ -328,6 +331,7 @@ class StoredSession(NamedTuple):
     ord: int
     content_hash: str
     source_path: str
+    scope: str
 
 
 class HitRow(NamedTuple):
@@ -472,11 +476,12 @@ class Store:
     # ---- writes (the shard serializes callers) -------------------------------------------------
 
     def stored_sessions(self, session_ids: Sequence[str]) -> dict[str, StoredSession]:
-        """Ordinal, content hash and source of the sessions already stored, by id."""
+        """Ordinal, content hash, source and scope of the sessions already stored, by id."""
         rows = self._writer.execute(
-            f"SELECT id, ord, content_hash, source_path FROM sessions WHERE id {_IN_JSON}", (json_list(session_ids),)
+            f"SELECT id, ord, content_hash, source_path, scope FROM sessions WHERE id {_IN_JSON}",
+            (json_list(session_ids),),
         )
-        return {sid: StoredSession(ord_, digest, source) for sid, ord_, digest, source in rows}
+        return {row[0]: StoredSession(*row[1:]) for row in rows}
 
     def next_ords(self) -> tuple[int, int]:
         """The next free session and message ordinals. The shard is the only writer, so it assigns
@@ -646,12 +651,17 @@ class Store:
         )
         return dict(rows.fetchall())
 
-    def sessions_by_id(self, session_ids: Sequence[str]) -> list[units_pb2.Session]:
-        """Summaries in the order asked, skipping ids this shard does not hold."""
-        rows = self.reader().execute(
-            "SELECT id, summary FROM sessions WHERE id IN (SELECT value FROM json_each(?))",
-            (json_list(session_ids),),
-        )
+    def sessions_by_id(
+        self, session_ids: Sequence[str], scopes: Collection[str] | None = None
+    ) -> list[units_pb2.Session]:
+        """Summaries in the order asked, skipping ids this shard does not hold (or whose scope is not
+        one of `scopes`, when given)."""
+        sql = "SELECT id, summary FROM sessions WHERE id IN (SELECT value FROM json_each(?))"
+        params: list[object] = [json_list(session_ids)]
+        if scopes is not None:
+            sql += " AND scope IN (SELECT value FROM json_each(?))"
+            params.append(json_list(sorted(scopes)))
+        rows = self.reader().execute(sql, params)
         found = dict(rows.fetchall())
         seen: set[str] = set()
         out = []
@@ -707,9 +717,20 @@ class Store:
             digest.update(f"{session_id}\0{content_hash}\n".encode())
         return digest.hexdigest()
 
-    def totals(self) -> tuple[int, int, int]:
-        """(sessions, messages, actions) held by the shard."""
+    def totals(self, scopes: Collection[str] | None = None) -> tuple[int, int, int]:
+        """(sessions, messages, actions) held by the shard, or by its sessions of `scopes` when given."""
         conn = self.reader()
-        return tuple(  # type: ignore[return-value]
-            conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in ("sessions", "messages", "actions")
-        )
+        if scopes is None:
+            return tuple(  # type: ignore[return-value]
+                conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                for table in ("sessions", "messages", "actions")
+            )
+        scoped = "s.scope IN (SELECT value FROM json_each(?))"
+        wanted = json_list(sorted(scopes))
+        sessions, messages = conn.execute(
+            f"SELECT COUNT(*), COALESCE(SUM(s.messages), 0) FROM sessions s WHERE {scoped}", (wanted,)
+        ).fetchone()
+        (actions,) = conn.execute(
+            f"SELECT COUNT(*) FROM actions a JOIN sessions s ON s.ord = a.session_ord WHERE {scoped}", (wanted,)
+        ).fetchone()
+        return sessions, messages, actions
