@@ -12,8 +12,10 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
@@ -282,14 +286,15 @@ def test_malformed_http_authorization_never_gets_a_500(scoped: Scoped, value: by
 # ----- HTTP, MCP and the CLI ------------------------------------------------------------------------
 
 
-def _http(address: str, path: str, headers: dict[bytes, bytes]) -> tuple[int, bytes]:
+def _http(address: str, path: str, headers: dict[bytes, bytes], body: bytes | None = None) -> tuple[int, bytes]:
+    """A GET (or with a body, a POST) with header values sent as raw bytes; the status and body."""
     host, port = address.rsplit(":", 1)
     connection = http.client.HTTPConnection(host, int(port), timeout=30)
     try:
-        connection.putrequest("GET", path)
+        connection.putrequest("GET" if body is None else "POST", path)
         for name, value in headers.items():
             connection.putheader(name, value)
-        connection.endheaders()
+        connection.endheaders(body)
         response = connection.getresponse()
         return response.status, response.read()
     finally:
@@ -355,6 +360,59 @@ def test_mcp_and_cli_are_scoped_by_the_callers_token(scoped: Scoped) -> None:
     found = cli("search", "sqlite", token=scoped.tokens["a"])
     assert found.returncode == 0, found.stderr
     assert leaks(found.stdout) == [] and leaks(found.stdout, "team-a")
+    for args in (("sessions", "list"), ("facets",), ("search", "messages where session.repo:ledger")):
+        answer = cli(*args, token=scoped.tokens["a"])
+        assert answer.returncode == 0, (args, answer.stderr)
+        assert leaks(answer.stdout) == [], args
+    hidden_ref = cli("read", f"session:{b_session}", token=scoped.tokens["a"])
+    assert json.loads(hidden_ref.stdout).get("resolved") in (None, False), hidden_ref.stdout
     refused = cli("search", "sqlite", token=None)
     assert refused.returncode != 0
     assert json.loads(refused.stdout)["error"]["code"] == "UNAUTHENTICATED", (refused.stdout, refused.stderr)
+
+
+def test_mcp_over_http_runs_each_call_with_its_callers_token(scoped: Scoped) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "QUARRY_TOKEN"}
+    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(scoped.home)]
+    server = subprocess.Popen(
+        [*command, "mcp", "--http", f"127.0.0.1:{port}", "--auth"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, server)
+        ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+        mcp_headers = {b"Content-Type": b"application/json", b"Accept": b"application/json, text/event-stream"}
+        for bearer in ({}, {b"Authorization": b"Bearer qry_000000000000_" + b"x" * 43}):
+            assert _http(f"127.0.0.1:{port}", "/mcp", {**mcp_headers, **bearer}, ping)[0] == 401
+
+        async def search(who: str) -> Any:
+            headers = {"Authorization": f"Bearer {scoped.tokens[who]}"}
+            async with (
+                create_mcp_http_client(headers=headers) as http_client,
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http_client) as streams,
+                ClientSession(streams[0], streams[1]) as session,
+            ):
+                await session.initialize()
+                return (await session.call_tool("search", {"query": "sqlite"})).structured_content
+
+        seen_by_a, seen_by_b = anyio.run(search, "a"), anyio.run(search, "b")
+        assert leaks(seen_by_a, "team-a") and not leaks(seen_by_a, "team-b")
+        assert leaks(seen_by_b, "team-b") and not leaks(seen_by_b, "team-a")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(process.stderr.read().decode() if process.stderr else "exited")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}")
