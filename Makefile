@@ -68,6 +68,10 @@ bench-quality: install
 bench-sessions: install
 	$(BIN)/python bench/sessions.py --messages $(BENCH_MESSAGES)
 
+## bench-http: the HTTP JSON API beside gRPC, 10,000 requests each from 32 clients, on BENCH_MESSAGES (default 100k)
+bench-http: install
+	$(BIN)/python bench/http_api.py --messages $(BENCH_MESSAGES)
+
 ## bench-hybrid: hybrid and dialogue search latency on the synthetic archive (BENCH_MESSAGES, default 100k)
 bench-hybrid: install
 	$(BIN)/python bench/hybrid_latency.py --messages $(BENCH_MESSAGES)

@@ -29,18 +29,30 @@ from quarry.v1 import (
 )
 
 TOKEN_ENV = "QUARRY_TOKEN"
+TLS_CA_ENV = "QUARRY_TLS_CA"
 
 
 class QuarryClient:
-    def __init__(self, query_address: str, ingest_address: str | None = None, token: str | None = None) -> None:
+    def __init__(
+        self,
+        query_address: str,
+        ingest_address: str | None = None,
+        token: str | None = None,
+        tls_ca: str | Path | None = None,
+    ) -> None:
         """`token`: the bearer token every call carries (default: $QUARRY_TOKEN; a cluster without
-        authentication needs none)."""
+        authentication needs none). `tls_ca`: the CA of a cluster serving TLS (default: $QUARRY_TLS_CA;
+        none: plaintext)."""
         token = token if token is not None else os.environ.get(TOKEN_ENV) or None
-        self._query_channel = telemetry.traced_channel(query_address, bearer=token)
+        ca_path = tls_ca or os.environ.get(TLS_CA_ENV) or None
+        ca = Path(ca_path) if ca_path else None
+        self._query_channel = telemetry.traced_channel(query_address, bearer=token, tls_ca=ca)
         self.query = query_pb2_grpc.QueryServiceStub(self._query_channel)
         self.embedding = embedding_pb2_grpc.EmbeddingServiceStub(self._query_channel)
         self.sessions = SessionsClient(self._query_channel)  # seed 002's session API
-        self._ingest_channel = telemetry.traced_channel(ingest_address, bearer=token) if ingest_address else None
+        self._ingest_channel = (
+            telemetry.traced_channel(ingest_address, bearer=token, tls_ca=ca) if ingest_address else None
+        )
         self.ingest = ingest_pb2_grpc.IngestServiceStub(self._ingest_channel) if self._ingest_channel else None
 
     @classmethod
@@ -53,7 +65,7 @@ class QuarryClient:
                 errors_pb2.SHARD_UNAVAILABLE,
                 f"no cluster is running under {resolved}: start one with `quarry up` (or pass --home)",
             )
-        return cls(info.query, info.ingest, token)
+        return cls(info.query, info.ingest, token, info.tls_ca or None)
 
     def close(self) -> None:
         self._query_channel.close()

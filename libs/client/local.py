@@ -34,6 +34,7 @@ import orjson
 from quarry.core.auth import CLUSTER_KEY_FILE, ensure_cluster_key
 from quarry.core.config import ClusterInfo
 from quarry.core.errors import QuarryError
+from quarry.core.tls import TlsFiles
 from quarry.core.tokens import TokenStore
 from quarry.v1 import errors_pb2
 
@@ -65,11 +66,13 @@ class LocalCluster:
         node_left_delay_ms: int = 60_000,
         http: str = "",
         auth: bool | None = None,
+        tls: TlsFiles | None = None,
     ) -> None:
         """`embed_mode`: the vector node's, auto (embed in the background) or manual (only on backfill).
         `http`: HOST:PORT of the query node's HTTP JSON API ("" for none). `auth`: every call needs a
         bearer token of `<home>/auth/tokens.json` and node-to-node calls a cluster key (None: on when
-        the token file exists, i.e. once `quarry token create` made a token)."""
+        the token file exists, i.e. once `quarry token create` made a token). `tls`: the nodes' certificate,
+        key and CA: every node serves and calls with TLS (the certificate must name `host`)."""
         if log not in LOGS:
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST, f"log {log!r} is not one of {', '.join(LOGS)}", parameter="log"
@@ -88,6 +91,7 @@ class LocalCluster:
         self.http = http
         self.tokens = TokenStore.in_home(self.home)
         self.auth = self.tokens.exists() if auth is None else auth
+        self.tls = tls
         self.env = {**os.environ, **(env or {})}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.node_addresses: dict[str, str] = {}
@@ -246,6 +250,7 @@ class LocalCluster:
             nats=list(self.nats_urls),
             restarts=dict(self.restarts),
             supervisor=os.getpid() if self._supervise else 0,
+            tls_ca=str(self.tls.ca) if self.tls else "",
         )
 
     def save(self) -> None:
@@ -365,6 +370,7 @@ class LocalCluster:
         command = [
             sys.executable, "-m", "quarry.client.cli",
             "node", *args, "--host", self.host, "--run-file", str(run_file), *self._auth_args(args[0]),
+            *(self.tls.args() if self.tls else []),
         ]  # fmt: skip
         self._launch(name, command, detach)
 

@@ -45,6 +45,7 @@ class ClusterInfo:
     nats: list[str] = field(default_factory=list)  # a cluster on the log: its NATS servers' URLs
     restarts: dict[str, int] = field(default_factory=dict)  # node -> times the supervisor restarted it
     supervisor: int = 0  # the pid of the process supervising the nodes (`quarry up`)
+    tls_ca: str = ""  # the CA of the nodes' certificates, when they serve TLS (`quarry up --tls-dir`)
 
     def save(self, home: Path) -> None:
         path = home / CLUSTER_FILE

@@ -20,7 +20,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from quarry.core import auth, telemetry
+from quarry.core import auth, telemetry, tls
 from quarry.core.errors import QuarryError, abort_with, from_rpc_error
 from quarry.v1 import errors_pb2
 
@@ -88,7 +88,11 @@ class Node:
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = list(service_names)
         reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server)
-        self.port = self.server.add_insecure_port(f"{host}:{port}")
+        credentials = tls.server_credentials()
+        bind = f"{host}:{port}"
+        self.port = (
+            self.server.add_secure_port(bind, credentials) if credentials else self.server.add_insecure_port(bind)
+        )
         if self.port == 0:
             raise OSError(f"{name}: could not bind {host}:{port}")
         self.address = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{self.port}"

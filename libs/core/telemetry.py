@@ -13,6 +13,7 @@ on a 2-core machine (bench/RESULTS.md), for nothing. A process that installs its
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import grpc
 from opentelemetry import trace
@@ -21,7 +22,7 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
-from quarry.core import auth
+from quarry.core import auth, tls
 
 EXPORTERS = ("none", "console", "otlp")
 _provider: TracerProvider | None = None
@@ -76,21 +77,25 @@ def server_interceptors() -> list[grpc.ServerInterceptor]:
     return [server_interceptor(tracer_provider=trace.get_tracer_provider())]
 
 
-def traced_channel(address: str, bearer: str | None = None) -> grpc.Channel:
-    """An insecure channel whose calls are client spans carrying the current trace context (a plain
-    channel when tracing is off), and carry what quarry.core.auth adds: a client's `bearer` token, or a
-    node's cluster key and its caller's scopes."""
-    channel = grpc.insecure_channel(
-        address,
-        options=[
-            ("grpc.max_send_message_length", 256 * 1024 * 1024),
-            ("grpc.max_receive_message_length", 256 * 1024 * 1024),
-            # A node restarted on its port is found again within a second (gRPC's defaults back off
-            # to two minutes), and a dead one fails calls at once rather than holding them.
-            ("grpc.initial_reconnect_backoff_ms", 100),
-            ("grpc.min_reconnect_backoff_ms", 100),
-            ("grpc.max_reconnect_backoff_ms", 1000),
-        ],
+def traced_channel(address: str, bearer: str | None = None, tls_ca: Path | None = None) -> grpc.Channel:
+    """A channel whose calls are client spans carrying the current trace context (a plain channel when
+    tracing is off), and carry what quarry.core.auth adds: a client's `bearer` token, or a node's cluster
+    key and its caller's scopes. TLS (quarry.core.tls): a client's with the cluster's CA `tls_ca`, a
+    node's with its own certificate; plaintext otherwise."""
+    credentials = tls.client_channel_credentials(tls_ca) if tls_ca is not None else tls.node_channel_credentials()
+    options = [
+        ("grpc.max_send_message_length", 256 * 1024 * 1024),
+        ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+        # A node restarted on its port is found again within a second (gRPC's defaults back off
+        # to two minutes), and a dead one fails calls at once rather than holding them.
+        ("grpc.initial_reconnect_backoff_ms", 100),
+        ("grpc.min_reconnect_backoff_ms", 100),
+        ("grpc.max_reconnect_backoff_ms", 1000),
+    ]
+    channel = (
+        grpc.secure_channel(address, credentials, options=options)
+        if credentials is not None
+        else grpc.insecure_channel(address, options=options)
     )
     added = auth.OutgoingInterceptor(bearer=bearer) if bearer else auth.outgoing()
     if added is not None:

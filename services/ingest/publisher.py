@@ -37,6 +37,7 @@ from quarry.core import auth
 from quarry.core.partitions import partition_for
 from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.ingest.acks import APPLIED, check_ack
+from quarry.ingest.router import scope_conflict_issue
 from quarry.ingest.validate import session_problems
 from quarry.v1 import ingest_pb2, units_pb2
 
@@ -77,7 +78,7 @@ class LogPublisher:
         level = check_ack(ack, has_log=True)
         started = time.perf_counter()
         watermarks: dict[int, int] = {}
-        batch: list[Outgoing] = []
+        batch: list[tuple[units_pb2.Session, Outgoing]] = []
         size = 0
         for session in sessions:
             report.sessions_received += 1
@@ -91,16 +92,13 @@ class LogPublisher:
                 )
                 continue
             assert record is not None
-            batch.append(record)
+            batch.append((session, record))
             size += len(record.payload)
-            report.messages_written += len(session.messages)
             if len(batch) >= BATCH_SESSIONS or size >= BATCH_BYTES:
-                self._publish(batch, watermarks)
-                report.sessions_written += len(batch)
+                self._publish_versions(batch, report, watermarks)
                 batch, size = [], 0
         if batch:
-            self._publish(batch, watermarks)
-            report.sessions_written += len(batch)
+            self._publish_versions(batch, report, watermarks)
         report.in_log = True
         report.watermarks.extend(
             ingest_pb2.PartitionWatermark(partition=p, seq=s) for p, s in sorted(watermarks.items())
@@ -109,6 +107,27 @@ class LogPublisher:
         if level == APPLIED and not report.searchable:
             report.caveats.append(_NOT_YET_SEARCHABLE)
         report.elapsed_ms += (time.perf_counter() - started) * 1000
+
+    def _publish_versions(
+        self,
+        batch: list[tuple[units_pb2.Session, Outgoing]],
+        report: ingest_pb2.IngestReport,
+        watermarks: dict[int, int],
+    ) -> None:
+        """Publish the versions of a batch but those of a session the log holds in another scope (a scope
+        conflict: the replicas take the log's latest version, so it is refused here, before the log)."""
+        latest = self.loop.run(self._latest([s.id for s, _ in batch]), timeout=LOOKUP_TIMEOUT_S * 4)
+        kept = []
+        for session, record in batch:
+            held = latest[session.id]
+            if held is not None and held.get(OP) != DELETE and held.get(SCOPE, DEFAULT_SCOPE) != session.scope:
+                report.issues.append(scope_conflict_issue(session.id, session.source_path))
+                continue
+            kept.append(record)
+            report.messages_written += len(session.messages)
+        if kept:
+            self._publish(kept, watermarks)
+        report.sessions_written += len(kept)
 
     def delete(self, session_ids: list[str], ack: str) -> ingest_pb2.DeleteReport:
         """A tombstone for each session the log holds (the others are not found), acknowledged as `ack`."""
@@ -135,16 +154,25 @@ class LogPublisher:
     async def _held(self, session_ids: Sequence[str], writable: frozenset[str] | None) -> dict[str, bool]:
         """Whether the log's latest record of each session is a version (not a tombstone, not absent) in
         one of the `writable` scopes (any when None: a cluster without authentication)."""
+        latest = await self._latest(session_ids)
+        return {
+            session_id: headers is not None
+            and headers.get(OP) != DELETE
+            and (writable is None or headers.get(SCOPE, DEFAULT_SCOPE) in writable)
+            for session_id, headers in latest.items()
+        }
+
+    async def _latest(self, session_ids: Sequence[str]) -> dict[str, dict[str, str] | None]:
+        """The headers of the log's latest record of each session (None: the log holds none)."""
         jsm = self.nc.jetstream()
 
-        async def one(session_id: str) -> bool:
+        async def one(session_id: str) -> dict[str, str] | None:
             subject = session_subject(partition_for(session_id, self.partitions), session_id)
             try:
                 message = await jsm.get_last_msg(STREAM, subject, direct=True)
             except NotFoundError:
-                return False
-            headers = message.headers or {}
-            return headers.get(OP) != DELETE and (writable is None or headers.get(SCOPE, DEFAULT_SCOPE) in writable)
+                return None
+            return dict(message.headers or {})
 
         found = await asyncio.gather(*(one(s) for s in session_ids))
         return dict(zip(session_ids, found, strict=True))

@@ -135,11 +135,16 @@ class DirectRouter:
             for conflict in response.source_conflicts:
                 report.issues.append(source_conflict_issue(conflict))
             for refused in response.scope_conflicts:
-                report.issues.add(
-                    path=refused.source_path,
-                    code="scope_conflict",
-                    reason=f"{refused.session_id}: the archive holds this session in another scope; it was not written",
-                )
+                report.issues.append(scope_conflict_issue(refused.session_id, refused.source_path))
+
+
+def scope_conflict_issue(session_id: str, source_path: str) -> ingest_pb2.IngestIssue:
+    """The ingest issue of a session refused because the archive holds it in another scope (not named)."""
+    return ingest_pb2.IngestIssue(
+        path=source_path,
+        code="scope_conflict",
+        reason=f"{session_id}: the archive holds this session in another scope; it was not written",
+    )
 
 
 def source_conflict_issue(conflict: index_pb2.SourceConflict) -> ingest_pb2.IngestIssue:

@@ -26,16 +26,17 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import uvicorn
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from quarry.core import auth
+from quarry.core import auth, tls
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import error_json, from_json, to_json
 from quarry.core.tokens import READ
@@ -103,13 +104,15 @@ def build_app(coordinator: Coordinator, embedding: EmbeddingOps, gate: auth.Gate
             try:
                 caller, scopes = gate.admit(request.headers.get("authorization"), READ)
                 message = request_from_params(message_type, request.query_params, renamed) if message_type else None
-                response = await run_in_threadpool(auth.run_as, caller, scopes, answer, message)
+                body = await run_in_threadpool(auth.run_as, caller, scopes, answer, message)
             except QuarryError as error:
                 return error_response(error)
-            return JSONResponse(to_json(response))
+            return Response(body, media_type="application/json")
 
-        def answer(message: Message | None) -> Message:
-            return auth.redact_local_paths(call(message))
+        def answer(message: Message | None) -> bytes:
+            # Encoded on the worker thread: on the event loop, proto3 JSON of one answer (1-2 ms for a
+            # page of hits) held up every other connection (bench/RESULTS.md, HTTP under load).
+            return orjson.dumps(to_json(auth.redact_local_paths(call(message))))
 
         endpoint.__doc__ = summary
         return Route(path, endpoint, methods=["GET"], name=path)
@@ -157,9 +160,17 @@ def openapi_document(routes: list[Route]) -> dict[str, Any]:
 
 def serve_http(coordinator: Coordinator, embedding: EmbeddingOps, host: str, port: int) -> threading.Thread:
     """Serve the API on its own thread (uvicorn installs no signal handlers off the main thread)."""
-    server = uvicorn.Server(
-        uvicorn.Config(build_app(coordinator, embedding), host=host, port=port, log_level="warning")
+    certificate = tls.http_files()  # HTTPS with the node's certificate when it serves TLS
+    config = uvicorn.Config(
+        build_app(coordinator, embedding),
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_keep_alive=75,  # a dashboard polling every minute keeps its connection
+        ssl_certfile=certificate[0] if certificate else None,
+        ssl_keyfile=certificate[1] if certificate else None,
     )
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="http-api", daemon=True)
     thread.start()
     return thread

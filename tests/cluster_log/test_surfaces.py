@@ -123,3 +123,18 @@ def test_a_node_joins_from_the_command_line_and_leaves_on_sigterm(whole: LocalCl
         if joined.poll() is None:
             joined.kill()
         time.sleep(0)
+
+
+def test_a_session_held_in_one_scope_is_not_taken_into_another_through_the_log(client: QuarryClient) -> None:
+    first = make_session("scoped", 1)
+    first.scope = "team-a"
+    assert client.ingest_sessions([first]).sessions_written == 1
+    taken = units_pb2.Session()
+    taken.CopyFrom(first)
+    taken.scope, taken.title = "team-b", "a copy another team ingested"
+    refused = client.ingest_sessions([taken])
+    assert refused.sessions_written == 0
+    assert [issue.code for issue in refused.issues] == ["scope_conflict"]
+    assert "team-a" not in refused.issues[0].reason  # which scope holds it is not said
+    kept = client.resolve_ref(f"session:{first.id}").session
+    assert (kept.scope, kept.title) == ("team-a", first.title)

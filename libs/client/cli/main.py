@@ -33,6 +33,7 @@ from quarry.client.client import QuarryClient
 from quarry.client.controls_json import controls_from_json, controls_to_json, with_flags
 from quarry.core.config import resolve_home
 from quarry.core.errors import QuarryError
+from quarry.core.tls import TlsFiles
 from quarry.dsl import compile_query, plain_text_query
 from quarry.dsl.shell import join_words
 from quarry.v1 import errors_pb2, query_pb2
@@ -117,6 +118,13 @@ def up(
             help="Require bearer tokens (`quarry token create`) on every call; on anyway once a token exists.",
         ),
     ] = False,
+    tls_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-dir",
+            help="Serve and call with TLS: node.pem, node.key (naming 127.0.0.1) and ca.pem in this folder.",
+        ),
+    ] = None,
 ) -> None:
     """Start a local cluster and supervise it (a node that dies is restarted). The embedded default: SHARDS
     index nodes, a vector, an ingest and a query node. With --log nats: NATS servers, index nodes holding
@@ -142,6 +150,7 @@ def up(
         supervise=True,
         http=http,
         auth=True if auth else None,
+        tls=TlsFiles.in_dir(tls_dir.resolve()) if tls_dir else None,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -28,10 +28,24 @@ ClusterKey = Annotated[
 ]
 
 
-def _secure(role: str, host: str, cluster_key_file: Path | None, tokens: Path | None = None) -> None:
+TlsCert = Annotated[Path | None, typer.Option("--tls-cert", help="TLS: this node's certificate chain (PEM).")]
+TlsKey = Annotated[Path | None, typer.Option("--tls-key", help="TLS: this node's private key (PEM).")]
+TlsCa = Annotated[Path | None, typer.Option("--tls-ca", help="TLS: the CA that signed every node's certificate (PEM).")]
+
+
+def _secure(
+    role: str,
+    host: str,
+    cluster_key_file: Path | None,
+    tls_files: tuple[Path | None, Path | None, Path | None],
+    tokens: Path | None = None,
+) -> None:
+    """Authentication (quarry.core.auth) and TLS (quarry.core.tls) of this node."""
+    from quarry.core import tls
     from quarry.core.auth import configure_node
 
     configure_node(role, host, tokens, cluster_key_file)
+    tls.configure_node(tls.TlsFiles.of_options(*tls_files), role)
 
 
 def _addresses(value: str | None, option: str) -> list[str]:
@@ -99,13 +113,16 @@ def node_index(
     port: Port = 0,
     run_file: RunFile = None,
     cluster_key_file: ClusterKey = None,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
+    tls_ca: TlsCa = None,
 ) -> None:
     """An index node: replicas of partitions (Tantivy + SQLite each). With --join it joins a cluster on
     the log (found from --nats, else from the local cluster under --home) and holds what the map gives it."""
     from quarry.core.telemetry import setup_telemetry
 
     budget = writer_budget_mb * 1_000_000
-    _secure("index", host, cluster_key_file)
+    _secure("index", host, cluster_key_file, (tls_cert, tls_key, tls_ca))
     if join:
         from quarry.client.join import joining
         from quarry.index.replica import serve_replicas
@@ -153,13 +170,16 @@ def node_vector(
     port: Port = 0,
     run_file: RunFile = None,
     cluster_key_file: ClusterKey = None,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
+    tls_ca: TlsCa = None,
 ) -> None:
     """The vector node (FAISS + sqlite-vec): embeds what the partitions hold (--index) or the log carries (--nats)."""
     from quarry.core.telemetry import setup_telemetry
     from quarry.index.vector.server import serve_vector
 
     addresses, urls = (_addresses(index, "--index"), []) if index or not nats else ([], _addresses(nats, "--nats"))
-    _secure("vector", host, cluster_key_file)
+    _secure("vector", host, cluster_key_file, (tls_cert, tls_key, tls_ca))
     setup_telemetry("quarry-vector")
     serve_vector(data, embedder, addresses, host, port, run_file, embed_mode=embed_mode, nats=urls)
 
@@ -174,13 +194,16 @@ def node_ingest(
     run_file: RunFile = None,
     tokens: Tokens = None,
     cluster_key_file: ClusterKey = None,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
+    tls_ca: TlsCa = None,
 ) -> None:
     """The ingest node: pushes to the partitions' index nodes (--index) or publishes to the log (--nats)."""
     from quarry.core.telemetry import setup_telemetry
     from quarry.ingest.server import Router, serve_ingest
 
     addresses, urls = _mode(index, nats)
-    _secure("ingest", host, cluster_key_file, tokens)
+    _secure("ingest", host, cluster_key_file, (tls_cert, tls_key, tls_ca), tokens)
     setup_telemetry("quarry-ingest")
     router: Router
     if urls:
@@ -206,6 +229,9 @@ def node_query(
     http: Annotated[str, typer.Option(help="Also serve the HTTP JSON API on HOST:PORT.")] = "",
     tokens: Tokens = None,
     cluster_key_file: ClusterKey = None,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
+    tls_ca: TlsCa = None,
 ) -> None:
     """The query node: over fixed partitions (--index) or the cluster map on the log (--nats)."""
     from quarry.core.telemetry import setup_telemetry
@@ -216,7 +242,8 @@ def node_query(
     from quarry.core.auth import is_loopback
 
     bound = [host, host_port(http, "--http")[0]] if http else [host]
-    _secure("query", next((h for h in bound if not is_loopback(h)), host), cluster_key_file, tokens)
+    beyond = next((h for h in bound if not is_loopback(h)), host)
+    _secure("query", beyond, cluster_key_file, (tls_cert, tls_key, tls_ca), tokens)
     setup_telemetry("quarry-query")
     topology: Topology
     if urls:
