@@ -27,7 +27,9 @@ from quarry.v1 import errors_pb2
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-SPEC_FORMS = ("minilm", "openai:<base_url>#<model>", "none")
+SPEC_FORMS = ("minilm", "minilm-torch", "minilm-int8", "openai:<base_url>#<model>", "none")
+# What plain "minilm" means: see bench/RESULTS.md, "Embedding backends (issue 13)".
+MINILM_DEFAULT = "minilm-torch"
 API_KEY_ENV = "QUARRY_EMBEDDER_API_KEY"
 THREADS_ENV = "QUARRY_EMBED_THREADS"
 
@@ -64,7 +66,8 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
-def _threads_from_env() -> int:
+def threads_from_env() -> int:
+    """QUARRY_EMBED_THREADS, shared by every local MiniLM backend (default 1)."""
     raw = os.environ.get(THREADS_ENV, "").strip()
     if not raw:
         return DEFAULT_MINILM_THREADS
@@ -83,7 +86,7 @@ class MiniLMEmbedder:
     dimension = 384
 
     def __init__(self, threads: int | None = None) -> None:
-        self._threads = threads or _threads_from_env()
+        self._threads = threads or threads_from_env()
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
         self._tokenizer_lock = threading.Lock()
@@ -188,17 +191,24 @@ class OpenAIEmbedder:
 
 
 @functools.cache
-def _shared_minilm() -> MiniLMEmbedder:
-    """One MiniLM per process: the model is stateless and costs ~90 MB and seconds to load."""
+def _shared_minilm(backend: str) -> Embedder:
+    """One MiniLM per backend and process: the model is stateless and costs ~60-90 MB and seconds to load."""
+    if backend == "minilm-int8":
+        from quarry.core.embed_onnx import OnnxMiniLM
+
+        return OnnxMiniLM()
     return MiniLMEmbedder()
 
 
 def load_embedder(spec: str | None) -> Embedder | None:
-    """The embedder a spec names: "minilm" (the default), "openai:<base_url>#<model>", or "none"."""
+    """The embedder a spec names: "minilm" (the default backend), "minilm-torch", "minilm-int8" (ONNX
+    Runtime), "openai:<base_url>#<model>", or "none"."""
     text = (spec or "minilm").strip()
     keyword = text.lower()
     if keyword in ("", "minilm"):
-        return _shared_minilm()
+        keyword = MINILM_DEFAULT
+    if keyword in ("minilm-torch", "minilm-int8"):
+        return _shared_minilm(keyword)
     if keyword == "none":
         return None
     if keyword.startswith("openai:"):

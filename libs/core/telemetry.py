@@ -8,21 +8,26 @@ With `none`, tracing is off in that process: no provider is installed, spans are
 and servers carry no interceptors. Recording spans that nobody receives cost ~0.6 ms per gRPC hop
 on a 2-core machine (bench/RESULTS.md), for nothing. A process that installs its own tracer provider
 (an application embedding the client library) gets traced channels.
+
+OpenTelemetry is imported when it is used, not with this module: a client whose tracing is off (the
+`quarry` command) never loads it, which saves ~70 ms of its start (issue 13).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
-from opentelemetry import trace
-from opentelemetry.instrumentation.grpc import client_interceptor, grpcext, server_interceptor
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
 from quarry.core import auth, tls
+
+if TYPE_CHECKING:
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 EXPORTERS = ("none", "console", "otlp")
 _provider: TracerProvider | None = None
@@ -32,6 +37,8 @@ def _exporter(kind: str) -> SpanExporter | None:
     if kind == "none":
         return None
     if kind == "console":
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
         return ConsoleSpanExporter()
     if kind == "otlp":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -52,6 +59,11 @@ def setup_telemetry(
     exporters = [e for e in (_exporter(kind), extra) if e is not None]
     if not exporters:
         return None
+    from opentelemetry import trace
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
     for span_exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(span_exporter))
@@ -61,7 +73,13 @@ def setup_telemetry(
 
 
 def tracing_enabled() -> bool:
-    """Whether this process has a real tracer provider (ours, or one its host application set)."""
+    """Whether this process has a real tracer provider (ours, or one its host application set). Setting
+    one imports opentelemetry.trace, and so does a provider named by $OTEL_PYTHON_TRACER_PROVIDER (which
+    get_tracer_provider loads): without either, there is none, and OpenTelemetry stays unimported."""
+    if "opentelemetry.trace" not in sys.modules and "OTEL_PYTHON_TRACER_PROVIDER" not in os.environ:
+        return False
+    from opentelemetry import trace
+
     return not isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
 
@@ -74,6 +92,9 @@ def shutdown_telemetry() -> None:
 def server_interceptors() -> list[grpc.ServerInterceptor]:
     if not tracing_enabled():
         return []
+    from opentelemetry import trace
+    from opentelemetry.instrumentation.grpc import server_interceptor
+
     return [server_interceptor(tracer_provider=trace.get_tracer_provider())]
 
 
@@ -102,9 +123,14 @@ def traced_channel(address: str, bearer: str | None = None, tls_ca: Path | None 
         channel = grpc.intercept_channel(channel, added)
     if not tracing_enabled():
         return channel
+    from opentelemetry import trace
+    from opentelemetry.instrumentation.grpc import client_interceptor, grpcext
+
     # grpcext, not grpc.intercept_channel: the OpenTelemetry interceptor implements grpcext's interface.
     return grpcext.intercept_channel(channel, client_interceptor(tracer_provider=trace.get_tracer_provider()))
 
 
 def tracer(name: str) -> trace.Tracer:
+    from opentelemetry import trace
+
     return trace.get_tracer(name)

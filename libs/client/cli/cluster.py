@@ -11,9 +11,6 @@ from typing import Annotated
 
 import typer
 
-from quarry.core.errors import QuarryError
-from quarry.v1 import errors_pb2
-
 cluster_app = typer.Typer(help="A cluster on the replicated log: create it, and see its partitions and log.")
 
 
@@ -43,6 +40,8 @@ def init(
     """Create the cluster's stream and KV buckets on NATS; an existing cluster is left as it is (its
     partition count cannot change, and asking for another one fails)."""
     from quarry.cluster.setup import ClusterConfig, ensure_cluster
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
 
     urls = [u.strip() for u in nats.split(",") if u.strip()]
     if not urls:

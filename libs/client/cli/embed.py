@@ -14,17 +14,21 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import grpc
 import typer
-from google.protobuf.message import Message
-from rich.console import Console
-from rich.markup import escape
 
-from quarry.client.cli import render
-from quarry.core.errors import from_rpc_error
-from quarry.v1 import embedding_pb2, vector_pb2
+from quarry.client.cli.lazy import escape, lazy_module
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
+    from rich.console import Console
+
+grpc = lazy_module("grpc")
+render = lazy_module("quarry.client.cli.render")
+embedding_pb2 = lazy_module("quarry.v1.embedding_pb2")
+vector_pb2 = lazy_module("quarry.v1.vector_pb2")
+
 
 embed_app = typer.Typer(help="Embedding status, and bounded catch-up of the semantic lane (preflight, backfill).")
 
@@ -44,6 +48,8 @@ def _cli() -> ModuleType:
 
 
 def _ask(method: str, request: Message, timeout: float) -> Any:
+    from quarry.core.errors import from_rpc_error
+
     cli = _cli()
     with cli._client() as client:
         try:

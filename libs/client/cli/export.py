@@ -14,16 +14,17 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from quarry.client.cli import render
-from quarry.client.otel_export import ExportOptions, OtelProjection, OtlpPushError, endpoint_urls, export_otel, push
-from quarry.core.errors import QuarryError
-from quarry.dsl.shell import join_words
-from quarry.v1 import errors_pb2
+from quarry.client.cli.lazy import escape, lazy_module
+
+if TYPE_CHECKING:
+    from quarry.client.otel_export import OtelProjection
+
+render = lazy_module("quarry.client.cli.render")
+
 
 export_app = typer.Typer(help="Export archive evidence in other systems' shapes (OpenTelemetry).", no_args_is_help=True)
 
@@ -82,6 +83,11 @@ def otel(
     spans, messages, observed events and context snapshots log records, with stable ids and Quarry refs.
     Tool outputs, archive text and absolute paths are left out unless asked for. The document is
     OTLP/JSON whatever --format says; --format shapes the summary of --out and --endpoint."""
+    from quarry.client.otel_export import ExportOptions, endpoint_urls, export_otel
+    from quarry.core.errors import QuarryError
+    from quarry.dsl.shell import join_words
+    from quarry.v1 import errors_pb2
+
     cli = _cli()
     text = cli.settings.query = join_words(query)
     if out is not None and endpoint is not None:
@@ -106,6 +112,8 @@ def _encoded(projection: OtelProjection) -> str:
 
 
 def _push(projection: OtelProjection, endpoint: str, cli: ModuleType) -> None:
+    from quarry.client.otel_export import OtlpPushError, push
+
     try:
         report = push(projection, endpoint)
     except OtlpPushError as error:

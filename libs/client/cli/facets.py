@@ -15,15 +15,18 @@ line per view, family and value.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from quarry.client.cli import render
-from quarry.v1 import query_pb2
+from quarry.client.cli.lazy import escape, lazy_module
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+render = lazy_module("quarry.client.cli.render")
+query_pb2 = lazy_module("quarry.v1.query_pb2")
+
 
 CSV_COLUMNS = ("view", "family", "value", "count", "idf")
 
@@ -94,6 +97,8 @@ def _csv_rows(response: query_pb2.FacetsResponse) -> list[list[Any]]:
 
 def print_facets(response: query_pb2.FacetsResponse, console: Console) -> None:
     """One table per complete family: the scoped count (when scoped), the global count and the IDF."""
+    from rich.table import Table
+
     global_view = getattr(response, "global")
     scope = [f"query {response.query!r}"] if response.query else []
     scope += [f"origin {', '.join(response.origins)}"] if response.origins else []

@@ -5,6 +5,7 @@ where …'`); with --explain, the query's AST and plan instead of its results.""
 
 from __future__ import annotations
 
+import copy
 import functools
 import signal
 import subprocess
@@ -13,31 +14,31 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from quarry.client.cli import render
+# The sub-apps' modules import only typer at the top: what a command needs (gRPC, protobuf, rich,
+# the query language, OpenTelemetry) is imported when it runs (issue 13; tests/client/test_cli_imports.py).
 from quarry.client.cli.cluster import cluster_app
 from quarry.client.cli.embed import embed_app
 from quarry.client.cli.export import export_app
 from quarry.client.cli.facets import facets
+from quarry.client.cli.lazy import lazy_module, stderr, stdout
 from quarry.client.cli.mark import mark_app
 from quarry.client.cli.node import host_port, node_app
 from quarry.client.cli.read import read
 from quarry.client.cli.sessions import sessions_app
 from quarry.client.cli.tokens import token_app
-from quarry.client.client import QuarryClient
-from quarry.client.controls_json import controls_from_json, controls_to_json, with_flags
-from quarry.core.config import resolve_home
-from quarry.core.errors import QuarryError
-from quarry.core.tls import TlsFiles
-from quarry.dsl import compile_query, plain_text_query
-from quarry.dsl.shell import join_words
-from quarry.v1 import errors_pb2, query_pb2
-from quarry.v1.ingest_pb2 import IngestProgress
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from quarry.client.client import QuarryClient
+    from quarry.v1 import query_pb2
+    from quarry.v1.ingest_pb2 import IngestProgress
+
+render = lazy_module("quarry.client.cli.render")
 
 app = typer.Typer(
     add_completion=False,
@@ -56,8 +57,15 @@ app.add_typer(token_app, name="token")
 app.command("read")(read)
 app.command("facets")(facets)
 
-console = Console()
-err_console = Console(stderr=True)
+
+def __getattr__(name: str) -> Console:
+    """`console` and `err_console` (what the sub-apps print to), made on first use: rich is imported
+    when a command prints, not for `--help`."""
+    if name == "console":
+        return stdout()
+    if name == "err_console":
+        return stderr()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Settings:
@@ -80,6 +88,8 @@ def main(
         bool, typer.Option("--explain", help="Show the query's typed AST and plan instead of running it.")
     ] = False,
 ) -> None:
+    from quarry.core.config import resolve_home
+
     if fmt not in render.FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(render.FORMATS)}", param_hint="--format")
     settings.home = resolve_home(home)
@@ -88,6 +98,8 @@ def main(
 
 
 def _client() -> QuarryClient:
+    from quarry.client.client import QuarryClient
+
     return QuarryClient.for_home(settings.home)
 
 
@@ -95,7 +107,9 @@ def _client() -> QuarryClient:
 def up(
     shards: Annotated[int, typer.Option(min=1, max=64, help="Embedded default: index nodes, one partition each.")] = 2,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Start and return; stop with `quarry down`.")] = False,
-    embedder: Annotated[str, typer.Option(help="minilm | none | openai:<base-url>#<model>")] = "minilm",
+    embedder: Annotated[
+        str, typer.Option(help="minilm (torch) | minilm-int8 (ONNX, ~2.5x faster) | none | openai:<base-url>#<model>")
+    ] = "minilm",
     embed_mode: Annotated[
         str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
     ] = "auto",
@@ -131,6 +145,7 @@ def up(
     replicated partitions, and the other nodes on the log. Once `quarry token create` made a token (or
     with --auth), every call needs a token and node-to-node calls a cluster key."""
     from quarry.client.local import LocalCluster
+    from quarry.core.tls import TlsFiles
 
     if detach:
         _up_in_background()
@@ -156,14 +171,14 @@ def up(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         info = cluster.start()
-        console.print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
-        console.print("Ctrl-C stops every node")
+        stdout().print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
+        stdout().print("Ctrl-C stops every node")
         stop.wait()
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a foreground cluster is meant to stop
     finally:
         cluster.stop()
-        console.print("stopped")
+        stdout().print("stopped")
 
 
 def _up_in_background() -> None:
@@ -171,6 +186,8 @@ def _up_in_background() -> None:
     the nodes; returns once it recorded the cluster (or failed, with its log)."""
     from quarry.client.local import process_alive
     from quarry.core.config import ClusterInfo
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
 
     argv = [a for a in sys.argv[1:] if a not in ("--detach", "-d")]
     if "--home" not in argv:
@@ -189,7 +206,7 @@ def _up_in_background() -> None:
     while True:
         info = ClusterInfo.load(settings.home)
         if info is not None and info.supervisor == background.pid:
-            console.print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
+            stdout().print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
             return
         if background.poll() is not None or time.monotonic() > deadline:
             if process_alive(background.pid):
@@ -205,7 +222,7 @@ def down() -> None:
     from quarry.client.local import stop_recorded
 
     stopped = stop_recorded(settings.home)
-    console.print(f"stopped {', '.join(stopped)}" if stopped else f"no cluster was running under {settings.home}")
+    stdout().print(f"stopped {', '.join(stopped)}" if stopped else f"no cluster was running under {settings.home}")
 
 
 @app.command()
@@ -215,7 +232,7 @@ def status() -> None:
 
     recorded = ClusterInfo.load(settings.home)
     with _client() as client:
-        render.status(client.status(), settings.format, console, recorded.restarts if recorded else None)
+        render.status(client.status(), settings.format, stdout(), recorded.restarts if recorded else None)
 
 
 @app.command()
@@ -244,16 +261,16 @@ def ingest(
                 _ingest_once(events)
             elif settings.format == "plain":
                 _ingest_once(events)
-                err_console.print("following; Ctrl-C stops")
+                stderr().print("following; Ctrl-C stops")
                 for event in events:
-                    render.ingest_event(event, settings.format, console)
+                    render.ingest_event(event, settings.format, stdout())
             else:
                 for event in events:
-                    render.ingest_event(event, settings.format, console)
+                    render.ingest_event(event, settings.format, stdout())
         except KeyboardInterrupt:
             if not follow:
                 raise
-            err_console.print("stopped following")
+            stderr().print("stopped following")
         finally:
             events.close()  # cancels the call
 
@@ -264,7 +281,7 @@ def _ingest_once(events: Iterator[IngestProgress]) -> None:
 
     report = None
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console, transient=True
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=stderr(), transient=True
     )
     with progress:
         task = progress.add_task("ingesting", total=None)
@@ -275,7 +292,7 @@ def _ingest_once(events: Iterator[IngestProgress]) -> None:
                 report = event.report
                 break
     if report is not None:
-        render.ingest_report(report, settings.format, console)
+        render.ingest_report(report, settings.format, stdout())
 
 
 @app.command()
@@ -286,7 +303,7 @@ def delete(
     """Remove sessions from the archive: from every replica of their partition, their vectors, and (in a
     cluster on the log) from the log, where a tombstone takes their place."""
     with _client() as client:
-        render.delete_report(client.delete(refs, ack=ack), settings.format, console)
+        render.delete_report(client.delete(refs, ack=ack), settings.format, stdout())
 
 
 @app.command()
@@ -342,6 +359,9 @@ def search(
 ) -> None:
     """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
     context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
+    from quarry.dsl.plain import plain_text_query
+    from quarry.dsl.shell import join_words
+
     text = settings.query = plain_text_query(" ".join(query)) if plain else join_words(query)
     chosen = search_lane(lane, lexical=lexical, semantic=semantic)
     flags: dict[tuple[str, ...], tuple[str, object]] = {}
@@ -361,10 +381,10 @@ def search(
     chosen_controls = search_controls(controls, flags)
     with _client() as client:
         if settings.explain:
-            render.explain(client.explain(text), settings.format, console)
-        elif compile_query(text).kind == "units":
+            render.explain(client.explain(text), settings.format, stdout())
+        elif is_unit_query(text):
             envelope = client.query_units(text, limit=limit, offset=offset, require_complete=require_complete)
-            render.unit_envelope(envelope, settings.format, console)
+            render.unit_envelope(envelope, settings.format, stdout())
         else:
             envelope = client.search(
                 text,
@@ -375,11 +395,27 @@ def search(
                 controls=chosen_controls,
                 require_complete=require_complete,
             )
-            render.search_envelope(envelope, settings.format, console)
+            render.search_envelope(envelope, settings.format, stdout())
+
+
+def is_unit_query(text: str) -> bool:
+    """Whether `text` is a unit query (rows) rather than a search (sessions). Every unit query holds the
+    keyword `where` (grammar.lark: `UNIT WHERE …`, the terminal lower-case only), so a query without it
+    is a search, sent without compiling it here: building the Lark parser is the slowest step of a
+    command's start (issue 13). The query node compiles it and answers INVALID_QUERY, with its
+    position, as the local compile does."""
+    if "where" not in text:
+        return False
+    from quarry.dsl import compile_query
+
+    return compile_query(text).kind == "units"
 
 
 def parse_weights(pairs: list[str]) -> dict[str, float]:
     """`--weight CHANNEL=W` values as channel -> weight; the query node checks the channel names."""
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     weights: dict[str, float] = {}
     for pair in pairs:
         channel, sep, value = pair.partition("=")
@@ -406,6 +442,8 @@ def search_controls(
     sets too is a contradiction); None when neither is given: the server's defaults."""
     if document is None and not flags:
         return None
+    from quarry.client.controls_json import controls_from_json, controls_to_json, with_flags
+
     base = controls_to_json(controls_from_json(document)) if document is not None else {}
     return controls_from_json(with_flags(base, flags))
 
@@ -416,6 +454,9 @@ LANE_SHORTCUTS = {"--lexical": "dialogue", "--semantic": "semantic"}
 def search_lane(lane: str | None, *, lexical: bool, semantic: bool) -> str:
     """The lane `search` asks for: --lane, or a shortcut's lane. The shortcuts exclude each other and a
     --lane naming another lane (INVALID_REQUEST); the query node validates the lane name itself."""
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     shortcuts = [name for name, on in (("--lexical", lexical), ("--semantic", semantic)) if on]
     if len(shortcuts) > 1:
         raise QuarryError(
@@ -440,7 +481,7 @@ def demo() -> None:
     from quarry.client.demo import run_demo
 
     with _client() as client:
-        run_demo(client, settings.home, settings.format, console)
+        run_demo(client, settings.home, settings.format, stdout())
 
 
 GLOBAL_OPTIONS_WITH_VALUE = ("--home", "--format", "-f")
@@ -461,8 +502,11 @@ def mcp(
     """Serve Quarry's API as MCP tools to an agent (the official MCP SDK): over stdio with the token in
     $QUARRY_TOKEN, or streamable HTTP, where each request carries its caller's token when the cluster
     requires tokens (--auth; always beyond loopback)."""
+    from quarry.client.client import QuarryClient
     from quarry.client.mcp_server import build_server
     from quarry.core.auth import is_loopback
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
 
     @functools.lru_cache(maxsize=256)
     def client_for(token: str | None) -> QuarryClient:
@@ -488,6 +532,14 @@ def with_default_command(argv: list[str]) -> list[str]:
     commands = {c.name or c.callback.__name__ for c in app.registered_commands} | {
         g.name for g in app.registered_groups if g.name
     }
+    i = _command_index(argv)
+    if i is None:
+        return argv
+    return argv if argv[i] in commands else [*argv[:i], "search", *argv[i:]]
+
+
+def _command_index(argv: list[str]) -> int | None:
+    """Where the global options end: the index of the command word, None when there is none."""
     i = 0
     while i < len(argv):
         word = argv[i]
@@ -496,19 +548,43 @@ def with_default_command(argv: list[str]) -> list[str]:
         elif word in GLOBAL_FLAGS or word.startswith(("--home=", "--format=")):
             i += 1
         else:
-            return argv if word in commands else [*argv[:i], "search", *argv[i:]]
-    return argv
+            return i
+    return None
+
+
+def app_for(argv: list[str]) -> typer.Typer:
+    """`app` holding only the command (or group) `argv` runs. At every start Typer reads the signature
+    of each command the app holds to build its click commands, ~40 of them here: a third of a search's
+    start once its imports were made lazy (issue 13), for one command run. The global options and the
+    command's own parsing, help and errors are the same; `quarry --help …`, a bare `quarry` and
+    anything else get the whole app."""
+    i = _command_index(argv)
+    if i is None or "--help" in argv[:i]:
+        return app
+    name = argv[i]
+    only = copy.copy(app)
+    only.registered_commands = [
+        c for c in app.registered_commands if (c.name or typer.main.get_command_name(c.callback.__name__)) == name
+    ]
+    only.registered_groups = [g for g in app.registered_groups if g.name == name]
+    return only if len(only.registered_commands) + len(only.registered_groups) == 1 else app
 
 
 def run() -> None:
     argv = with_default_command(sys.argv[1:])
     try:
-        app(args=argv, prog_name="quarry")
-    except QuarryError as error:
+        app_for(argv)(args=argv, prog_name="quarry")
+    except Exception as error:
+        # quarry.core.errors (and so gRPC) is imported by the commands that can raise its QuarryError.
+        errors = sys.modules.get("quarry.core.errors")
+        if errors is None or not isinstance(error, errors.QuarryError):
+            raise
         if settings.format in ("json", "ndjson", "yaml"):
             render.emit_document({"error": error.as_dict()}, settings.format)
         else:
-            err_console.print(f"[red]error[/red] {escape(str(error))}")
+            from rich.markup import escape
+
+            stderr().print(f"[red]error[/red] {escape(str(error))}")
             if error.offset is not None and settings.query:
-                err_console.print(f"  {escape(settings.query)}\n  {' ' * error.offset}^", highlight=False)
+                stderr().print(f"  {escape(settings.query)}\n  {' ' * error.offset}^", highlight=False)
         sys.exit(2)

@@ -12,14 +12,18 @@ holding the target's session.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from quarry.client.cli import render
-from quarry.v1 import units_pb2
+from quarry.client.cli.lazy import escape, lazy_module
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+render = lazy_module("quarry.client.cli.render")
+units_pb2 = lazy_module("quarry.v1.units_pb2")
+
 
 mark_app = typer.Typer(help="Assertions (decisions, caveats, summaries, tags, notes, todos) about archive objects.")
 candidates_app = typer.Typer(help="Candidates automated writers left, and their judgment.")

@@ -10,9 +10,6 @@ from typing import Annotated
 
 import typer
 
-from quarry.core.errors import QuarryError
-from quarry.v1 import errors_pb2
-
 node_app = typer.Typer(help="Run one node of a cluster (what `quarry up`, docker-compose and Kubernetes start).")
 
 Host = Annotated[str, typer.Option(help="Interface to listen on.")]
@@ -49,6 +46,9 @@ def _secure(
 
 
 def _addresses(value: str | None, option: str) -> list[str]:
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     addresses = [a.strip() for a in (value or "").split(",") if a.strip()]
     if not addresses:
         raise QuarryError(errors_pb2.INVALID_REQUEST, f"{option} needs at least one address", parameter=option)
@@ -63,6 +63,9 @@ Nats = Annotated[
 
 def host_port(text: str, parameter: str) -> tuple[str, int]:
     """HOST:PORT as (host, port); INVALID_REQUEST naming the option otherwise."""
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     host, _, port = text.rpartition(":")
     if not host or not port.isdigit() or not 0 <= int(port) < 65536:
         raise QuarryError(errors_pb2.INVALID_REQUEST, f"{parameter} {text!r} is not HOST:PORT", parameter=parameter)
@@ -71,6 +74,9 @@ def host_port(text: str, parameter: str) -> tuple[str, int]:
 
 def _mode(index: str | None, nats: str | None) -> tuple[list[str], list[str]]:
     """(index addresses, NATS URLs): exactly one of --index (the embedded default) and --nats."""
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     if bool(index) == bool(nats):
         raise QuarryError(
             errors_pb2.INVALID_REQUEST,
@@ -119,7 +125,9 @@ def node_index(
 ) -> None:
     """An index node: replicas of partitions (Tantivy + SQLite each). With --join it joins a cluster on
     the log (found from --nats, else from the local cluster under --home) and holds what the map gives it."""
+    from quarry.core.errors import QuarryError
     from quarry.core.telemetry import setup_telemetry
+    from quarry.v1 import errors_pb2
 
     budget = writer_budget_mb * 1_000_000
     _secure("index", host, cluster_key_file, (tls_cert, tls_key, tls_ca))

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from google.protobuf.message import Message as ProtoMessage
-from rich.console import Console
-from rich.markup import escape
 
-from quarry.client.cli import render
-from quarry.v1 import refs_pb2
+from quarry.client.cli.lazy import escape, lazy_module
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message as ProtoMessage
+    from rich.console import Console
+
+render = lazy_module("quarry.client.cli.render")
+refs_pb2 = lazy_module("quarry.v1.refs_pb2")
+
 
 TRUNCATED = "…(truncated)"
 # Fields printed as paragraphs under the card's header lines rather than as `name: value`.

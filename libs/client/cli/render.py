@@ -17,19 +17,23 @@ import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
-import yaml
-from google.protobuf import text_format
-from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message
-from rich.console import Console
-from rich.markup import escape
+from quarry.client.cli.lazy import escape, lazy_module
 
-from quarry.client.controls_json import controls_to_json
-from quarry.core.errors import QuarryError
-from quarry.v1 import errors_pb2, ingest_pb2, query_pb2
+if TYPE_CHECKING:
+    from google.protobuf.descriptor import FieldDescriptor
+    from google.protobuf.message import Message
+    from rich.console import Console
+
+    from quarry.core.errors import QuarryError
+
+orjson = lazy_module("orjson")
+yaml = lazy_module("yaml")
+text_format = lazy_module("google.protobuf.text_format")
+ingest_pb2 = lazy_module("quarry.v1.ingest_pb2")
+query_pb2 = lazy_module("quarry.v1.query_pb2")
+
 
 FORMATS = ("plain", "json", "ndjson", "yaml", "csv")
 DOCUMENT_FORMATS = ("json", "yaml")  # the whole envelope as one document
@@ -53,14 +57,14 @@ def to_dict(message: Message) -> dict[str, Any]:
 
 
 def _value(field: FieldDescriptor, value: Any) -> Any:
-    if field.type == FieldDescriptor.TYPE_MESSAGE:
+    if field.type == field.TYPE_MESSAGE:
         return to_dict(value)
-    if field.type == FieldDescriptor.TYPE_BYTES:
+    if field.type == field.TYPE_BYTES:
         # JSON held as bytes (an event's raw record) is shown as the JSON value; other bytes as base64.
         if field.name.endswith("_json") and value:
             return orjson.loads(value)
         return base64.b64encode(value).decode()
-    if field.type == FieldDescriptor.TYPE_ENUM:
+    if field.type == field.TYPE_ENUM:
         return field.enum_type.values_by_number[value].name
     return value
 
@@ -138,6 +142,8 @@ SESSION_COLUMNS: dict[str, Callable[[query_pb2.SearchHit], Any]] = {
 
 
 def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Console) -> None:
+    from quarry.client.controls_json import controls_to_json
+
     if fmt in DOCUMENT_FORMATS:
         emit_document(to_dict(envelope), fmt)
         return
@@ -343,6 +349,9 @@ def _time(ms: int) -> str:
 
 
 def not_tabular(what: str) -> QuarryError:
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     return QuarryError(
         errors_pb2.INVALID_REQUEST,
         f"{what} is not a table: use --format plain, json, ndjson or yaml",

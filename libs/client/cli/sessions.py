@@ -21,19 +21,21 @@ import sys
 import time
 from datetime import UTC, datetime
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import orjson
 import typer
-from google.protobuf.message import Message
-from rich.console import Console
-from rich.markup import escape
 
-from quarry.client.cli import render
-from quarry.client.sessions import event_filters, seed_code, session_filters
-from quarry.core.errors import QuarryError
-from quarry.dsl.comparisons import BadComparisonValue, date_interval
-from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
+from quarry.client.cli.lazy import escape, lazy_module
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
+    from rich.console import Console
+
+orjson = lazy_module("orjson")
+render = lazy_module("quarry.client.cli.render")
+sessions_pb2 = lazy_module("quarry.v1.sessions_pb2")
+units_pb2 = lazy_module("quarry.v1.units_pb2")
+
 
 sessions_app = typer.Typer(help="Seed 002's session API: events, surfaces, windows, traces, lineage, titles, search.")
 
@@ -53,6 +55,9 @@ def _cli() -> ModuleType:
 
 def _run(operation: str, call: Any) -> Any:
     """Run a client call; a failure keeps Quarry's code and gains the seed's name of it."""
+    from quarry.client.sessions import seed_code
+    from quarry.core.errors import QuarryError
+
     try:
         return call()
     except QuarryError as error:
@@ -84,6 +89,10 @@ def list_sessions(
     cursor: Cursor = "",
 ) -> None:
     """Sessions newest first, filtered (clauses ANDed, a clause's values ORed)."""
+    from quarry.client.sessions import session_filters
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     if root and parent:
         raise QuarryError(errors_pb2.INVALID_REQUEST, "--root and --parent contradict", parameter="--root")
     created_min = _since(created_since) if created_since else None
@@ -144,6 +153,8 @@ def events(
     with_text: Annotated[bool, typer.Option("--with-text", help="Each event's semantic text too.")] = False,
 ) -> None:
     """Event records of one session matching filters, in seq order."""
+    from quarry.client.sessions import event_filters
+
     filters = event_filters(seq=_seq_range(seq) if seq else None, types=types or (), surfaces=surfaces or (), text=text)
     page = _run("events", lambda: _sessions().events(session_id, filters, with_text=with_text or bool(text)))
     if _emitted(page):
@@ -215,6 +226,8 @@ def lineage(session_id: Session) -> None:
 @sessions_app.command("titles")
 def titles(session_ids: Annotated[list[str], typer.Argument(help="Session ids.")]) -> None:
     """The latest title of each session; a session that cannot be read says why, alone."""
+    from quarry.v1 import errors_pb2
+
     response = _run("titles", lambda: _sessions().titles(session_ids))
     if _emitted(response):
         return
@@ -241,6 +254,8 @@ def search(
     cursor: Cursor = "",
 ) -> None:
     """Sessions ranked by their strongest matching event, or (--in) the events of one session."""
+    from quarry.client.sessions import event_filters, session_filters
+
     filters = event_filters(surfaces=surfaces or (), types=types or ())
     console = _console()
     if within:
@@ -316,6 +331,10 @@ def _seqs(seqs: Any) -> str:
 
 
 def _since(text: str) -> int:
+    from quarry.core.errors import QuarryError
+    from quarry.dsl.comparisons import BadComparisonValue, date_interval
+    from quarry.v1 import errors_pb2
+
     try:
         return date_interval(text, int(time.time() * 1000))[0]
     except BadComparisonValue as error:
@@ -324,6 +343,9 @@ def _since(text: str) -> int:
 
 def _seq_range(text: str) -> tuple[int | None, int | None]:
     """`10..40`, `10..`, `..40` or `7` as inclusive bounds."""
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     low, dots, high = text.partition("..")
     try:
         if not dots:

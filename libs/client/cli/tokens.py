@@ -9,14 +9,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from quarry.client.cli import render
-from quarry.core.errors import QuarryError
-from quarry.core.tokens import GRANTS, TokenRecord, TokenStore
-from quarry.v1 import errors_pb2
+from quarry.client.cli.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from quarry.core.tokens import TokenRecord, TokenStore
+
+render = lazy_module("quarry.client.cli.render")
+
+# quarry.core.tokens.GRANTS, spelt out for the help: that module imports gRPC, which `--help` should not
+# (tests/client/test_cli_imports.py checks the two agree).
+GRANTS = ("read", "write", "admin")
 
 token_app = typer.Typer(help="Bearer tokens: create, list, revoke (grants `read`, `write`, `admin` per scope).")
 
@@ -33,6 +39,8 @@ def _cli() -> ModuleType:
 
 
 def _store(path: Path | None) -> TokenStore:
+    from quarry.core.tokens import TokenStore
+
     return TokenStore(path) if path is not None else TokenStore.in_home(_cli().settings.home)
 
 
@@ -80,6 +88,9 @@ def revoke(
     token_id: Annotated[str, typer.Argument(help="The token's id (`quarry token list`).")], tokens: TokensFile = None
 ) -> None:
     """Remove a token: calls carrying it are refused from the next call on."""
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
     if not _store(tokens).revoke(token_id):
         raise QuarryError(errors_pb2.NOT_FOUND, f"no token {token_id!r}", parameter="token_id")
     _cli().console.print(f"revoked {token_id}")

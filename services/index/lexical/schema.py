@@ -61,16 +61,26 @@ VERSION_FILE = "ANALYZER"
 _log = logging.getLogger(__name__)
 
 
-def build_schema() -> tantivy.Schema:
+FIELDS = (TEXT, TEXT_STEM, ACTIONS, ROLE, ORIGIN, SCOPE, REPO, TAG, SESSION_ORD, MESSAGE_ORD, TIME)
+
+
+def build_schema(omit: str | None = None) -> tantivy.Schema:
+    """The shard's schema; `omit` leaves one field out (bench/index_size.py measures each field's cost)."""
     sb = tantivy.SchemaBuilder()
-    sb.add_text_field(TEXT, tokenizer_name=analyzer.ANALYZER_NAME, index_option="position")
-    sb.add_text_field(TEXT_STEM, tokenizer_name=analyzer.STEM_ANALYZER_NAME, index_option="freq")
-    sb.add_text_field(ACTIONS, tokenizer_name=analyzer.ANALYZER_NAME, index_option="position")
-    for name in (ROLE, ORIGIN, SCOPE, REPO, TAG):
-        sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
-    sb.add_integer_field(SESSION_ORD, indexed=True, fast=True)
-    sb.add_integer_field(MESSAGE_ORD, fast=True)
-    sb.add_integer_field(TIME, fast=True)
+    text_fields = [
+        (TEXT, analyzer.ANALYZER_NAME, "position"),
+        (TEXT_STEM, analyzer.STEM_ANALYZER_NAME, "freq"),
+        (ACTIONS, analyzer.ANALYZER_NAME, "position"),
+        *((name, "raw", "basic") for name in (ROLE, ORIGIN, SCOPE, REPO, TAG)),
+    ]
+    for name, tokenizer, option in text_fields:
+        if name != omit:
+            sb.add_text_field(name, tokenizer_name=tokenizer, index_option=option)
+    if omit != SESSION_ORD:
+        sb.add_integer_field(SESSION_ORD, indexed=True, fast=True)
+    for name in (MESSAGE_ORD, TIME):
+        if name != omit:
+            sb.add_integer_field(name, fast=True)
     return sb.build()
 
 

@@ -10,6 +10,12 @@ ingested row. The rows themselves are built by records.py; the shard assigns the
 only writer), so a batch is one statement per table. `PRAGMA user_version` records the layout; a
 store in another layout is refused at open.
 
+A message or derived-unit row stores its proto as `body`, without the two ids (the unit's own and its
+session's) that the row's `id` column gives back (`pack_proto`); the `proto` column, generated on read
+by the SQL function every connection of this module registers, is the serialized proto byte for byte.
+A connection opened elsewhere reads every other column, but `proto` needs `quarry_unpack` registered.
+Likewise an action's `id` and `block_id` are generated (plain SQL) from its message id (`pack_action`).
+
 The derived units (files, runs, observed events, context snapshots, delegations) are one row each:
 their filter and sort columns and the whole unit as a serialized proto. They are written, replaced
 and deleted with their session, and indexed by session ordinal only: a public ref names its session,
@@ -57,7 +63,7 @@ import sqlite3
 import uuid
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -70,7 +76,8 @@ if TYPE_CHECKING:
     from quarry.index.lexical.records import SessionRecords
 
 COUNT_FIELDS = tuple(f.name for f in units_pb2.SessionCounts.DESCRIPTOR.fields)
-FORMAT_VERSION = 6  # PRAGMA user_version of the layout below (5: seed 002's raw log events; 6: scopes)
+FORMAT_VERSION = 7  # PRAGMA user_version of the layout below (5: seed 002's raw log events; 6: scopes;
+# 7: message and unit protos without the ids their row gives back, log_event_chunks a rowid table)
 _PAGE_BYTES = 16384
 _WAL_LIMIT_BYTES = 64 << 20
 _READER_MMAP_BYTES = 1 << 40
@@ -127,13 +134,15 @@ CREATE TABLE IF NOT EXISTS log_events (
   PRIMARY KEY (session_ord, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS log_events_message ON log_events (message_ord) WHERE message_ord != 0;
+-- A rowid table: a WITHOUT ROWID row keeps at most ~1/4 of a page in place and spills the rest to
+-- overflow pages of its own, which left half of each 16 KiB overflow page of a chunk empty.
 CREATE TABLE IF NOT EXISTS log_event_chunks (
   session_ord INTEGER NOT NULL,
   first_seq INTEGER NOT NULL,
   texts BLOB NOT NULL,
   raws BLOB NOT NULL,
   PRIMARY KEY (session_ord, first_seq)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
@@ -161,7 +170,8 @@ CREATE TABLE IF NOT EXISTS messages (
   output_tokens INTEGER NOT NULL,
   cache_read_tokens INTEGER NOT NULL,
   cache_write_tokens INTEGER NOT NULL,
-  proto BLOB NOT NULL
+  body BLOB NOT NULL,
+  proto BLOB GENERATED ALWAYS AS (quarry_unpack(body, id)) VIRTUAL
 );
 CREATE INDEX IF NOT EXISTS messages_session ON messages (session_ord, role);
 CREATE INDEX IF NOT EXISTS messages_time ON messages (time_ms);
@@ -179,12 +189,13 @@ CREATE TABLE IF NOT EXISTS blocks (
 CREATE INDEX IF NOT EXISTS blocks_message ON blocks (message_ord);
 CREATE INDEX IF NOT EXISTS blocks_time ON blocks (time_ms);
 
+-- `id` and `block_id` follow from message_id and seq (pack_action): stored only when they do not.
 CREATE TABLE IF NOT EXISTS actions (
   ord INTEGER PRIMARY KEY,
-  id TEXT NOT NULL,
+  id TEXT GENERATED ALWAYS AS (COALESCE(own_id, substr(message_id, 1, id_prefix) || ':action:' || seq)) VIRTUAL,
   session_ord INTEGER NOT NULL,
   message_id TEXT NOT NULL,
-  block_id TEXT NOT NULL,
+  block_id TEXT GENERATED ALWAYS AS (COALESCE(own_block_id, message_id || ':' || block_index)) VIRTUAL,
   seq INTEGER NOT NULL,
   category TEXT NOT NULL COLLATE NOCASE,
   tool TEXT NOT NULL COLLATE NOCASE,
@@ -194,7 +205,11 @@ CREATE TABLE IF NOT EXISTS actions (
   output TEXT NOT NULL,
   failed INTEGER NOT NULL,
   input_json TEXT NOT NULL,
-  time_ms INTEGER NOT NULL
+  time_ms INTEGER NOT NULL,
+  own_id TEXT,  -- NULL: the id is `<message_id's first id_prefix characters>:action:<seq>`
+  id_prefix INTEGER,
+  own_block_id TEXT,  -- NULL: the block id is `<message_id>:<block_index>`
+  block_index INTEGER
 );
 CREATE INDEX IF NOT EXISTS actions_session ON actions (session_ord, seq);
 CREATE INDEX IF NOT EXISTS actions_tool ON actions (tool, session_ord);
@@ -211,7 +226,8 @@ CREATE TABLE IF NOT EXISTS files (
   categories TEXT NOT NULL,  -- the action categories on the path, space-separated, sorted
   first_time_ms INTEGER NOT NULL,
   last_time_ms INTEGER NOT NULL,
-  proto BLOB NOT NULL
+  body BLOB NOT NULL,
+  proto BLOB GENERATED ALWAYS AS (quarry_unpack(body, id)) VIRTUAL
 );
 CREATE INDEX IF NOT EXISTS files_session ON files (session_ord);
 
@@ -224,7 +240,8 @@ CREATE TABLE IF NOT EXISTS runs (
   agent TEXT NOT NULL COLLATE NOCASE,
   child_session_id TEXT NOT NULL,
   started_ms INTEGER NOT NULL,
-  proto BLOB NOT NULL
+  body BLOB NOT NULL,
+  proto BLOB GENERATED ALWAYS AS (quarry_unpack(body, id)) VIRTUAL
 );
 CREATE INDEX IF NOT EXISTS runs_session ON runs (session_ord);
 
@@ -236,7 +253,8 @@ CREATE TABLE IF NOT EXISTS observed_events (
   kind TEXT NOT NULL COLLATE NOCASE,
   delivery_state TEXT NOT NULL COLLATE NOCASE,
   time_ms INTEGER NOT NULL,
-  proto BLOB NOT NULL
+  body BLOB NOT NULL,
+  proto BLOB GENERATED ALWAYS AS (quarry_unpack(body, id)) VIRTUAL
 );
 CREATE INDEX IF NOT EXISTS observed_events_session ON observed_events (session_ord);
 
@@ -247,7 +265,8 @@ CREATE TABLE IF NOT EXISTS context_snapshots (
   seq INTEGER NOT NULL,
   boundary TEXT NOT NULL COLLATE NOCASE,
   time_ms INTEGER NOT NULL,
-  proto BLOB NOT NULL
+  body BLOB NOT NULL,
+  proto BLOB GENERATED ALWAYS AS (quarry_unpack(body, id)) VIRTUAL
 );
 CREATE INDEX IF NOT EXISTS context_snapshots_session ON context_snapshots (session_ord);
 
@@ -260,7 +279,8 @@ CREATE TABLE IF NOT EXISTS delegations (
   result_state TEXT NOT NULL COLLATE NOCASE,
   agent TEXT NOT NULL COLLATE NOCASE,
   time_ms INTEGER NOT NULL,
-  proto BLOB NOT NULL
+  body BLOB NOT NULL,
+  proto BLOB GENERATED ALWAYS AS (quarry_unpack(body, id)) VIRTUAL
 );
 CREATE INDEX IF NOT EXISTS delegations_session ON delegations (session_ord);
 CREATE INDEX IF NOT EXISTS delegations_child ON delegations (child_session_id) WHERE child_session_id != '';
@@ -290,21 +310,25 @@ SESSION_COLUMNS = (
     "tantivy_pending",
     "summary",
 )
+# A message or unit row tuple (records.py) ends with the serialized proto; Store.replace packs it into `body`.
 MESSAGE_COLUMNS = (
     "ord, id, session_ord, role, time_ms, duration_ms, input_tokens, output_tokens, cache_read_tokens, "
-    "cache_write_tokens, proto"
+    "cache_write_tokens, body"
 )
 BLOCK_COLUMNS = "id, session_ord, message_ord, type, tool, path_norm, time_ms"
 # The derived-unit tables (SessionRecords.units holds their rows by table): the columns a row tuple fills.
 UNIT_TABLES = {
-    "files": "id, session_ord, path_norm, categories, first_time_ms, last_time_ms, proto",
-    "runs": "id, session_ord, role, status, agent, child_session_id, started_ms, proto",
-    "observed_events": "id, session_ord, seq, kind, delivery_state, time_ms, proto",
-    "context_snapshots": "id, session_ord, seq, boundary, time_ms, proto",
-    "delegations": "id, session_ord, child_session_id, mapping_state, result_state, agent, time_ms, proto",
+    "files": "id, session_ord, path_norm, categories, first_time_ms, last_time_ms, body",
+    "runs": "id, session_ord, role, status, agent, child_session_id, started_ms, body",
+    "observed_events": "id, session_ord, seq, kind, delivery_state, time_ms, body",
+    "context_snapshots": "id, session_ord, seq, boundary, time_ms, body",
+    "delegations": "id, session_ord, child_session_id, mapping_state, result_state, agent, time_ms, body",
 }
 EXCERPT_PREVIEW_CHARS = 280
 _TEXT_BLOCK_TYPES = frozenset(("text", "code"))
+_PACKED = b"\x00"  # the first byte of a packed body (pack_proto)
+_BYTES = tuple(bytes((n,)) for n in range(0x80))
+_ID_TAG, _SESSION_TAG = b"\x0a", b"\x12"  # wire tags (field << 3 | type 2) of Message.id and .session_id
 _CURRENT_SURFACES = frozenset(("", "current"))
 
 
@@ -316,7 +340,11 @@ _INSERT_SESSION = _insert("sessions", ", ".join(SESSION_COLUMNS))
 _UPDATE_SESSION = f"UPDATE sessions SET {', '.join(f'{c} = ?' for c in SESSION_COLUMNS[1:])} WHERE ord = ?"
 _INSERT_MESSAGE = _insert("messages", MESSAGE_COLUMNS)
 _INSERT_BLOCK = _insert("blocks", BLOCK_COLUMNS)
-_INSERT_ACTION = _insert("actions", ACTION_COLUMNS + ", path_norm")
+_INSERT_ACTION = _insert(
+    "actions",
+    "session_ord, message_id, seq, category, tool, command, path, output, failed, input_json, time_ms, path_norm, "
+    "own_id, id_prefix, own_block_id, block_index",
+)
 _INSERT_UNITS = {table: _insert(table, columns) for table, columns in UNIT_TABLES.items()}
 EVENT_COLUMNS = "seq, type, time_ms, surface, message_seq, links"
 _INSERT_EVENT = _insert("log_events", "session_ord, message_ord, " + EVENT_COLUMNS)
@@ -366,6 +394,95 @@ def action_from_row(row: Sequence[object], session_id: str) -> units_pb2.Action:
     )
 
 
+def pack_proto(proto: bytes, unit_id: str) -> bytes:
+    """A row's `body`: its serialized message or unit (`proto`) without the ids its row's `id` gives back.
+
+    Messages and the derived units begin with `id` (field 1) and `session_id` (field 2), and every id
+    begins with its session's long id: the two repeated it twice, a fifth of a message's bytes and
+    two fifths of an observed event's. Protobuf writes fields in number order, so the two lead the
+    bytes. When they are the row's id and a prefix of it, the body is a zero byte (no serialized proto
+    starts with one: field number 0 is invalid), the session id's length in bytes (a varint) and the
+    bytes after the two fields; otherwise `proto` itself. A body is kept only when `unpack_proto`
+    gives back exactly `proto`. The `proto` column (SQL function `quarry_unpack`) gives them back to
+    every read: slicing bytes costs about a µs each way. Block ids (`<message id>:<index>`) repeat
+    the id too, but taking them out means walking every field of the message.
+    """
+    mid = unit_id.encode()
+    lead = _ID_TAG + _encode_varint(len(mid)) + mid
+    if not mid or not proto.startswith(lead):
+        return proto
+    pos = len(lead)
+    session_bytes = 0
+    if proto[pos : pos + 1] == _SESSION_TAG:
+        try:
+            session_bytes, pos = _varint(proto, pos + 1)
+        except IndexError:
+            return proto
+        pos += session_bytes
+    body = _PACKED + _encode_varint(session_bytes) + proto[pos:]
+    return body if unpack_proto(body, unit_id) == proto else proto
+
+
+def pack_action(row: Sequence[Any]) -> tuple[object, ...]:
+    """The `_INSERT_ACTION` values of an action row (`ACTION_COLUMNS` + path_norm, records.py).
+
+    An action's id (`<session id>:action:<seq>`) and block id (`<message id>:<index>`) repeat its
+    message id, which the row holds: the generated columns `id` and `block_id` give them back from
+    message_id, seq, the id's prefix length and the block index; `own_id` / `own_block_id` hold an id
+    only when it does not have that form."""
+    action_id, session_ord, message_id, block_id, seq, *rest = row
+    suffix = f":action:{seq}"
+    prefix = len(action_id) - len(suffix)
+    derived = prefix >= 0 and action_id.endswith(suffix) and message_id[:prefix] == action_id[:prefix]
+    head, colon, index = block_id.rpartition(":")
+    indexed = bool(colon) and head == message_id and index.isascii() and index.isdigit() and str(int(index)) == index
+    return (
+        session_ord,
+        message_id,
+        seq,
+        *rest,
+        None if derived else action_id,
+        prefix if derived else None,
+        None if indexed else block_id,
+        int(index) if indexed else None,
+    )
+
+
+def unpack_proto(body: bytes | None, unit_id: str | None) -> bytes | None:
+    """The serialized proto of a `body` (pack_proto) and its row's id: SQL function `quarry_unpack`."""
+    if body is None or body[:1] != _PACKED:
+        return body
+    mid = unit_id.encode()  # type: ignore[union-attr]
+    session_bytes, pos = _varint(body, 1)
+    lead = _ID_TAG + _encode_varint(len(mid)) + mid
+    if session_bytes:
+        lead += _SESSION_TAG + _encode_varint(session_bytes) + mid[:session_bytes]
+    return lead + body[pos:]
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """The varint at `pos` and the position after it."""
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _encode_varint(value: int) -> bytes:
+    if value < 0x80:  # ids are mostly shorter than 128 bytes
+        return _BYTES[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 def dialogue_text(blocks: Iterable[units_pb2.Block]) -> str:
     """The prose and code of these blocks, one after the other; "" when they have none."""
     return "\n".join(b.text for b in blocks if b.type in _TEXT_BLOCK_TYPES and b.text and not b.text.isspace())
@@ -388,15 +505,15 @@ def _link_children(conn: sqlite3.Connection, session_ords: str) -> None:
     """Fill the child excerpt of every delegation of these sessions whose child is stored, and of every
     delegation whose child is one of these sessions (`session_ords`: a json_list)."""
     rows = conn.execute(
-        "SELECT d.ord, d.proto, c.ord FROM delegations d JOIN sessions c ON c.id = d.child_session_id "
+        "SELECT d.ord, d.id, d.proto, c.ord FROM delegations d JOIN sessions c ON c.id = d.child_session_id "
         f"WHERE d.session_ord {_IN_JSON} AND d.child_session_id != '' "
-        "UNION SELECT d.ord, d.proto, c.ord FROM sessions c JOIN delegations d ON d.child_session_id = c.id "
+        "UNION SELECT d.ord, d.id, d.proto, c.ord FROM sessions c JOIN delegations d ON d.child_session_id = c.id "
         f"WHERE c.ord {_IN_JSON} AND d.child_session_id != ''",
         (session_ords, session_ords),
     ).fetchall()
     answers: dict[int, str] = {}
     updates = []
-    for delegation_ord, proto, child_ord in rows:
+    for delegation_ord, delegation_id, proto, child_ord in rows:
         if child_ord not in answers:
             answers[child_ord] = final_text(conn, child_ord)
         text = answers[child_ord]
@@ -404,8 +521,9 @@ def _link_children(conn: sqlite3.Connection, session_ords: str) -> None:
         delegation.mapping_state = "resolved"
         delegation.child_excerpt_preview = text[:EXCERPT_PREVIEW_CHARS]
         delegation.child_excerpt_sha256 = hashlib.sha256(text.encode()).hexdigest() if text else ""
-        updates.append((delegation.mapping_state, delegation.SerializeToString(), delegation_ord))
-    conn.executemany("UPDATE delegations SET mapping_state = ?, proto = ? WHERE ord = ?", updates)
+        body = pack_proto(delegation.SerializeToString(), delegation_id)
+        updates.append((delegation.mapping_state, body, delegation_ord))
+    conn.executemany("UPDATE delegations SET mapping_state = ?, body = ? WHERE ord = ?", updates)
 
 
 class Store:
@@ -440,6 +558,7 @@ class Store:
         conn.execute("PRAGMA busy_timeout=10000")
         conn.execute(f"PRAGMA cache_size=-{self._cache_kib}")
         conn.execute("PRAGMA temp_store=MEMORY")
+        conn.create_function("quarry_unpack", 2, unpack_proto, deterministic=True)
         return conn
 
     def _check_format(self) -> None:
@@ -530,11 +649,17 @@ class Store:
                 "INSERT OR IGNORE INTO session_tags (tag, session_ord) VALUES (?, ?)",
                 [t for r in batch for t in r.tags],
             )
-            conn.executemany(_INSERT_MESSAGE, [row for r in batch for row in r.messages])
+            conn.executemany(
+                _INSERT_MESSAGE,
+                [(*row[:-1], pack_proto(row[-1], row[1])) for r in batch for row in r.messages],  # type: ignore[arg-type]
+            )
             conn.executemany(_INSERT_BLOCK, [row for r in batch for row in r.blocks])
-            conn.executemany(_INSERT_ACTION, [row for r in batch for row in r.actions])
+            conn.executemany(_INSERT_ACTION, [pack_action(row) for r in batch for row in r.actions])
             for table, insert in _INSERT_UNITS.items():
-                conn.executemany(insert, [row for r in batch for row in r.units[table]])
+                conn.executemany(
+                    insert,
+                    [(*row[:-1], pack_proto(row[-1], row[0])) for r in batch for row in r.units[table]],  # type: ignore[arg-type]
+                )
             conn.executemany(_INSERT_EVENT, [row for r in batch for row in r.events])
             conn.executemany(_INSERT_CHUNK, [row for r in batch for row in r.event_chunks])
             _link_children(conn, json_list(r.session_ord for r in batch))

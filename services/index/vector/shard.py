@@ -13,6 +13,7 @@ removed nor misses one it committed; searches only take FAISS's own lock.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -26,7 +27,7 @@ from quarry.core.embed import Embedder, load_embedder
 from quarry.core.embed_window import check_max_sessions
 from quarry.core.errors import QuarryError
 from quarry.index.vector import window
-from quarry.index.vector.ann import AnnIndex
+from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, AnnIndex
 from quarry.index.vector.catchup import AUTO, CatchUpRun
 from quarry.index.vector.follower import ShardFollower
 from quarry.index.vector.log_follower import LogFollower
@@ -46,6 +47,9 @@ MIN_FETCH = 64
 # busy between polls, few enough that texts wait in the shards, not here.
 LOW_WATER_BATCHES = 4
 LAST_RUN_KEY = "last_catch_up_run"
+# Query texts whose vectors are kept: a paged walk or a refined search repeats its text, and a MiniLM
+# query embedding (~20 ms) costs more than the search itself. 1,024 x 384 floats is 1.5 MiB.
+QUERY_CACHE_SIZE = 1024
 
 
 @dataclass(frozen=True)
@@ -74,10 +78,12 @@ class VectorShard:
         index_addresses: Sequence[str] = (),
         embed_mode: str = AUTO,
         nats: Sequence[str] = (),
+        approximate_above: int = DEFAULT_APPROXIMATE_ABOVE,
     ) -> None:
         """`index_addresses`: the partitions' nodes to follow, in partition order (their texts are pulled
         only when an embedder is configured; their backlog counts as pending either way); `nats`: the
-        servers of the log to follow instead. `embed_mode`: auto | manual."""
+        servers of the log to follow instead. `embed_mode`: auto | manual. `approximate_above`: the
+        vector count past which FAISS serves approximately (see ann.py)."""
         if embed_mode not in MODES:
             raise QuarryError(
                 errors_pb2.BAD_VALUE,
@@ -91,6 +97,11 @@ class VectorShard:
         self._batch_size = batch_size
         self._index_addresses = list(index_addresses)
         self._nats = list(nats)
+        self._approximate_above = approximate_above
+        # Per shard, so the cache never outlives its embedder. lru_cache keeps its table consistent
+        # across threads without holding a lock through the call: two threads missing the same text
+        # both embed it (harmless), and a slow embedding never holds up a cached one.
+        self._query_vector = functools.lru_cache(maxsize=QUERY_CACHE_SIZE)(self._embed_query)
         self._write_lock = threading.Lock()
         self._open: _Open | None = None
 
@@ -117,7 +128,7 @@ class VectorShard:
         began = time.perf_counter()
         ann = None
         if store.dimension:
-            ann = AnnIndex(store.dimension)
+            ann = AnnIndex(store.dimension, self._approximate_above)
             for rowids, vectors in store.iter_vectors():
                 ann.add(rowids, vectors)
         rebuild_seconds = time.perf_counter() - began
@@ -224,7 +235,7 @@ class VectorShard:
         with self._write_lock:
             batch = state.store.store_vectors(self._embedder.model, texts, vectors)
             if state.ann is None:
-                state.ann = AnnIndex(state.store.dimension)
+                state.ann = AnnIndex(state.store.dimension, self._approximate_above)
             state.ann.remove(batch.removed_rowids)
             state.ann.add(batch.added_rowids, batch.vectors)
         if state.follower is not None:
@@ -261,7 +272,7 @@ class VectorShard:
             if not len(allowed):
                 return vector_pb2.VectorSearchResponse(search_ms=(time.perf_counter() - began) * 1000)
         looked_up = time.perf_counter()
-        vector = self._session_centroid(near) if near else self._embed_query(text)
+        vector = self._session_centroid(near) if near else self._query_vector(text)
         embedded = time.perf_counter()
         if near:  # one more, since the session itself is usually its own nearest
             hits = [h for h in self._nearest_sessions(ann, vector, limit + 1, allowed) if h.session_id != near]
@@ -292,9 +303,12 @@ class VectorShard:
         return (mean / norm if norm else mean).astype(np.float32)
 
     def _embed_query(self, text: str) -> np.ndarray:
+        """The text's vector, read-only since `_query_vector` hands the same array to every caller."""
         assert self._embedder is not None
         try:
-            return self._embedder.embed([text])[0]
+            vector = self._embedder.embed([text])[0]
+            vector.setflags(write=False)
+            return vector
         except QuarryError:
             raise
         except Exception as error:  # a broken embedder makes the lane unavailable, not the node

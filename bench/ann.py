@@ -1,0 +1,262 @@
+"""Exact vs approximate vector search at scale: build time, memory, recall@10 and latency per query.
+
+    python bench/ann.py [--vectors 500000] [--base 4000] [--held-out 200] [--sigma 0.02] [--out FILE]
+
+Embedding 500k texts with MiniLM would take hours here, so the corpus is grown from real embeddings:
+1. the synthetic archive's distinct dialogue texts (`generate_sessions(60000, seed=7)`) are shuffled;
+   `--base` of them and `--held-out` others are embedded by MiniLM (cached in `--cache`);
+2. each of the `--vectors` corpus vectors is a random base embedding plus Gaussian noise
+   (`--sigma` per dimension), renormalized: clusters of paraphrase-like neighbours around real
+   points, the real embeddings' uneven density kept;
+3. the queries are real embeddings the corpus never saw: the held-out message texts, and the
+   benchmark's query strings (`bench/queries.py`, their two words joined by a space).
+
+The truth is the exact inner-product scan (IndexFlatIP). Every index runs on one thread, one query at
+a time, as the vector node does. Then AnnIndex itself (services/index/vector/ann.py) is built at the
+same size with removals, and an allow-listed search timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import faiss  # noqa: E402
+import numpy as np  # noqa: E402
+
+from bench.queries import Latency, build_queries  # noqa: E402
+from quarry.core.dialogue import dialogue_items  # noqa: E402
+from quarry.core.embed import load_embedder  # noqa: E402
+from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, TRAIN_PER_LIST, AnnIndex  # noqa: E402
+from quarry.index.vector.store import REBUILD_CHUNK  # noqa: E402
+from quarry.ingest.synthetic import generate_sessions  # noqa: E402
+
+K = 10
+ARCHIVE_MESSAGES = 60_000
+
+
+def log(message: str) -> None:
+    print(f"[ann {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def real_embeddings(base: int, held_out: int, cache: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(base embeddings, query embeddings): MiniLM over archive texts and the bench query strings."""
+    if cache.exists():
+        data = np.load(cache)
+        if len(data["base"]) == base and len(data["queries"]) >= held_out:
+            return data["base"], data["queries"]
+    texts = sorted({item.text for s in generate_sessions(ARCHIVE_MESSAGES, seed=7) for item in dialogue_items(s)})
+    random.Random(3).shuffle(texts)
+    strings = sorted({" ".join(q.words) for q in build_queries()})
+    embedder = load_embedder("minilm")
+    assert embedder is not None
+    log(f"embedding {base + held_out} of {len(texts)} texts and {len(strings)} query strings")
+    started = time.perf_counter()
+    vectors = embedder.embed(texts[: base + held_out] + strings)
+    log(f"embedded in {time.perf_counter() - started:.0f} s")
+    base_vectors, queries = vectors[:base], vectors[base:]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, base=base_vectors, queries=queries)
+    return base_vectors, queries
+
+
+def grow(base: np.ndarray, n: int, sigma: float, seed: int = 5) -> np.ndarray:
+    """n unit vectors, each a random base row plus N(0, sigma²) per dimension, renormalized."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((n, base.shape[1]), dtype=np.float32)
+    for start in range(0, n, 50_000):
+        stop = min(n, start + 50_000)
+        chunk = base[rng.integers(0, len(base), stop - start)] + rng.normal(0, sigma, (stop - start, base.shape[1]))
+        out[start:stop] = chunk / np.linalg.norm(chunk, axis=1, keepdims=True)
+    return out
+
+
+def rss_mib() -> float:
+    """Resident memory now (MiB)."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize() / 2**20
+
+
+def timed_search(search: Callable[[np.ndarray], np.ndarray], queries: np.ndarray) -> tuple[np.ndarray, Latency]:
+    """Top-K ids per query and the per-query latency, after one warm-up query."""
+    search(queries[0])
+    ids, samples = [], []
+    for query in queries:
+        started = time.perf_counter()
+        ids.append(search(query))
+        samples.append((time.perf_counter() - started) * 1000)
+    return np.array(ids), Latency(tuple(samples))
+
+
+def recall(found: np.ndarray, truth: np.ndarray) -> float:
+    return float(np.mean([len(set(f) & set(t)) / K for f, t in zip(found, truth, strict=True)]))
+
+
+def row(
+    name: str, build_s: float, memory_mib: float, found: np.ndarray, truth: np.ndarray, lat: Latency, held_out: int
+) -> dict:
+    """One index's figures; recall also apart for the first `held_out` queries (messages) and the rest
+    (query strings)."""
+    result = {
+        "index": name,
+        "build_s": round(build_s, 1),
+        "memory_mib": round(memory_mib),
+        "recall@10": round(recall(found, truth), 4),
+        "recall@10 messages": round(recall(found[:held_out], truth[:held_out]), 4),
+        "recall@10 strings": round(recall(found[held_out:], truth[held_out:]), 4),
+    }
+    result |= {key: round(value, 3) for key, value in lat.as_dict().items() if key in ("p50_ms", "p95_ms")}
+    log(json.dumps(result))
+    return result
+
+
+def index_mib(index: faiss.Index) -> float:
+    return len(faiss.serialize_index(index)) / 2**20
+
+
+def serving_index(
+    corpus: np.ndarray,
+    queries: np.ndarray,
+    flat: faiss.Index,
+    truth: np.ndarray,
+    approximate_above: int,
+    held_out: int,
+) -> dict:
+    """AnnIndex as start() builds it (rowid = position + 1, in the store's chunks), timed alternately
+    with the flat scan query by query (a busy machine slows both alike), then allow-listed searches
+    (checked against numpy) and a removal."""
+    before = rss_mib()
+    started = time.perf_counter()
+    ann = AnnIndex(corpus.shape[1], approximate_above)
+    for start in range(0, len(corpus), REBUILD_CHUNK):
+        ann.add(
+            np.arange(start + 1, min(len(corpus), start + REBUILD_CHUNK) + 1), corpus[start : start + REBUILD_CHUNK]
+        )
+    build_s = time.perf_counter() - started
+    memory = rss_mib() - before
+    flat.search(queries[:1], K), ann.search(queries[0], K)  # warm-up
+    found, flat_ms, ann_ms = [], [], []
+    for query in queries:
+        started = time.perf_counter()
+        flat.search(query[None, :], K)
+        middle = time.perf_counter()
+        found.append(ann.search(query, K)[1] - 1)
+        ann_ms.append((time.perf_counter() - middle) * 1000)
+        flat_ms.append((middle - started) * 1000)
+    name = f"AnnIndex (switch at {approximate_above:,})"
+    result = row(name, build_s, memory, np.array(found), truth, Latency(tuple(ann_ms)), held_out)
+    result["flat beside it"] = {key: round(value, 3) for key, value in Latency(tuple(flat_ms)).as_dict().items()}
+    rng = np.random.default_rng(6)
+    for share in (0.004, 0.4):
+        allowed = np.sort(rng.choice(len(corpus), int(share * len(corpus)), replace=False)) + 1
+        got, lat = timed_search(lambda q, a=allowed: ann.search(q, K, a)[1], queries)
+        rows = corpus[allowed - 1]
+        want = [allowed[np.argsort(-(rows @ q), kind="stable")[:K]] for q in queries]
+        result[f"allowed {len(allowed):,}"] = {"recall@10": recall(got, np.array(want))} | {
+            key: round(value, 3) for key, value in lat.as_dict().items() if key in ("p50_ms", "p95_ms")
+        }
+    removed = rng.choice(len(corpus), 5000, replace=False) + 1
+    started = time.perf_counter()
+    ann.remove(list(removed))
+    result["remove_5000_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    assert not set(np.concatenate([ann.search(q, K)[1] for q in corpus[removed[:200] - 1]])) & set(removed)
+    log(json.dumps(result))
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--vectors", type=int, default=500_000)
+    parser.add_argument("--base", type=int, default=4000)
+    parser.add_argument("--held-out", type=int, default=200)
+    parser.add_argument("--sigma", type=float, default=0.02)
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "quarry-ann-embeddings.npz")
+    parser.add_argument("--hnsw", default="32:80:64,32:80:128,32:80:256", help="M:efConstruction:efSearch,…")
+    parser.add_argument("--ivf", default="1024:16,1024:32,1024:64", help="nlist:nprobe,…")
+    parser.add_argument("--approximate-above", type=int, default=DEFAULT_APPROXIMATE_ABOVE)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "ann.json")
+    args = parser.parse_args()
+    faiss.omp_set_num_threads(1)
+
+    base, queries = real_embeddings(args.base, args.held_out, args.cache)
+    corpus = grow(base, args.vectors, args.sigma)
+    dim = corpus.shape[1]
+    rows: list[dict] = []
+
+    started = time.perf_counter()
+    flat = faiss.IndexFlatIP(dim)
+    flat.add(corpus)
+    flat_s = time.perf_counter() - started
+    truth, lat = timed_search(lambda q: flat.search(q[None, :], K)[1][0], queries)
+    rows.append(row("flat (exact)", flat_s, index_mib(flat), truth, truth, lat, args.held_out))
+
+    hnsw_built: dict[tuple[int, int], tuple[faiss.Index, float]] = {}
+    for spec in filter(None, args.hnsw.split(",")):
+        m, ef_construction, ef_search = (int(part) for part in spec.split(":"))
+        if (m, ef_construction) not in hnsw_built:
+            hnsw_built.clear()
+            started = time.perf_counter()
+            hnsw = faiss.IndexHNSWFlat(dim, m, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = ef_construction
+            hnsw.add(corpus)
+            hnsw_built[(m, ef_construction)] = (hnsw, time.perf_counter() - started)
+        hnsw, build_s = hnsw_built[(m, ef_construction)]
+        params = faiss.SearchParametersHNSW(efSearch=ef_search)
+        found, lat = timed_search(lambda q, h=hnsw, p=params: h.search(q[None, :], K, params=p)[1][0], queries)
+        rows.append(
+            row(
+                f"HNSW M={m} efC={ef_construction} efS={ef_search}",
+                build_s,
+                index_mib(hnsw),
+                found,
+                truth,
+                lat,
+                args.held_out,
+            )
+        )
+    hnsw_built.clear()
+
+    ivf_built: dict[int, tuple[faiss.Index, float]] = {}
+    for spec in filter(None, args.ivf.split(",")):
+        nlist, nprobe = (int(part) for part in spec.split(":"))
+        if nlist not in ivf_built:
+            ivf_built.clear()
+            started = time.perf_counter()
+            ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+            ivf.train(
+                corpus[
+                    np.random.default_rng(1).choice(
+                        len(corpus), min(len(corpus), TRAIN_PER_LIST * nlist), replace=False
+                    )
+                ]
+            )
+            ivf.add(corpus)
+            ivf_built[nlist] = (ivf, time.perf_counter() - started)
+        ivf, build_s = ivf_built[nlist]
+        params = faiss.SearchParametersIVF(nprobe=nprobe)
+        found, lat = timed_search(lambda q, i=ivf, p=params: i.search(q[None, :], K, params=p)[1][0], queries)
+        rows.append(
+            row(f"IVF-Flat nlist={nlist} nprobe={nprobe}", build_s, index_mib(ivf), found, truth, lat, args.held_out)
+        )
+    ivf_built.clear()
+
+    rows.append(serving_index(corpus, queries, flat, truth, args.approximate_above, args.held_out))
+    result = {"vectors": args.vectors, "base": args.base, "queries": len(queries), "sigma": args.sigma, "rows": rows}
+    result["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    result["command"] = " ".join(["python", *sys.argv])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    log(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
