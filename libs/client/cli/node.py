@@ -174,6 +174,14 @@ def node_vector(
     embed_mode: Annotated[
         str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
     ] = "auto",
+    approximate_above: Annotated[
+        int | None,
+        typer.Option(
+            "--approximate-above",
+            min=1,
+            help="Vectors past which FAISS serves approximately (IVF); exact below. [default: 200000]",
+        ),
+    ] = None,
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
@@ -189,7 +197,17 @@ def node_vector(
     addresses, urls = (_addresses(index, "--index"), []) if index or not nats else ([], _addresses(nats, "--nats"))
     _secure("vector", host, cluster_key_file, (tls_cert, tls_key, tls_ca))
     setup_telemetry("quarry-vector")
-    serve_vector(data, embedder, addresses, host, port, run_file, embed_mode=embed_mode, nats=urls)
+    serve_vector(
+        data,
+        embedder,
+        addresses,
+        host,
+        port,
+        run_file,
+        embed_mode=embed_mode,
+        nats=urls,
+        approximate_above=approximate_above,
+    )
 
 
 @node_app.command("ingest")

@@ -9,7 +9,7 @@ import grpc
 
 from quarry.core.node import Service, serve, typed_errors
 from quarry.index.vector.catchup import AUTO
-from quarry.index.vector.shard import VectorShard
+from quarry.index.vector.shard import DEFAULT_APPROXIMATE_ABOVE, VectorShard
 from quarry.v1 import vector_pb2, vector_pb2_grpc
 
 
@@ -47,11 +47,19 @@ def serve_vector(
     run_file: Path | None,
     embed_mode: str = AUTO,
     nats: Sequence[str] = (),
+    approximate_above: int | None = None,
 ) -> None:
     """Run the vector node until SIGTERM / SIGINT, following the partitions at `index_addresses` (or
     the log on the NATS servers `nats`). The embedder loads in the background worker; `embed_mode`
-    auto | manual (see VectorShard)."""
-    shard = VectorShard(data_dir, embedder, index_addresses=index_addresses, embed_mode=embed_mode, nats=nats)
+    auto | manual (see VectorShard); past `approximate_above` vectors FAISS serves approximately (ann.py)."""
+    shard = VectorShard(
+        data_dir,
+        embedder,
+        index_addresses=index_addresses,
+        embed_mode=embed_mode,
+        nats=nats,
+        approximate_above=approximate_above or DEFAULT_APPROXIMATE_ABOVE,
+    )
     shard.start()
     service = Service(
         vector_pb2.DESCRIPTOR.services_by_name["VectorService"],
