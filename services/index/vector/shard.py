@@ -31,6 +31,7 @@ from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, AnnIndex
 from quarry.index.vector.catchup import AUTO, CatchUpRun
 from quarry.index.vector.follower import ShardFollower
 from quarry.index.vector.log_follower import LogFollower
+from quarry.index.vector.reuse import ReusingEmbedder
 from quarry.index.vector.store import EnqueueOutcome, PendingText, VectorStore
 from quarry.index.vector.worker import MODES, EmbedWorker
 from quarry.v1 import errors_pb2, index_pb2, vector_pb2
@@ -139,7 +140,7 @@ class VectorShard:
         background = self._embed_mode == AUTO
         if self._embedder is not None:
             worker = EmbedWorker(
-                self._embedder,
+                ReusingEmbedder(self._embedder, store.vectors_of_texts),
                 store.take_pending,
                 self._store_batch,
                 self._batch_size,

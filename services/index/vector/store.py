@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS vectors (
   text_hash BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS vectors_session ON vectors (session_id);
+CREATE INDEX IF NOT EXISTS vectors_text ON vectors (text_hash);  -- identical texts embedded once
 CREATE TABLE IF NOT EXISTS pending (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   message_id TEXT NOT NULL UNIQUE,
@@ -318,6 +319,21 @@ class VectorStore:
         )
         flat = np.frombuffer(b"".join(row[0] for row in rows), dtype=np.float32)
         return flat.reshape(len(rows), self.dimension)
+
+    def vectors_of_texts(self, hashes: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """A stored vector of each text hash the store holds one for (of any message)."""
+        if not self.dimension or not hashes:
+            return {}
+        conn = self._reader()
+        found: dict[bytes, np.ndarray] = {}
+        for digest in dict.fromkeys(hashes):
+            row = conn.execute(
+                "SELECT i.embedding FROM vectors v JOIN vec_items i ON i.rowid = v.rowid WHERE v.text_hash = ? LIMIT 1",
+                (digest,),
+            ).fetchone()
+            if row is not None:
+                found[digest] = np.frombuffer(row[0], dtype=np.float32)
+        return found
 
     def exact_search(self, vector: np.ndarray, k: int) -> list[tuple[MessageRef, float]]:
         """Brute-force k nearest messages by L2 distance (sqlite-vec): the reference for FAISS."""
