@@ -301,6 +301,13 @@ class _Attributes:
     def redacted(self, redactor: _Redactor) -> _Attributes:
         return self.add("quarry.redacted", sorted(redactor.redacted))
 
+    @classmethod
+    def of(cls, ref: str, session_id: str) -> _Attributes:
+        """The attributes every span and record of an archive object starts with: its ref and session."""
+        return (
+            cls().add("quarry.ref", ref).add("quarry.session.id", session_id).add("gen_ai.conversation.id", session_id)
+        )
+
 
 # ---- the projection ----------------------------------------------------------------------------------
 
@@ -412,10 +419,7 @@ class _SessionProjection:
         start = run.started_ms or s.created_ms
         end = run.ended_ms or (start + run.duration_ms if run.duration_ms else start)
         ref = f"run:{run.id}"
-        attrs = _Attributes()
-        attrs.add("quarry.ref", ref)
-        attrs.add("quarry.session.id", run.session_id)
-        attrs.add("gen_ai.conversation.id", run.session_id)
+        attrs = _Attributes.of(ref, run.session_id)
         attrs.add("gen_ai.operation.name", "invoke_agent")
         attrs.add("gen_ai.agent.name", agent)
         attrs.add("gen_ai.request.model", run.model)
@@ -445,10 +449,7 @@ class _SessionProjection:
         start = action.time_ms or self.rows.session.created_ms
         end = self.result_time.get(action.id) or start
         ref = f"action:{action.id}"
-        attrs = _Attributes()
-        attrs.add("quarry.ref", ref)
-        attrs.add("quarry.session.id", action.session_id)
-        attrs.add("gen_ai.conversation.id", action.session_id)
+        attrs = _Attributes.of(ref, action.session_id)
         attrs.add("gen_ai.operation.name", "execute_tool")
         attrs.add("gen_ai.tool.name", action.tool)
         attrs.add("gen_ai.tool.call.id", self.tool_use_id.get(action.id))
@@ -521,10 +522,7 @@ class _SessionProjection:
             if kept:
                 parts.append(kept)
         is_error = any(b.is_error for b in outputs)
-        attrs = _Attributes()
-        attrs.add("quarry.ref", f"message:{m.id}")
-        attrs.add("quarry.session.id", m.session_id)
-        attrs.add("gen_ai.conversation.id", m.session_id)
+        attrs = _Attributes.of(f"message:{m.id}", m.session_id)
         attrs.add("quarry.message.role", m.role)
         attrs.add("quarry.message.seq", m.seq, keep_zero=True)
         attrs.add("quarry.message.surface", m.surface)
@@ -564,10 +562,7 @@ class _SessionProjection:
 
     def event_record(self, e: units_pb2.ObservedEvent) -> logs_pb2.LogRecord:
         redactor = _Redactor(self.options, self.root)
-        attrs = _Attributes()
-        attrs.add("quarry.ref", f"observed-event:{e.id}")
-        attrs.add("quarry.session.id", e.session_id)
-        attrs.add("gen_ai.conversation.id", e.session_id)
+        attrs = _Attributes.of(f"observed-event:{e.id}", e.session_id)
         attrs.add("quarry.event.kind", e.kind)
         attrs.add("quarry.event.seq", e.seq, keep_zero=True)
         attrs.add("quarry.event.delivery_state", e.delivery_state)
@@ -581,10 +576,7 @@ class _SessionProjection:
 
     def snapshot_record(self, c: units_pb2.ContextSnapshot) -> logs_pb2.LogRecord:
         redactor = _Redactor(self.options, self.root)
-        attrs = _Attributes()
-        attrs.add("quarry.ref", f"context-snapshot:{c.id}")
-        attrs.add("quarry.session.id", c.session_id)
-        attrs.add("gen_ai.conversation.id", c.session_id)
+        attrs = _Attributes.of(f"context-snapshot:{c.id}", c.session_id)
         attrs.add("quarry.snapshot.boundary", c.boundary)
         attrs.add("quarry.snapshot.seq", c.seq, keep_zero=True)
         attrs.add("quarry.snapshot.trigger", c.trigger)

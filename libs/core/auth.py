@@ -42,6 +42,7 @@ SCOPES_HEADER = "quarry-scopes"
 CLUSTER_KEY_HEADER = "quarry-cluster-key"
 CLUSTER_KEY_FILE = "cluster.key"
 _OPEN_SERVICES = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection")
+_OPEN_PREFIXES = tuple(f"/{service}/" for service in _OPEN_SERVICES)  # never need a token
 
 GRANT_BY_METHOD: dict[str, str] = {
     **{
@@ -123,17 +124,6 @@ def run_as(caller: Caller | None, scopes: frozenset[str] | None, fn: Callable[..
     finally:
         CALLER.reset(caller_token)
         SCOPES.reset(scopes_token)
-
-
-def readable_scope(named: str) -> frozenset[str] | None:
-    """The scopes a read runs within when it names `named` (empty: all the caller may read); PERMISSION_DENIED
-    for a scope the caller may not read, with the same words whether or not the scope exists."""
-    scopes = SCOPES.get()
-    if not named:
-        return scopes
-    if scopes is not None and named not in scopes:
-        raise denied(f"the token grants no read on scope {named!r}")
-    return frozenset([named])
 
 
 def scopes_key() -> bytes:
@@ -226,7 +216,7 @@ def _with_context(
     streaming = bool(handler.unary_stream or handler.stream_stream)
 
     def wrap(behavior: Callable[..., Any]) -> Callable[..., Any]:
-        def admitted(request: Any, context: grpc.ServicerContext) -> tuple[Any, Any] | None:
+        def admitted(context: grpc.ServicerContext) -> tuple[Any, Any] | None:
             metadata = {k: v for k, v in context.invocation_metadata() if isinstance(v, str)}
             try:
                 caller, scopes = admit(metadata)
@@ -236,7 +226,7 @@ def _with_context(
             return CALLER.set(caller), SCOPES.set(scopes)
 
         def unary(request: Any, context: grpc.ServicerContext) -> Any:
-            tokens = admitted(request, context)
+            tokens = admitted(context)
             assert tokens is not None
             try:
                 return respond(behavior(request, context))
@@ -245,7 +235,7 @@ def _with_context(
                 SCOPES.reset(tokens[1])
 
         def stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-            tokens = admitted(request, context)
+            tokens = admitted(context)
             assert tokens is not None
             try:
                 for response in behavior(request, context):
@@ -268,7 +258,7 @@ class PublicInterceptor(grpc.ServerInterceptor):
     def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
         handler = continuation(details)
         method = details.method
-        if handler is None or method.startswith(tuple(f"/{s}/" for s in _OPEN_SERVICES)):
+        if handler is None or method.startswith(_OPEN_PREFIXES):
             return handler
         grant = GRANT_BY_METHOD.get(method)
 
@@ -289,7 +279,7 @@ class NodeInterceptor(grpc.ServerInterceptor):
 
     def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
         handler = continuation(details)
-        if handler is None or details.method.startswith(tuple(f"/{s}/" for s in _OPEN_SERVICES)):
+        if handler is None or details.method.startswith(_OPEN_PREFIXES):
             return handler
 
         def admit(metadata: dict[str, str]) -> tuple[Caller | None, frozenset[str] | None]:
