@@ -38,7 +38,7 @@ from tests.cluster.corpus import write_corpus  # noqa: E402
 TARGETS_S = {"search": 0.25, "help": 0.2}
 
 
-def _timed(argv: list[str], env: dict[str, str], cpu: list[float] | None = None) -> float:
+def timed_run(argv: list[str], env: dict[str, str], cpu: list[float] | None = None) -> float:
     """The wall time of one run; its CPU time (user + system, the process and its children) goes to
     `cpu`: on a loaded machine the wall time waits for a core, the CPU time much less."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -139,11 +139,11 @@ def main(argv: list[str] | None = None) -> int:
             walls: dict[str, list[float]] = {variant: [] for variant in variants}
             cpu: dict[str, list[float]] = {variant: [] for variant in variants}
             for variant_env in variants.values():
-                _timed(command, variant_env)  # warm-up: the OS file cache, the cluster's own caches
+                timed_run(command, variant_env)  # warm-up: the OS file cache, the cluster's own caches
             for i in range(args.runs):
                 order = list(variants) if i % 2 == 0 else list(reversed(variants))
                 for variant in order:
-                    walls[variant].append(_timed(command, variants[variant], cpu[variant]))
+                    walls[variant].append(timed_run(command, variants[variant], cpu[variant]))
             results[name] = {
                 "command": " ".join(["quarry", *command[1:]]),
                 **_summary(walls["current"], cpu["current"], TARGETS_S[name]),
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                 results[name]["imports"] = _import_profile(python, command[1:], env)
                 if args.baseline:
                     results[name]["baseline"]["imports"] = _import_profile(python, command[1:], variants["baseline"])
-        interpreter = [_timed([python, "-c", "pass"], env) for _ in range(args.runs)]
+        interpreter = [timed_run([python, "-c", "pass"], env) for _ in range(args.runs)]
         results["load_average_after"] = os.getloadavg()
         results["bare_python_median_s"] = round(statistics.median(interpreter), 4)
     finally:

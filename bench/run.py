@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -33,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 import grpc  # noqa: E402
 
+from bench.cli_start import timed_run  # noqa: E402
 from bench.fts5_baseline import Fts5Archive  # noqa: E402
 from bench.queries import CLASSES, BenchQuery, Latency, build_queries, measure  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
@@ -51,6 +53,18 @@ EMBED_BATCH = 32
 SEARCH_LIMIT = 20
 SHARDS = 2
 TARGETS = {"ingest_ratio_min": 1.0, "p50_ratio_max": 0.2, "p95_ratio_max": 0.1}
+# Issue 13's, each a ratio from this run (CLI start in seconds): dialogue p50 through the query node
+# against in-process FTS5's (1.0 below FULL_MESSAGES, 0.2 at it), the shards' disk against FTS5's, the
+# vector node's embedding rate against the bare model's on the same texts, `quarry search` / `--help`.
+SPEED_TARGETS = {
+    "dialogue_p50_ratio_max": 1.0,
+    "dialogue_p50_ratio_max_full": 0.2,
+    "index_size_ratio_max": 3.5,
+    "vector_rate_ratio_min": 0.9,
+    "cli_search_s_max": 0.25,
+    "cli_help_s_max": 0.2,
+}
+CLI_RUNS = 10
 VISIBLE_TIMEOUT_S = 300.0
 READY_TIMEOUT_S = 300.0
 VECTOR_TIMEOUT_S = 300.0
@@ -179,10 +193,13 @@ def run_quarry_lexical(
 
         latency = measure(search, queries)
         memory = {name: process_memory(pid) for name, pid in cluster.pids.items()}
-        disk = {name: dir_bytes(home / "nodes" / name) for name in cluster.pids if name.startswith("index-")}
+        shards = [name for name in cluster.pids if name.startswith("index-")]
+        log("Quarry: timing the CLI against the warm cluster")
+        cli = cli_start(home, queries[0].terms[0])
     finally:
         client.close()
         cluster.stop()
+    disk = {name: dir_bytes(home / "nodes" / name) for name in shards}  # stopped: each WAL checkpointed
     results = {q: [h.session.id for h in env.hits] for q, env in envelopes.items()}
     server_total = {
         k: Latency(tuple(env.timings_ms.get("total", 0.0) for q, env in envelopes.items() if q.kind == k))
@@ -193,6 +210,14 @@ def run_quarry_lexical(
         stage: Latency(tuple(env.timings_ms[stage] for env in envelopes.values() if stage in env.timings_ms))
         for stage in stages
     }
+    # The client's hop: its wall time less the query node's total, query by query (measure() times each
+    # class's queries in their order).
+    hop = [
+        wall - envelopes[q].timings_ms.get("total", 0.0)
+        for kind in CLASSES
+        for q, wall in zip([q for q in queries if q.kind == kind], latency[kind].samples_ms, strict=True)
+    ]
+    server_stages["client_hop"] = Latency(tuple(hop))
     return {
         "ingest": {
             "messages": messages,
@@ -212,7 +237,20 @@ def run_quarry_lexical(
         "failed_queries": errors,
         "memory_kB": memory,
         "index_bytes": disk,
+        "cli_start_s": cli,
     }
+
+
+def cli_start(home: Path, term: str) -> dict[str, float]:
+    """Median wall time of `quarry search TERM` against the running cluster and of `quarry --help`,
+    each a fresh process, after one untimed run (bench/cli_start.py does this with a baseline beside)."""
+    quarry = str(Path(sys.executable).parent / "quarry")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_")}
+    out = {}
+    for name, argv in {"search": [quarry, "--home", str(home), "search", term], "help": [quarry, "--help"]}.items():
+        timed_run(argv, env)
+        out[name] = round(statistics.median(timed_run(argv, env) for _ in range(CLI_RUNS)), 4)
+    return out
 
 
 def agreement(
@@ -298,17 +336,21 @@ def cluster_vector_rate(sessions: Sequence[units_pb2.Session], workdir: Path) ->
 
 
 def run_vectors(sessions: Sequence[units_pb2.Session], slice_messages: int, workdir: Path) -> dict[str, object]:
+    """The bare model on the slice's distinct texts beside the cluster's vector node on the slice: the
+    node embeds each distinct text once (identical texts share its vector), so the ratio compares
+    distinct texts per second, what the model's time is spent on either way."""
     part = head_slice(sessions, slice_messages)
-    texts = [item.text for s in part for item in dialogue_items(s)]
-    log(f"vectors: embedder in-process on {len(texts):,} texts")
+    texts = list(dict.fromkeys(item.text for s in part for item in dialogue_items(s)))
+    log(f"vectors: embedder in-process on {len(texts):,} distinct texts")
     own = embedder_rate(texts)
     cluster = cluster_vector_rate(part, workdir)
+    node_rate = len(texts) / cluster["seconds"]
     return {
         "slice_messages": sum(len(s.messages) for s in part),
         "slice_sessions": len(part),
         "embedder": own,
-        "cluster": cluster,
-        "ratio": round(cluster["vectors_per_s"] / own["texts_per_s"], 3),
+        "cluster": {**cluster, "distinct_texts_per_s": round(node_rate, 2)},
+        "ratio": round(node_rate / own["texts_per_s"], 3),
     }
 
 
@@ -392,11 +434,95 @@ def render(result: dict) -> str:  # type: ignore[type-arg]
             "",
             f"vectors on a slice of {v['slice_messages']:,} messages ({v['embedder']['texts']:,} dialogue texts)"
             + ("" if v["slice_messages"] >= FULL_VECTOR_SLICE else "  [quick mode: smaller slice]"),
-            f"  embedder in-process (batches of {EMBED_BATCH})  {v['embedder']['texts_per_s']:>8.1f} texts/s",
-            f"  cluster, first send -> nothing pending  {v['cluster']['vectors_per_s']:>8.1f} vectors/s"
-            f"   ratio {v['ratio']:.2f}x",
+            f"  embedder in-process (batches of {EMBED_BATCH})  {v['embedder']['texts_per_s']:>8.1f} distinct texts/s",
+            f"  cluster, first send -> nothing pending  {v['cluster']['distinct_texts_per_s']:>8.1f} distinct texts/s"
+            f" ({v['cluster']['vectors_per_s']:.1f} vectors/s)   ratio {v['ratio']:.2f}x",
         ]
+    lines += ["", *render_stages(q["server_stage_latency"], q["latency"]["all"]), "", *render_speed(result)]
     return "\n".join(lines)
+
+
+STAGE_ROWS = (  # (label, how it is computed from the stage p50s)
+    ("client hop (client wall - query node total)", ("client_hop",)),
+    ("parse", ("parse",)),
+    ("fan-out: gRPC hop and the nodes' answers, less the slowest partition", ("lexical", "-slowest_partition")),
+    ("shard: rank (compile, Tantivy, contenders' ids)", ("shard_rank",)),
+    ("shard: hydrate (rows, messages, matched terms)", ("shard_hydrate",)),
+    ("shard: snippets", ("shard_snippets",)),
+    ("shard: the rest of its handler", ("slowest_partition", "-shard_rank", "-shard_hydrate", "-shard_snippets")),
+    ("merge", ("merge",)),
+    ("query node: the rest (hydration, envelope)", ("total", "-parse", "-lexical", "-merge")),
+)
+
+
+def render_stages(stages: dict, client: dict) -> list[str]:  # type: ignore[type-arg]
+    """Where a dialogue search's time goes, p50 of each stage over every query (p50s do not add up
+    exactly; the rows built from differences show the order of size)."""
+    lines = [f"dialogue search by stage, p50 ms over all queries (client wall p50 {client['p50_ms']:.2f})"]
+    for label, parts in STAGE_ROWS:
+        if not all(part.lstrip("-") in stages for part in parts):
+            continue
+        value = sum(-stages[p[1:]]["p50_ms"] if p.startswith("-") else stages[p]["p50_ms"] for p in parts)
+        lines.append(f"  {label:<72} {value:>7.2f}")
+    return lines
+
+
+def speed_targets(result: dict) -> list[tuple[str, float, str, bool]]:  # type: ignore[type-arg]
+    """Issue 13's targets measured in this run: (what, figure, target, met)."""
+    t, q, f = SPEED_TARGETS, result["quarry"], result["fts5"]
+    full = result["messages"] >= FULL_MESSAGES
+    dialogue_max = t["dialogue_p50_ratio_max_full"] if full else t["dialogue_p50_ratio_max"]
+    dialogue = q["latency"]["all"]["p50_ms"] / f["latency"]["all"]["p50_ms"]
+    size = sum(q["index_bytes"].values()) / f["build"]["db_bytes"]
+    rows = [
+        (
+            "dialogue p50 through the query node / FTS5 in-process",
+            dialogue,
+            f"<= {dialogue_max}x",
+            dialogue <= dialogue_max,
+        ),
+        (
+            "index on disk / FTS5's (nodes stopped)",
+            size,
+            f"<= {t['index_size_ratio_max']}x",
+            size <= t["index_size_ratio_max"],
+        ),
+    ]
+    if result.get("vectors"):
+        ratio = result["vectors"]["ratio"]
+        rows.append(
+            (
+                "vector node / bare model, distinct texts/s",
+                ratio,
+                f">= {t['vector_rate_ratio_min']}x",
+                ratio >= t["vector_rate_ratio_min"],
+            )
+        )
+    cli = q["cli_start_s"]
+    rows.append(
+        (
+            "`quarry search` wall time, s (median of 10)",
+            cli["search"],
+            f"<= {t['cli_search_s_max']} s",
+            cli["search"] <= t["cli_search_s_max"],
+        )
+    )
+    rows.append(
+        (
+            "`quarry --help` wall time, s (median of 10)",
+            cli["help"],
+            f"<= {t['cli_help_s_max']} s",
+            cli["help"] <= t["cli_help_s_max"],
+        )
+    )
+    return rows
+
+
+def render_speed(result: dict) -> list[str]:  # type: ignore[type-arg]
+    lines = ["issue 13 targets, this run"]
+    for what, figure, target, met in speed_targets(result):
+        lines.append(f"  {what:<56} {figure:>8.3f}   {target:<10} {'PASS' if met else 'FAIL'}")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -450,6 +576,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "targets": TARGETS,
         "pass": verdicts(r),
     }
+    result["speed_targets"] = [
+        {"what": what, "figure": round(figure, 4), "target": target, "met": met}
+        for what, figure, target, met in speed_targets(result)
+    ]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(render(result))

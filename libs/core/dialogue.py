@@ -35,16 +35,22 @@ def message_text(message: units_pb2.Message) -> str:
     return embed_text(message.role, message.surface, [b.text for b in message.blocks if b.type in EMBEDDED_BLOCK_TYPES])
 
 
-def message_items(session_id: str, messages: Iterable[units_pb2.Message]) -> list[index_pb2.EmbedItem]:
+def message_items(
+    session_id: str, session_updated_ms: int, messages: Iterable[units_pb2.Message]
+) -> list[index_pb2.EmbedItem]:
     """One item per message with text to embed, in message order."""
     items: list[index_pb2.EmbedItem] = []
     for message in messages:
         text = message_text(message)
         if text:
-            items.append(index_pb2.EmbedItem(message_id=message.id, session_id=session_id, text=text))
+            items.append(
+                index_pb2.EmbedItem(
+                    message_id=message.id, session_id=session_id, text=text, session_updated_ms=session_updated_ms
+                )
+            )
     return items
 
 
 def dialogue_items(session: units_pb2.Session) -> list[index_pb2.EmbedItem]:
     """The texts of a session the vector node embeds."""
-    return message_items(session.id, session.messages)
+    return message_items(session.id, session.updated_ms, session.messages)

@@ -48,7 +48,7 @@ from quarry.query.facets import FacetCounter
 from quarry.query.fusion import FUSION_DEPTH, FusionSpec, bm25_retrieval, hybrid_hits, similarity, vector_retrieval
 from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
-from quarry.query.scatter import Deadline, both, call, gather
+from quarry.query.scatter import Deadline, both, call, concurrently, gather
 from quarry.query.scopes import check_named_scopes
 from quarry.query.status import cluster_status
 from quarry.query.term_stats import GlobalTermStats
@@ -99,6 +99,10 @@ class _Run:
     timings: dict[str, float] = field(default_factory=dict)
     caveats: list[str] = field(default_factory=list)
     missing: dict[int, str] = field(default_factory=dict)  # partitions no replica answered for, and why
+    # Hybrid: the lexical lanes answer rank-only; the page's hits are explained afterwards by the lane
+    # whose evidence they show (`evidence`: session id -> lane), with the term statistics it ranked by.
+    evidence: dict[str, str] = field(default_factory=dict)
+    lane_stats: dict[str, index_pb2.GlobalTermStats] = field(default_factory=dict)
 
 
 class Coordinator:
@@ -189,7 +193,7 @@ class Coordinator:
         if not effective.include_scores:
             for hit in page:
                 hit.match.ClearField("scores")
-        self._hydrate(run, [h for h in page if not h.session.origin])
+        self._complete(run, page)
         require(run.missing, request.require_complete)
         if not page and cursor is None and offset == 0 and not run.missing:
             run.caveats.extend(self._why_empty(run.plan, lane, deadline))
@@ -300,22 +304,27 @@ class Coordinator:
         return resolved
 
     def _lexical(
-        self, run: _Run, depth: int, anchors: dict[int, cursors.Anchor] | None = None, lane: str = "dialogue"
+        self,
+        run: _Run,
+        depth: int,
+        anchors: dict[int, cursors.Anchor] | None = None,
+        lane: str = "dialogue",
+        rank_only: bool = False,
     ) -> list[LaneHit]:
         """The merged top `depth` of every partition in a lexical lane (dialogue or actions); with
-        `anchors`, each partition's sessions after its anchor, read on the replica that served it."""
+        `anchors`, each partition's sessions after its anchor, read on the replica that served it.
+        `rank_only`: the hits carry session ids and scores alone (see `_explain`)."""
         started = time.perf_counter()
         anchors = anchors or {}
         with _tracer.start_as_current_span(f"quarry.lane.{lane}"):
-            request = index_pb2.ShardSearchRequest(plan=run.plan, lane=lane, limit=depth, with_snippets=True)
-            admission = run.controls.shard_admission()
-            if admission is not None:
-                request.admission.CopyFrom(admission)
+            request = self._lexical_request(run, lane, depth)
+            request.rank_only = rank_only
             ranked = run.compiled.has_text or run.plan.HasField("ranking_text")
             if ranked and self.cluster.partitions > 1:
                 stats = self.term_stats.for_search(request, run.deadline)
                 if stats is not None:
                     request.global_stats.CopyFrom(stats)
+                    run.lane_stats[lane] = stats
 
             def build(partitions: list[int]) -> index_pb2.ShardSearchRequest:
                 node_request = index_pb2.ShardSearchRequest()
@@ -330,11 +339,27 @@ class Coordinator:
             [LaneHit(h.session.id, shard_hit=h, partition=p, node=fanned.served_by[p]) for h in r.hits]
             for p, r in fanned.results.items()
         ]
+        answered = _ms(started)
         merged = heapq.merge(*tagged, key=lambda h: _shard_order(h.shard_hit))
-        timing, slowest = _LEXICAL_TIMINGS[lane]
-        run.timings[timing] = _ms(started)
-        run.timings[slowest] = max((r.elapsed_ms for r in fanned.results.values()), default=0.0)
-        return [h for _, h in zip(range(depth), merged, strict=False)]
+        top = [h for _, h in zip(range(depth), merged, strict=False)]
+        timing, slowest, shard = _LEXICAL_TIMINGS[lane]
+        run.timings[timing] = answered
+        run.timings["merge" if lane == "dialogue" else "actions_merge"] = _ms(started) - answered
+        if fanned.results:
+            last = max(fanned.results.values(), key=lambda r: r.elapsed_ms)
+            run.timings[slowest] = last.elapsed_ms
+            run.timings[f"{shard}rank"] = last.rank_ms
+            run.timings[f"{shard}hydrate"] = last.hydrate_ms
+            run.timings[f"{shard}snippets"] = last.snippets_ms
+        return top
+
+    @staticmethod
+    def _lexical_request(run: _Run, lane: str, limit: int) -> index_pb2.ShardSearchRequest:
+        request = index_pb2.ShardSearchRequest(plan=run.plan, lane=lane, limit=limit, with_snippets=True)
+        admission = run.controls.shard_admission()
+        if admission is not None:
+            request.admission.CopyFrom(admission)
+        return request
 
     def _semantic(self, run: _Run, depth: int) -> list[LaneHit]:
         text = run.compiled.semantic_text.strip()
@@ -366,13 +391,16 @@ class Coordinator:
         if run.compiled.has_text:
             (text_hits, action_hits), semantic = both(
                 lambda: both(
-                    lambda: self._lexical(run, depth, lane="dialogue"),
-                    lambda: self._lexical(run, depth, lane="actions"),
+                    lambda: self._lexical(run, depth, lane="dialogue", rank_only=True),
+                    lambda: self._lexical(run, depth, lane="actions", rank_only=True),
                 ),
                 lambda: self._semantic(run, depth),
             )
             text = [h.shard_hit for h in text_hits if h.shard_hit is not None]
             action = [h.shard_hit for h in action_hits if h.shard_hit is not None]
+            # The dialogue match is the evidence where both lanes found a session (as hybrid_hits says).
+            run.evidence.update({h.session.id: "actions" for h in action})
+            run.evidence.update({h.session.id: "dialogue" for h in text})
         else:
             semantic = self._semantic(run, depth)
         started = time.perf_counter()
@@ -441,6 +469,55 @@ class Coordinator:
             raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, "this cluster has no vector node")
         return self.vector
 
+    def _complete(self, run: _Run, page: list[query_pb2.SearchHit]) -> None:
+        """Give the page's hits what the lanes left out, concurrently: the evidence and summary of hits
+        from rank-only lexical answers (hybrid), the summary of hits only the vector lane found."""
+        started = time.perf_counter()
+        lanes = {lane: [h for h in page if run.evidence.get(h.session.id) == lane] for lane in ("dialogue", "actions")}
+        steps = [lambda hits=hits, lane=lane: self._explain(run, hits, lane) for lane, hits in lanes.items() if hits]
+        bare = [h for h in page if not h.session.origin and h.session.id not in run.evidence]
+        if bare:
+            steps.append(lambda: self._hydrate(run, bare))
+        if steps:
+            concurrently(steps)
+            run.timings["complete"] = _ms(started)
+
+    def _explain(self, run: _Run, hits: list[query_pb2.SearchHit], lane: str) -> None:
+        """The evidence of hits a lexical lane ranked without explaining them: their partitions search
+        again with the same request (same term statistics, so the same best message) restricted to these
+        sessions, and explain them. A hit whose partition does not answer keeps its id alone."""
+        by_partition = partitions_of([hit.session.id for hit in hits], self.cluster.partitions)
+        request = self._lexical_request(run, lane, 0)
+        if lane in run.lane_stats:
+            request.global_stats.CopyFrom(run.lane_stats[lane])
+
+        def build(partitions: list[int]) -> index_pb2.ShardSearchRequest:
+            ids = [sid for p in partitions for sid in by_partition[p]]
+            node_request = index_pb2.ShardSearchRequest()
+            node_request.CopyFrom(request)
+            named = plan_pb2.Predicate(session_ids=plan_pb2.SessionIdSet(ids=ids))
+            where = node_request.plan.where
+            if node_request.plan.HasField("where"):
+                named = plan_pb2.Predicate(all=plan_pb2.PredicateList(items=[where, named]))
+            where.CopyFrom(named)
+            node_request.limit = len(ids)
+            node_request.partitions.extend(_anchor(p, None) for p in partitions)
+            return node_request
+
+        fanned = self.cluster.fan_out("SearchSessions", build, run.deadline, partitions=by_partition)
+        run.missing.update(fanned.missing)
+        explained = {h.session.id: h for r in fanned.results.values() for h in r.hits}
+        for hit in hits:
+            found = explained.get(hit.session.id)
+            if found is None:
+                continue
+            hit.session.CopyFrom(found.session)
+            evidence = lexical_match(found) if lane == "dialogue" else action_match(found)
+            match = hit.match
+            match.matched_terms[:] = evidence.matched_terms
+            match.snippet, match.match_surface = evidence.snippet, evidence.match_surface
+            match.message_id, match.target_ref = evidence.message_id, evidence.target_ref
+
     def _hydrate(self, run: _Run, hits: list[query_pb2.SearchHit]) -> None:
         """Fill session summaries of hits that only the vector lane found, from their partitions (a hit
         whose partition does not answer keeps its id alone, and the partition is reported missing)."""
@@ -490,9 +567,9 @@ class Coordinator:
         return cluster_status(self.cluster, self.vector, self.vector_address, self.ingest_address)
 
 
-_LEXICAL_TIMINGS = {
-    "dialogue": ("lexical", "slowest_partition"),
-    "actions": ("actions", "slowest_actions_partition"),
+_LEXICAL_TIMINGS = {  # the lane's fan-out, its slowest partition, that partition's stages
+    "dialogue": ("lexical", "slowest_partition", "shard_"),
+    "actions": ("actions", "slowest_actions_partition", "actions_shard_"),
 }
 
 

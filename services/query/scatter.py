@@ -79,3 +79,9 @@ def both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]
     """Run two independent steps of one request concurrently (e.g. the lexical and the vector lane)."""
     pending = submit_in_context(POOL, second)
     return first(), pending.result()
+
+
+def concurrently(steps: Sequence[Callable[[], Any]]) -> list[Any]:
+    """Run independent steps of one request concurrently, the first on this thread; results in order."""
+    pending = [submit_in_context(POOL, step) for step in steps[1:]]
+    return [steps[0](), *(p.result() for p in pending)] if steps else []

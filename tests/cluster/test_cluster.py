@@ -85,6 +85,26 @@ def test_hybrid_hit_in_both_lanes_carries_both_rrf_terms(client, corpus):
     assert components["text_rrf"] == pytest.approx(1 / (60 + components["text_rank"]))
 
 
+def test_hybrid_hits_show_the_evidence_their_lexical_lane_gives(client, corpus):
+    # The hybrid lane fuses rank-only lexical answers, then explains its page's hits: each shows what
+    # the lane that found it shows for that session (the dialogue match first), with its summary.
+    query = "database locked writers"
+    hybrid = client.search(query, lane="hybrid", limit=20)
+    dialogue = {h.session.id: h for h in client.search(query, lane="dialogue", limit=50).hits}
+    actions = {h.session.id: h for h in client.search(query, lane="actions", limit=50).hits}
+    explained = 0
+    for hit in hybrid.hits:
+        lexical = dialogue.get(hit.session.id) or actions.get(hit.session.id)
+        if lexical is None:  # the vector lane's alone: its nearest message
+            assert hit.match.message_id.startswith(hit.session.id) and hit.session.origin
+            continue
+        assert hit.session == lexical.session
+        evidence = ("message_id", "snippet", "match_surface", "target_ref", "matched_terms")
+        assert [getattr(hit.match, name) for name in evidence] == [getattr(lexical.match, name) for name in evidence]
+        explained += 1
+    assert explained >= 1
+
+
 def test_unit_query_returns_message_rows(client, corpus):
     envelope = client.query_units("messages where role:assistant AND text:timeout")
     assert envelope.unit == "messages"

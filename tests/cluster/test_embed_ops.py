@@ -120,12 +120,15 @@ def test_manual_mode_status_preflight_backfill(embedding: embedding_pb2_grpc.Emb
     assert after.vector.last_run.trigger == "backfill" and after.vector.last_run.texts == planned.texts
     assert after.semantic_usable
     assert backfill.next_action == after.next_action
+    # Newest first: the two sessions embedded were active no earlier than any session still queued.
+    assert 0 < after.vector.covered_after_ms <= after.vector.embedded_oldest_ms <= after.vector.embedded_newest_ms
 
     rest = window(embedding, "Backfill", 100_000)
     assert not set(rest.result.window.session_ids) & set(planned.session_ids)
     assert (rest.result.sessions, rest.result.texts_left) == (len(SESSIONS) - 2, 0)
     done = status_of(embedding)
     assert (done.coverage, done.backlog_texts, done.next_action.code) == (1.0, 0, "none")
+    assert done.vector.covered_after_ms == 0 and done.vector.embedded_oldest_ms <= after.vector.covered_after_ms
 
 
 @pytest.mark.parametrize("max_sessions", [0, 100_001])

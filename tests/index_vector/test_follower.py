@@ -179,3 +179,33 @@ def test_a_rebuilt_shard_is_followed_from_the_start_without_embedding_again(
     wait_for(lambda: "fresh text" in embedded_texts(embeddings_server))
     assert node.wait_idle(20)
     assert embedded_texts(embeddings_server)[before:] == ["fresh text"]
+
+
+def test_an_archive_is_embedded_the_most_recently_active_sessions_first(
+    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+) -> None:
+    # Written oldest and newest interleaved, across both shards, so neither the write order nor the
+    # shard order is the activity order.
+    days = [3, 11, 0, 7, 14, 5, 9, 1, 12, 4, 8, 2, 13, 6, 10]
+    sessions = [
+        session(f"day-{day}", [Msg("user", f"question of day {day}")], start_ms=1_700_000_000_000 + day * 86_400_000)
+        for day in days
+    ]
+    shards[0].upsert(sessions[::2])
+    shards[1].upsert(sessions[1::2])
+    embeddings_server.failing = True  # hold the worker until the node has pulled both feeds
+    node = open_vector(batch_size=4)
+    wait_for(lambda: node.embed_status().queued_texts == len(days) and node.embed_status().feed_backlog_texts == 0)
+    status = node.embed_status()
+    assert status.covered_after_ms == max(s.updated_ms for s in sessions)  # nothing is covered yet
+    embeddings_server.failing = False
+    assert node.wait_idle(30), node.stats()
+    order = [int(text.rsplit(" ", 1)[1]) for text in embedded_texts(embeddings_server)]
+    assert order == sorted(days, reverse=True)
+
+    done = node.embed_status()
+    assert (done.covered_after_ms, done.embedded_oldest_ms, done.embedded_newest_ms) == (
+        0,
+        min(s.updated_ms for s in sessions),
+        max(s.updated_ms for s in sessions),
+    )

@@ -69,7 +69,7 @@ class DeleteSessionsResponse(_message.Message):
     def __init__(self, deleted: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ShardSearchRequest(_message.Message):
-    __slots__ = ("plan", "lane", "limit", "with_snippets", "admission", "partitions", "global_stats")
+    __slots__ = ("plan", "lane", "limit", "with_snippets", "admission", "partitions", "global_stats", "rank_only")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -77,6 +77,7 @@ class ShardSearchRequest(_message.Message):
     ADMISSION_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     GLOBAL_STATS_FIELD_NUMBER: _ClassVar[int]
+    RANK_ONLY_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     lane: str
     limit: int
@@ -84,7 +85,8 @@ class ShardSearchRequest(_message.Message):
     admission: LexicalAdmission
     partitions: _containers.RepeatedCompositeFieldContainer[PartitionAnchor]
     global_stats: GlobalTermStats
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ..., partitions: _Optional[_Iterable[_Union[PartitionAnchor, _Mapping]]] = ..., global_stats: _Optional[_Union[GlobalTermStats, _Mapping]] = ...) -> None: ...
+    rank_only: bool
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ..., partitions: _Optional[_Iterable[_Union[PartitionAnchor, _Mapping]]] = ..., global_stats: _Optional[_Union[GlobalTermStats, _Mapping]] = ..., rank_only: _Optional[bool] = ...) -> None: ...
 
 class TermFrequency(_message.Message):
     __slots__ = ("field", "term", "doc_freq")
@@ -165,16 +167,22 @@ class ShardHit(_message.Message):
     def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., score: _Optional[float] = ..., ranked: _Optional[bool] = ..., message_id: _Optional[str] = ..., snippet: _Optional[str] = ..., matched_terms: _Optional[_Iterable[str]] = ..., match_surface: _Optional[str] = ..., sort_time_ms: _Optional[int] = ...) -> None: ...
 
 class ShardSearchResponse(_message.Message):
-    __slots__ = ("hits", "partition", "matched_sessions", "elapsed_ms")
+    __slots__ = ("hits", "partition", "matched_sessions", "elapsed_ms", "rank_ms", "hydrate_ms", "snippets_ms")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     MATCHED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    RANK_MS_FIELD_NUMBER: _ClassVar[int]
+    HYDRATE_MS_FIELD_NUMBER: _ClassVar[int]
+    SNIPPETS_MS_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[ShardHit]
     partition: int
     matched_sessions: int
     elapsed_ms: float
-    def __init__(self, hits: _Optional[_Iterable[_Union[ShardHit, _Mapping]]] = ..., partition: _Optional[int] = ..., matched_sessions: _Optional[int] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+    rank_ms: float
+    hydrate_ms: float
+    snippets_ms: float
+    def __init__(self, hits: _Optional[_Iterable[_Union[ShardHit, _Mapping]]] = ..., partition: _Optional[int] = ..., matched_sessions: _Optional[int] = ..., elapsed_ms: _Optional[float] = ..., rank_ms: _Optional[float] = ..., hydrate_ms: _Optional[float] = ..., snippets_ms: _Optional[float] = ...) -> None: ...
 
 class NodeSearchResponse(_message.Message):
     __slots__ = ("partitions", "failures", "elapsed_ms")
@@ -337,14 +345,16 @@ class NodeStats(_message.Message):
     def __init__(self, node: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[ShardStats, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class EmbedItem(_message.Message):
-    __slots__ = ("message_id", "session_id", "text")
+    __slots__ = ("message_id", "session_id", "text", "session_updated_ms")
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_UPDATED_MS_FIELD_NUMBER: _ClassVar[int]
     message_id: str
     session_id: str
     text: str
-    def __init__(self, message_id: _Optional[str] = ..., session_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+    session_updated_ms: int
+    def __init__(self, message_id: _Optional[str] = ..., session_id: _Optional[str] = ..., text: _Optional[str] = ..., session_updated_ms: _Optional[int] = ...) -> None: ...
 
 class EmbedFeedRequest(_message.Message):
     __slots__ = ("after_seq", "max_sessions", "partition")

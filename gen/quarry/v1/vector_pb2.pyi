@@ -89,7 +89,7 @@ class CatchUpRun(_message.Message):
     def __init__(self, trigger: _Optional[str] = ..., started_ms: _Optional[int] = ..., finished_ms: _Optional[int] = ..., running: _Optional[bool] = ..., sessions: _Optional[int] = ..., texts: _Optional[int] = ..., characters: _Optional[int] = ..., seconds: _Optional[float] = ..., texts_per_second: _Optional[float] = ...) -> None: ...
 
 class EmbedStatusResponse(_message.Message):
-    __slots__ = ("embedder", "model", "dimension", "mode", "ready", "vectors", "embedded_sessions", "queued_texts", "queued_sessions", "feed_backlog_texts", "last_error", "last_run")
+    __slots__ = ("embedder", "model", "dimension", "mode", "ready", "vectors", "embedded_sessions", "queued_texts", "queued_sessions", "feed_backlog_texts", "last_error", "last_run", "covered_after_ms", "embedded_oldest_ms", "embedded_newest_ms")
     EMBEDDER_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
@@ -102,6 +102,9 @@ class EmbedStatusResponse(_message.Message):
     FEED_BACKLOG_TEXTS_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
     LAST_RUN_FIELD_NUMBER: _ClassVar[int]
+    COVERED_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_OLDEST_MS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_NEWEST_MS_FIELD_NUMBER: _ClassVar[int]
     embedder: str
     model: str
     dimension: int
@@ -114,7 +117,10 @@ class EmbedStatusResponse(_message.Message):
     feed_backlog_texts: int
     last_error: str
     last_run: CatchUpRun
-    def __init__(self, embedder: _Optional[str] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., mode: _Optional[str] = ..., ready: _Optional[bool] = ..., vectors: _Optional[int] = ..., embedded_sessions: _Optional[int] = ..., queued_texts: _Optional[int] = ..., queued_sessions: _Optional[int] = ..., feed_backlog_texts: _Optional[int] = ..., last_error: _Optional[str] = ..., last_run: _Optional[_Union[CatchUpRun, _Mapping]] = ...) -> None: ...
+    covered_after_ms: int
+    embedded_oldest_ms: int
+    embedded_newest_ms: int
+    def __init__(self, embedder: _Optional[str] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., mode: _Optional[str] = ..., ready: _Optional[bool] = ..., vectors: _Optional[int] = ..., embedded_sessions: _Optional[int] = ..., queued_texts: _Optional[int] = ..., queued_sessions: _Optional[int] = ..., feed_backlog_texts: _Optional[int] = ..., last_error: _Optional[str] = ..., last_run: _Optional[_Union[CatchUpRun, _Mapping]] = ..., covered_after_ms: _Optional[int] = ..., embedded_oldest_ms: _Optional[int] = ..., embedded_newest_ms: _Optional[int] = ...) -> None: ...
 
 class EmbedWindowRequest(_message.Message):
     __slots__ = ("max_sessions",)

@@ -118,6 +118,8 @@ def print_status(response: embedding_pb2.EmbeddingStatus, console: Console) -> N
             f", {vector.feed_backlog_texts} still in the shards' feeds",
             soft_wrap=True,
         )
+        if vector.vectors:
+            console.print(_covered(vector), soft_wrap=True)
         if vector.HasField("last_run"):
             console.print(f"last run {_run(vector.last_run)}", soft_wrap=True)
         if vector.last_error:
@@ -165,6 +167,18 @@ def _print_next(action: embedding_pb2.NextAction, console: Console) -> None:
     console.print(f"next [bold]{action.code}[/bold]: {escape(action.reason)}", soft_wrap=True)
     if action.command:
         console.print(f"  $ {escape(action.command)}", soft_wrap=True)
+
+
+def _covered(vector: vector_pb2.EmbedStatusResponse) -> str:
+    """Which sessions the vectors cover, by their latest activity (the worker embeds the newest first)."""
+    span = f"{render.minute_time(vector.embedded_oldest_ms)} … {render.minute_time(vector.embedded_newest_ms)}"
+    unread = f"; {vector.feed_backlog_texts} texts not read from the shards yet" if vector.feed_backlog_texts else ""
+    if not vector.queued_texts:
+        return f"covered: every session read (active {span} UTC){unread}"
+    return (
+        f"covered: every session active after {render.minute_time(vector.covered_after_ms)} UTC"
+        f" (embedded sessions span {span}); older ones wait, newest first{unread}"
+    )
 
 
 def _run(run: vector_pb2.CatchUpRun) -> str:

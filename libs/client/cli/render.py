@@ -296,28 +296,29 @@ def _plain_row(row: query_pb2.QueryUnitRow) -> tuple[str, str]:
     kind = row.WhichOneof("row")
     item = getattr(row, kind)
     if kind == "message":
-        return f"{item.role} · {_time(item.time_ms)}", _message_text(item)
+        return f"{item.role} · {minute_time(item.time_ms)}", _message_text(item)
     if kind == "action":
         failed = " (failed)" if item.failed else ""
-        return f"{item.category} {item.tool}{failed} · {_time(item.time_ms)}", item.command or item.path
+        return f"{item.category} {item.tool}{failed} · {minute_time(item.time_ms)}", item.command or item.path
     if kind == "block":
         return item.type, item.text
     if kind == "file":
         categories = ", ".join(f"{k} ×{v}" for k, v in sorted(item.categories.items()))
         failed = f" · {item.failed} failed" if item.failed else ""
-        return f"{item.actions} actions ({categories}){failed} · {_time(item.last_time_ms)}", item.path
+        return f"{item.actions} actions ({categories}){failed} · {minute_time(item.last_time_ms)}", item.path
     if kind == "assertion":
         return f"{item.kind} · {item.status} · {item.author} · on {item.target_ref}", item.body
     if kind == "run":
         agent = f" {item.agent}" if item.agent else ""
-        return f"{item.role}{agent} · {item.status} · {_time(item.started_ms)}", item.child_session_id
+        return f"{item.role}{agent} · {item.status} · {minute_time(item.started_ms)}", item.child_session_id
     if kind == "observed_event":
-        return f"{item.kind} · {item.delivery_state} · {_time(item.time_ms)}", item.text
+        return f"{item.kind} · {item.delivery_state} · {minute_time(item.time_ms)}", item.text
     if kind == "context_snapshot":
-        return f"{item.boundary} · {_time(item.time_ms)}", item.preview
+        return f"{item.boundary} · {minute_time(item.time_ms)}", item.preview
     child = item.child_session_id or "no child session"
     return (
-        f"{item.agent or item.tool} · {item.mapping_state} → {child} · {item.result_state} · {_time(item.time_ms)}",
+        f"{item.agent or item.tool} · {item.mapping_state} → {child} · {item.result_state}"
+        f" · {minute_time(item.time_ms)}",
         item.description or item.instruction,
     )
 
@@ -344,7 +345,8 @@ def explain(response: query_pb2.ExplainResponse, fmt: str, console: Console) -> 
     console.print(escape(text_format.MessageToString(response.plan).rstrip()), highlight=False, soft_wrap=True)
 
 
-def _time(ms: int) -> str:
+def minute_time(ms: int) -> str:
+    """An epoch-ms instant to the minute, in UTC ("-" for 0)."""
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M") if ms else "-"
 
 

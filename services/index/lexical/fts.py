@@ -21,7 +21,7 @@ with no token left compiles to None, which callers treat as "matches nothing" (n
 
 The same tree evaluates in Python over an analyzed text (`matches`), which checks single blocks, finds
 the query words a hit message contains (`matched_terms`) and the words of its text a snippet marks
-(`highlight_terms`); a stemmed leaf compares stems there as Tantivy does.
+(`Highlighter`); a stemmed leaf compares stems there as Tantivy does.
 """
 
 from __future__ import annotations
@@ -348,29 +348,34 @@ def stemmed_leaves(node: Fts | None) -> bool:
     return node is not None and any(leaf.kind == "term" and leaf.stem for leaf in _leaves(node))
 
 
-def highlight_terms(node: Fts | None, tokens: list[str], field: str) -> list[str]:
+class Highlighter:
     """The distinct tokens of a text (exact, as `field` or its exact twin indexes them) that the positive
-    expression's leaves match there: what a snippet of the text marks (`refactored` for `refactoring`)."""
-    node = positive(node)
-    if node is None:
-        return []
-    stemmed = field in STEMMED
-    exact: set[str] = set()
-    stems: set[str] = set()
-    prefixes: list[str] = []
-    for leaf in _leaves(node):
-        if leaf.kind == "term" and stemmed and leaf.stem:
-            stems.add(leaf.stem)
-        elif leaf.kind == "prefix":
-            exact.update(leaf.tokens[:-1])
-            prefixes.append(leaf.tokens[-1])
-        else:
-            exact.update(leaf.tokens)
-    return [
-        t
-        for t in dict.fromkeys(tokens)
-        if t in exact or any(t.startswith(p) for p in prefixes) or (stems and analyzer.stem(t) in stems)
-    ]
+    expression's leaves match there: what a snippet of the text marks (`refactored` for `refactoring`).
+    Built once per search; called on every hit's tokens."""
+
+    def __init__(self, node: Fts | None, field: str) -> None:
+        node = positive(node)
+        stemmed = field in STEMMED
+        self._exact: set[str] = set()
+        self._stems: set[str] = set()
+        prefixes: list[str] = []
+        for leaf in _leaves(node) if node is not None else ():
+            if leaf.kind == "term" and stemmed and leaf.stem:
+                self._stems.add(leaf.stem)
+            elif leaf.kind == "prefix":
+                self._exact.update(leaf.tokens[:-1])
+                prefixes.append(leaf.tokens[-1])
+            else:
+                self._exact.update(leaf.tokens)
+        self._starts = tuple(prefixes)
+
+    def __call__(self, tokens: list[str]) -> list[str]:
+        exact, starts, stems, stem = self._exact, self._starts, self._stems, analyzer.stem
+        return [
+            t
+            for t in dict.fromkeys(tokens)
+            if t in exact or (starts and t.startswith(starts)) or (stems and stem(t) in stems)
+        ]
 
 
 def substring_sql(node: Fts, columns: tuple[str, ...]) -> tuple[str, list[object]]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
+import time
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -136,6 +137,7 @@ class Leaf:
         """The search ranked but its hits not yet explained (PreparedSearch): an index node holding
         several partitions merges their rankings and explains only the hits that made its own top.
         `compiled`: the request's text compiled once for all of them (`compile_search`)."""
+        began = time.perf_counter()
         compiled = compiled or compile_search(request)
         field = compiled.field
         limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
@@ -188,11 +190,19 @@ class Leaf:
         query = clauses[0][1] if len(clauses) == 1 else Query.boolean_query(clauses)
         after = self._anchor(searcher, query, anchor) if anchor is not None else None
         contenders, response.matched_sessions = self._top_sessions(searcher, query, limit, session_filter, after)
+        response.rank_ms = _ms_since(began)
 
         def rank(at_least: float) -> list[_Ranked]:
-            return self._ranked([c for c in contenders if c.score >= at_least], limit)
+            started = time.perf_counter()
+            ranked = self._ranked([c for c in contenders if c.score >= at_least], limit)
+            response.rank_ms += _ms_since(started)
+            return ranked
 
         def explain(kept: Sequence[_Ranked]) -> None:
+            if request.rank_only:
+                for ranked in kept:
+                    response.hits.add(score=ranked.candidate.score, ranked=True).session.id = ranked.session_id
+                return
             self._fill_hits(response, searcher, kept, ranking, field, request.lane or "dialogue", request.with_snippets)
 
         return PreparedSearch(response, [c.score for c in contenders], rank, explain)
@@ -417,6 +427,8 @@ class Leaf:
         """The ranked sessions as hits: session summary, best message, matched terms, snippet."""
         if not top:
             return
+        began = time.perf_counter()
+        snippets_s = 0.0
         message_ords = searcher.fast_field_values(schema.MESSAGE_ORD, [r.candidate.address for r in top])
         rows = self.store.hit_rows([(r.candidate.ord, m) for r, m in zip(top, message_ords, strict=True)])
         top = [r for r in top if r.candidate.ord in rows]  # a session replaced since the snapshot is gone
@@ -435,6 +447,8 @@ class Leaf:
             )
             generator.set_max_num_chars(SNIPPET_CHARS)
         surface = "action" if lane == "actions" else "message"
+        highlight = fts.Highlighter(ranking, field)
+        per_words: dict[tuple[str, ...], tantivy.SnippetGenerator] = {}  # hits marking the same words share one
         add = response.hits.add
         for ranked in top:
             candidate, row = ranked.candidate, rows[ranked.candidate.ord]
@@ -443,8 +457,15 @@ class Leaf:
             hit_terms = fts.matched_terms(ranking, tokens, stemmed) if need_tokens else fixed_terms
             snippet = ""
             if with_snippets:
-                marks = generator or self._terms_generator(searcher, fts.highlight_terms(ranking, tokens, field), field)
+                started = time.perf_counter()
+                marks = generator
+                if marks is None:
+                    words = tuple(sorted(highlight(tokens)))
+                    marks = per_words.get(words)
+                    if marks is None:
+                        marks = per_words[words] = self._terms_generator(searcher, list(words), field)
                 snippet = _snippet(marks, field, text)
+                snippets_s += time.perf_counter() - started
             hit = add(
                 score=candidate.score,
                 ranked=True,
@@ -455,6 +476,8 @@ class Leaf:
                 snippet=snippet,
             )
             hit.session.ParseFromString(row.summary)
+        response.snippets_ms = snippets_s * 1000.0
+        response.hydrate_ms = _ms_since(began) - response.snippets_ms
 
     def _action_texts(self, messages: dict[int, units_pb2.Message]) -> dict[int, str]:
         """The action text of each message (by session ordinal), with the commands of its tool calls."""
@@ -653,6 +676,10 @@ def _role_predicates(roles: Sequence[RoleClause]) -> list[plan_pb2.Predicate]:
         pred = plan_pb2.Predicate(field=role.clause)
         out.append(plan_pb2.Predicate(negate=pred) if role.negated else pred)
     return out
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
 
 
 def _snippet(generator: tantivy.SnippetGenerator, field: str, text: str) -> str:

@@ -811,12 +811,12 @@ class Store:
                 return response
             # A deleted session comes as itself with no texts (ordinal 0 holds no messages).
             sessions = conn.execute(
-                "SELECT ord, id, change_seq, embed_count FROM sessions WHERE change_seq > ? "
-                "UNION ALL SELECT 0, session_id, change_seq, 0 FROM tombstones WHERE change_seq > ? "
+                "SELECT ord, id, change_seq, embed_count, updated_ms FROM sessions WHERE change_seq > ? "
+                "UNION ALL SELECT 0, session_id, change_seq, 0, 0 FROM tombstones WHERE change_seq > ? "
                 "ORDER BY 3 LIMIT ?",
                 (after_seq, after_seq, max_sessions),
             ).fetchall()
-            wanted = [ord_ for ord_, _, _, embed_count in sessions if embed_count]
+            wanted = [ord_ for ord_, _, _, embed_count, _ in sessions if embed_count]
             messages: dict[int, list[units_pb2.Message]] = {}
             for session_ord, proto in conn.execute(
                 f"SELECT session_ord, proto FROM messages WHERE session_ord {_IN_JSON} AND role {_IN_JSON} "
@@ -826,11 +826,11 @@ class Store:
                 messages.setdefault(session_ord, []).append(units_pb2.Message.FromString(proto))
         finally:
             conn.execute("COMMIT")
-        for session_ord, session_id, change_seq, _ in sessions:
+        for session_ord, session_id, change_seq, _, updated_ms in sessions:
             response.sessions.add(
                 session_id=session_id,
                 change_seq=change_seq,
-                items=message_items(session_id, messages.get(session_ord, ())),
+                items=message_items(session_id, updated_ms, messages.get(session_ord, ())),
             )
         return response
 

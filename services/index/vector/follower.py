@@ -1,5 +1,6 @@
 """The vector node follows the lexical shards: it pulls what to embed from each shard's change feed
-(IndexService.EmbedFeed) into its local queue, at the pace its embedder takes the texts.
+(IndexService.EmbedFeed) into its local queue, where the embed worker takes them the most recently
+active sessions first.
 
 Every shard store numbers the sessions it writes with an increasing change_seq and has a random
 store_uuid. The node keeps one cursor per store_uuid (the last change_seq taken), committed in the
@@ -7,11 +8,10 @@ same transaction as the texts it pulled (VectorStore.enqueue), so a restart resu
 and a wiped or rebuilt shard (a new uuid) is followed from 0; texts already embedded unchanged are
 recognized by their hash and not embedded again.
 
-The loop keeps the local queue short: while fewer than `low_water` texts are queued (with no
-low water, as in the manual embed mode: always), it asks the shards in turn for the sessions after
-their cursor; a session's items replace what the node held for
-that session, so messages that are gone lose their vectors. With nothing new it polls every POLL_S,
-or sooner when the embed worker has stored a batch. A shard that does not answer is logged, named in
+The loop pulls every feed to its end (the queue is on disk, and only a whole queue can be taken in
+the newest-first order): it asks the shards in turn for the sessions after their cursor; a session's
+items replace what the node held for that session, so messages that are gone lose their vectors.
+With nothing new it polls every POLL_S. A shard that does not answer is logged, named in
 `last_error`, skipped, and asked again on the next round. `fill` pulls on the caller's thread until
 the queue holds what it needs (a preflight's or a backfill's window); one pull runs at a time.
 """
@@ -59,22 +59,17 @@ class ShardFollower:
     def __init__(
         self,
         addresses: Sequence[str],
-        queued: Callable[[], int],
         cursor: Callable[[str], int],
         store: Store,
-        low_water: int | None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
     ) -> None:
-        """`queued` counts the local queue, `cursor` reads the stored cursor of a shard store;
-        `low_water` None pulls every feed to its end."""
+        """`cursor` reads the stored cursor of a shard store."""
         self._shards = [
             _Shard(a, index_pb2_grpc.IndexServiceStub(telemetry.traced_channel(a)), partition)
             for partition, a in enumerate(addresses)
         ]
-        self._queued = queued
         self._cursor = cursor
         self._store = store
-        self._low_water = low_water
         self._max_sessions = max_sessions
         self._pull_lock = threading.Lock()
         self._wake = threading.Event()
@@ -87,10 +82,6 @@ class ShardFollower:
 
     def start(self) -> None:
         self._thread.start()
-
-    def wake(self) -> None:
-        """The local queue went down: look for more now rather than at the next poll."""
-        self._wake.set()
 
     def stop(self, timeout: float = FEED_TIMEOUT_S) -> None:
         self._stop.set()
@@ -105,14 +96,11 @@ class ShardFollower:
             self._wake.clear()
             progressed = False
             for shard in self._shards:
-                if self._stop.is_set() or self._full():
+                if self._stop.is_set():
                     break
                 progressed |= self._follow(shard)
-            if not progressed or self._full():
+            if not progressed:
                 self._wake.wait(POLL_S)
-
-    def _full(self) -> bool:
-        return self._low_water is not None and self._queued() >= self._low_water
 
     def fill(self, enough: Callable[[], bool]) -> None:
         """Pull from the shards in turn, on this thread, until `enough()` or no shard has more now."""

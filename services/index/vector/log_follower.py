@@ -4,8 +4,8 @@ One ephemeral pull consumer over every session subject (`quarry.*.s.*`), from th
 the last stream sequence it queued, committed in the same transaction as the texts it pulled
 (VectorStore.enqueue, keyed by the log's identity: a new log is followed from its start). A session
 record's dialogue texts replace what the node held of the session; a tombstone replaces them with
-nothing, so a deleted session loses its vectors. The loop keeps the local queue short as the shard
-follower does (low water), and `fill` pulls on the caller's thread for a backfill's window.
+nothing, so a deleted session loses its vectors. The loop pulls the log to its end as the shard
+follower does, and `fill` pulls on the caller's thread for a backfill's window.
 
 Backlog: the texts queued here plus the records of the log after the checkpoint (sessions, whose
 texts are not known until they are read).
@@ -23,7 +23,7 @@ from nats.js import api
 from quarry.cluster.loop import LoopThread, connect
 from quarry.cluster.records import UPSERT, decode
 from quarry.cluster.setup import SESSIONS_FILTER, STREAM
-from quarry.core.dialogue import message_items
+from quarry.core.dialogue import dialogue_items
 from quarry.v1 import index_pb2
 
 log = logging.getLogger(__name__)
@@ -39,17 +39,13 @@ class LogFollower:
     def __init__(
         self,
         urls: list[str],
-        queued: Callable[[], int],
         cursor: Callable[[str], int],
         store: Store,
-        low_water: int | None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
     ) -> None:
         self._urls = urls
-        self._queued = queued
         self._cursor = cursor
         self._store = store
-        self._low_water = low_water
         self._max_sessions = max_sessions
         self._loop = LoopThread("quarry-vector-nats")
         self._nc = self._loop.run(connect(urls, "quarry-vector"))
@@ -69,9 +65,6 @@ class LogFollower:
     def start(self) -> None:
         self._thread.start()
 
-    def wake(self) -> None:
-        self._wake.set()
-
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
         self._wake.set()
@@ -84,14 +77,8 @@ class LogFollower:
     def _run(self) -> None:
         while not self._stop.is_set():
             self._wake.clear()
-            progressed = False
-            if not self._full():
-                progressed = self._follow()
-            if not progressed or self._full():
+            if not self._follow():
                 self._wake.wait(POLL_S)
-
-    def _full(self) -> bool:
-        return self._low_water is not None and self._queued() >= self._low_water
 
     def fill(self, enough: Callable[[], bool]) -> None:
         """Pull on this thread until `enough()` or the log has nothing more now."""
@@ -149,7 +136,7 @@ class LogFollower:
             replaced.append(record.session_id)
             if record.op == UPSERT:
                 session = record.session()
-                items.extend(message_items(session.id, session.messages))
+                items.extend(dialogue_items(session))
         self._store(items, replaced, (self._key, messages[-1].metadata.sequence.stream))
         self._pending = messages[-1].metadata.num_pending
         self._error = ""

@@ -46,7 +46,6 @@ OVERFETCH = 8
 MIN_FETCH = 64
 # The follower tops the local queue up to this many embedder batches: enough to keep the embedder
 # busy between polls, few enough that texts wait in the shards, not here.
-LOW_WATER_BATCHES = 4
 LAST_RUN_KEY = "last_catch_up_run"
 # Query texts whose vectors are kept: a paged walk or a refined search repeats its text, and a MiniLM
 # query embedding (~20 ms) costs more than the search itself. 1,024 x 384 floats is 1.5 MiB.
@@ -148,19 +147,10 @@ class VectorShard:
                 last_run=last_run,
                 on_run_finished=lambda run: store.save_meta(LAST_RUN_KEY, run.to_json()),
             )
-        low_water = LOW_WATER_BATCHES * self._batch_size if background else None
         if self._nats:
-            follower = LogFollower(
-                self._nats, queued=store.pending_count, cursor=store.cursor, store=self.enqueue, low_water=low_water
-            )
+            follower = LogFollower(self._nats, cursor=store.cursor, store=self.enqueue)
         elif self._index_addresses:
-            follower = ShardFollower(
-                self._index_addresses,
-                queued=store.pending_count,
-                cursor=store.cursor,
-                store=self.enqueue,
-                low_water=low_water,
-            )
+            follower = ShardFollower(self._index_addresses, cursor=store.cursor, store=self.enqueue)
         self._open = _Open(
             store=store,
             ann=ann,
@@ -219,7 +209,7 @@ class VectorShard:
                     errors_pb2.INVALID_REQUEST,
                     f"every item needs a message_id and a session_id (got {item.message_id!r}, {item.session_id!r})",
                 )
-        rows = [(item.message_id, item.session_id, item.text) for item in items]
+        rows = [(item.message_id, item.session_id, item.text, item.session_updated_ms) for item in items]
         with self._write_lock:
             outcome = state.store.enqueue(rows, list(replace_session_ids), cursor)
             if state.ann is not None:
@@ -239,8 +229,6 @@ class VectorShard:
                 state.ann = AnnIndex(state.store.dimension, self._approximate_above)
             state.ann.remove(batch.removed_rowids)
             state.ann.add(batch.added_rowids, batch.vectors)
-        if state.follower is not None:
-            state.follower.wake()
         return batch.stored
 
     # -- reads ----------------------------------------------------------------------------------
@@ -404,6 +392,10 @@ class VectorShard:
             feed_backlog_texts=backlog,
             last_error="; ".join(part.last_error for part in running if part.last_error),
         )
+        coverage = state.store.coverage()
+        status.covered_after_ms = coverage.covered_after_ms
+        status.embedded_oldest_ms = coverage.embedded_oldest_ms
+        status.embedded_newest_ms = coverage.embedded_newest_ms
         if (run := self._last_run(state)) is not None:
             status.last_run.CopyFrom(run.to_proto())
         return status

@@ -1,11 +1,14 @@
 """The vector node's durable state in one SQLite file: sqlite-vec vectors and the pending queue.
 
 Tables:
-- `vectors`: one row per embedded message (message_id, session_id, text hash); its rowid is the
+- `vectors`: one row per embedded message (message_id, session_id, text hash, the session's latest
+  activity); its rowid is the
   vector's id in `vec_items` (a sqlite-vec vec0 table, float[dimension]) and in the FAISS index.
   Rowids are AUTOINCREMENT, so an id is never reused after a removal.
-- `pending`: texts waiting for the embedder, in arrival order (`seq`). A row leaves the queue in the
-  same transaction that stores its vector, so a crash never loses a text nor embeds it twice.
+- `pending`: texts waiting for the embedder, taken the most recently active sessions first (then in
+  arrival order, `seq`), so after a large archive arrives the semantic lane covers recent work first.
+  A row leaves the queue in the same transaction that stores its vector, so a crash never loses a
+  text nor embeds it twice.
 - `meta`: the model and dimension the vectors were made with, and the last catch-up run (JSON).
 - `cursors`: how far the node has followed each lexical shard's change feed (the shard store's uuid
   -> the last change_seq taken). A cursor moves in the same transaction that queues the texts it
@@ -39,24 +42,37 @@ CREATE TABLE IF NOT EXISTS vectors (
   rowid INTEGER PRIMARY KEY AUTOINCREMENT,
   message_id TEXT NOT NULL UNIQUE,
   session_id TEXT NOT NULL,
-  text_hash BLOB NOT NULL
+  text_hash BLOB NOT NULL,
+  session_updated_ms INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS vectors_session ON vectors (session_id);
-CREATE INDEX IF NOT EXISTS vectors_text ON vectors (text_hash);  -- identical texts embedded once
 CREATE TABLE IF NOT EXISTS pending (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   message_id TEXT NOT NULL UNIQUE,
   session_id TEXT NOT NULL,
   text TEXT NOT NULL,
-  text_hash BLOB NOT NULL
+  text_hash BLOB NOT NULL,
+  session_updated_ms INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS pending_session ON pending (session_id);
 CREATE TABLE IF NOT EXISTS cursors (store_uuid TEXT PRIMARY KEY, change_seq INTEGER NOT NULL);
+"""
+
+# Stores written before the newest-first order lack the session time; their texts take 0 (oldest).
+_ADDED_COLUMNS = {"vectors": "session_updated_ms", "pending": "session_updated_ms"}
+
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS vectors_session ON vectors (session_id);
+CREATE INDEX IF NOT EXISTS vectors_text ON vectors (text_hash);  -- identical texts embedded once
+CREATE INDEX IF NOT EXISTS vectors_updated ON vectors (session_updated_ms);
+CREATE INDEX IF NOT EXISTS pending_session ON pending (session_id);
+CREATE INDEX IF NOT EXISTS pending_order ON pending (session_updated_ms DESC, seq);
 """
 
 
 def text_hash(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+_PENDING_COLUMNS = "seq, message_id, session_id, text, text_hash, session_updated_ms"
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,16 @@ class PendingText:
     session_id: str
     text: str
     text_hash: bytes
+    session_updated_ms: int
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The time range the vectors cover, by each session's latest activity (epoch ms)."""
+
+    covered_after_ms: int  # every session active after this is wholly embedded (0: nothing queued)
+    embedded_oldest_ms: int
+    embedded_newest_ms: int
 
 
 @dataclass(frozen=True)
@@ -112,6 +138,8 @@ class VectorStore:
         # FULL: a commit is on disk before enqueue acknowledges it, power loss included.
         self._conn.execute("PRAGMA synchronous = FULL")
         self._conn.executescript(_SCHEMA)
+        self._add_missing_columns()
+        self._conn.executescript(_INDEXES)
         self._conn.executescript(
             "CREATE TEMP TABLE incoming (message_id TEXT PRIMARY KEY, session_id TEXT NOT NULL);"
             "CREATE TEMP TABLE replaced (session_id TEXT PRIMARY KEY);"
@@ -119,6 +147,12 @@ class VectorStore:
         meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
         self.model: str = meta.get("model", "")
         self.dimension: int = int(meta.get("dimension", 0))
+
+    def _add_missing_columns(self) -> None:
+        for table, column in _ADDED_COLUMNS.items():
+            present = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -148,11 +182,12 @@ class VectorStore:
 
     def enqueue(
         self,
-        items: Sequence[tuple[str, str, str]],
+        items: Sequence[tuple[str, str, str, int]],
         replace_session_ids: Sequence[str],
         cursor: tuple[str, int] | None = None,
     ) -> EnqueueOutcome:
-        """Queue (message_id, session_id, text) items whose text differs from what is stored.
+        """Queue (message_id, session_id, text, session_updated_ms) items whose text differs from what
+        is stored; the session time of what is stored or queued unchanged moves to the items'.
 
         A text equal to the message's vector or to its queued text is unchanged. A blank text has
         nothing to embed: it removes the message's vector and queued text. For every session in
@@ -160,7 +195,8 @@ class VectorStore:
         `cursor` (a shard store's uuid, the change_seq these items bring the node up to) is recorded
         in the same transaction.
         """
-        latest = {message_id: (session_id, text) for message_id, session_id, text in items}
+        latest = {message_id: (session_id, text) for message_id, session_id, text, _ in items}
+        times = {session_id: updated_ms for _, session_id, _, updated_ms in items}
         keep = {mid: (sid, text, text_hash(text)) for mid, (sid, text) in latest.items() if text.strip()}
         blank = [mid for mid, (_, text) in latest.items() if not text.strip()]
         with self._transaction() as conn:
@@ -183,10 +219,16 @@ class VectorStore:
                     if pending_hash is not None:
                         stale_pending.append(message_id)
                 else:
-                    queue.append((message_id, session_id, text, digest))
+                    queue.append((message_id, session_id, text, digest, times[session_id]))
+            for table in ("vectors", "pending"):
+                conn.executemany(
+                    f"UPDATE {table} SET session_updated_ms = ? WHERE session_id = ? AND session_updated_ms != ?",
+                    [(ms, sid, ms) for sid, ms in times.items()],
+                )
             # REPLACE deletes the older queued text and appends the new one at the end of the queue.
             conn.executemany(
-                "INSERT OR REPLACE INTO pending (message_id, session_id, text, text_hash) VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO pending (message_id, session_id, text, text_hash, session_updated_ms)"
+                " VALUES (?, ?, ?, ?, ?)",
                 queue,
             )
             conn.executemany("DELETE FROM pending WHERE message_id = ?", [(m,) for m in stale_pending + blank])
@@ -228,9 +270,10 @@ class VectorStore:
             conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def take_pending(self, limit: int) -> list[PendingText]:
-        """The oldest queued texts; they stay queued until `store_vectors` commits their vectors."""
+        """The next queued texts, the most recently active sessions' first; they stay queued until
+        `store_vectors` commits their vectors."""
         rows = self._reader().execute(
-            "SELECT seq, message_id, session_id, text, text_hash FROM pending ORDER BY seq LIMIT ?", (limit,)
+            f"SELECT {_PENDING_COLUMNS} FROM pending ORDER BY session_updated_ms DESC, seq LIMIT ?", (limit,)
         )
         return [PendingText(*row) for row in rows]
 
@@ -258,8 +301,9 @@ class VectorStore:
             added = np.array(
                 [
                     conn.execute(
-                        "INSERT INTO vectors (message_id, session_id, text_hash) VALUES (?, ?, ?) RETURNING rowid",
-                        (texts[i].message_id, texts[i].session_id, texts[i].text_hash),
+                        "INSERT INTO vectors (message_id, session_id, text_hash, session_updated_ms)"
+                        " VALUES (?, ?, ?, ?) RETURNING rowid",
+                        (texts[i].message_id, texts[i].session_id, texts[i].text_hash, texts[i].session_updated_ms),
                     ).fetchone()[0]
                     for i in fresh
                 ],
@@ -352,9 +396,10 @@ class VectorStore:
         return row[0] if row else None
 
     def window(self, max_sessions: int) -> list[str]:
-        """The first `max_sessions` queued sessions, in the order their oldest queued text arrived."""
+        """The first `max_sessions` queued sessions in the worker's order: the most recently active first."""
         rows = self._reader().execute(
-            "SELECT session_id FROM pending GROUP BY session_id ORDER BY min(seq), session_id LIMIT ?",
+            "SELECT session_id FROM pending GROUP BY session_id"
+            " ORDER BY max(session_updated_ms) DESC, min(seq), session_id LIMIT ?",
             (max_sessions,),
         )
         return [row[0] for row in rows]
@@ -373,10 +418,10 @@ class VectorStore:
         return int(row[0]), int(row[1])
 
     def pending_of(self, session_ids: Sequence[str]) -> list[PendingText]:
-        """Every queued text of these sessions, oldest first."""
+        """Every queued text of these sessions, in the worker's order."""
         rows = self._reader().execute(
-            "SELECT seq, message_id, session_id, text, text_hash FROM pending"
-            " WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY seq",
+            f"SELECT {_PENDING_COLUMNS} FROM pending"
+            " WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY session_updated_ms DESC, seq",
             (_ids_json(session_ids),),
         )
         return [PendingText(*row) for row in rows]
@@ -388,6 +433,17 @@ class VectorStore:
     def queued_sessions(self) -> int:
         """Sessions with at least one queued text."""
         return int(self._reader().execute("SELECT count(DISTINCT session_id) FROM pending").fetchone()[0])
+
+    def coverage(self) -> Coverage:
+        row = (
+            self._reader()
+            .execute(
+                "SELECT (SELECT max(session_updated_ms) FROM pending), (SELECT min(session_updated_ms) FROM vectors),"
+                " (SELECT max(session_updated_ms) FROM vectors)"
+            )
+            .fetchone()
+        )
+        return Coverage(*(int(value or 0) for value in row))
 
     def cursor(self, store_uuid: str) -> int:
         """The last change_seq taken from the shard store `store_uuid`; 0 for a store never followed."""
