@@ -182,6 +182,13 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "quarry-ann-embeddings.npz")
     parser.add_argument("--hnsw", default="32:80:64,32:80:128,32:80:256", help="M:efConstruction:efSearch,…")
     parser.add_argument("--ivf", default="1024:16,1024:32,1024:64", help="nlist:nprobe,…")
+    parser.add_argument(
+        "--factory",
+        default="",
+        help="FAISS index_factory indexes with their search parameters, e.g. "
+        "'IVF1024,SQ8,RFlat@nprobe=160,k_factor_rf=4;IVF2048,Flat@nprobe=192' (inner product, trained like --ivf)",
+    )
+    parser.add_argument("--skip-serving", action="store_true", help="leave out AnnIndex (the serving index)")
     parser.add_argument("--approximate-above", type=int, default=DEFAULT_APPROXIMATE_ABOVE)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "ann.json")
     args = parser.parse_args()
@@ -249,7 +256,21 @@ def main() -> None:
         )
     ivf_built.clear()
 
-    rows.append(serving_index(corpus, queries, flat, truth, args.approximate_above, args.held_out))
+    for spec in filter(None, args.factory.split(";")):
+        description, _, parameters = spec.partition("@")
+        started = time.perf_counter()
+        index = faiss.index_factory(dim, description, faiss.METRIC_INNER_PRODUCT)
+        nlist = faiss.extract_index_ivf(index).nlist
+        sample = np.random.default_rng(1).choice(len(corpus), min(len(corpus), TRAIN_PER_LIST * nlist), replace=False)
+        index.train(corpus[sample])
+        index.add(corpus)
+        build_s = time.perf_counter() - started
+        faiss.ParameterSpace().set_index_parameters(index, parameters)
+        found, lat = timed_search(lambda q, i=index: i.search(q[None, :], K)[1][0], queries)
+        rows.append(row(spec, build_s, index_mib(index), found, truth, lat, args.held_out))
+
+    if not args.skip_serving:
+        rows.append(serving_index(corpus, queries, flat, truth, args.approximate_above, args.held_out))
     result = {"vectors": args.vectors, "base": args.base, "queries": len(queries), "sigma": args.sigma, "rows": rows}
     result["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     result["command"] = " ".join(["python", *sys.argv])

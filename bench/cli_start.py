@@ -11,7 +11,8 @@ it also reports the slowest top-level imports of each command (`python -X import
 --baseline DIR times a second source tree too, the same commands against the same cluster, the two
 alternating run by run so that both see the same machine (made with `git worktree add --detach DIR
 <commit>`; its packages are put first on PYTHONPATH through a tree of links that follows
-pyproject.toml's package-dir).
+pyproject.toml's package-dir), and --baseline-packages DIR the dependency versions it had, before the
+environment's (`pip install --no-deps --target DIR typer==0.29.2`).
 """
 
 from __future__ import annotations
@@ -111,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="", help="a name for this run, kept in the JSON (e.g. before, after)")
     parser.add_argument("--imports", action="store_true", help="also profile each command's imports")
     parser.add_argument("--baseline", type=Path, help="a checkout of another commit to time alongside")
+    parser.add_argument(
+        "--baseline-packages",
+        type=Path,
+        help="a directory of packages the baseline imports first (`pip install --target DIR` of the "
+        "dependency versions it pinned, e.g. an older Typer)",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "cli-start.json")
     args = parser.parse_args(argv)
 
@@ -133,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline:
             base_env = dict(env)
             pythonpath = _baseline_path(args.baseline.resolve(), home / "baseline")
-            base_env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
+            packages = str(args.baseline_packages.resolve()) if args.baseline_packages else None
+            base_env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, packages, env.get("PYTHONPATH")) if p)
             variants["baseline"] = base_env
         for name, command in commands.items():
             walls: dict[str, list[float]] = {variant: [] for variant in variants}

@@ -195,7 +195,7 @@ def run_quarry_lexical(
         memory = {name: process_memory(pid) for name, pid in cluster.pids.items()}
         shards = [name for name in cluster.pids if name.startswith("index-")]
         log("Quarry: timing the CLI against the warm cluster")
-        cli = cli_start(home, queries[0].terms[0])
+        cli = cli_start(home, queries[0].words[0])
     finally:
         client.close()
         cluster.stop()

@@ -81,6 +81,7 @@ SESSION_VERBS = frozenset({"delete", "open", "stats", "read", "export", "tag", "
 _STAGE_WORDS = ("sort by", "group by", "count", "limit", "offset")
 
 
+@lru_cache(maxsize=1024)  # the tree is immutable; a paged walk, a retry or an agent's loop parses once
 def parse(text: str) -> ast.Query:
     """Parse a whole query (syntax only: fields are validated by compile_query).
 

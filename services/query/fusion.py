@@ -125,51 +125,63 @@ def _ordered(hits: Sequence[FusedHit] | object) -> list[FusedHit]:
 # ----- the hybrid lane ----------------------------------------------------------------------------------
 
 
-def hybrid_hits(
+@dataclass(frozen=True)
+class Channels:
+    """What each channel found, by session id: the evidence a fused hit is built from."""
+
+    texts: dict[str, index_pb2.ShardHit]
+    actions: dict[str, index_pb2.ShardHit]
+    vectors: dict[str, vector_pb2.VectorHit]
+    method: str
+
+
+def fuse(
     text: Sequence[index_pb2.ShardHit] | None,
     action: Sequence[index_pb2.ShardHit] | None,
     vector: Sequence[vector_pb2.VectorHit],
     spec: FusionSpec | None = None,
-) -> list[query_pb2.SearchHit]:
-    """Fusion of the dialogue (text), action and vector channels, each list best first; None for a
-    lexical channel that did not run (a query without text), which then takes no part in the
-    normalization either.
-
-    Every hit scores its fused score (score_kind rrf or minmax), carries its components and its
-    `scores` (the retrieval score and the raw score of each channel that found it). Its evidence is the
-    best one it has: the dialogue match when the text channel found it, else the action match (match
-    surface action), else its nearest message. Sessions only the vector channel found carry just their
-    id (the caller hydrates them)."""
+) -> tuple[list[FusedHit], Channels]:
+    """The fused order of the dialogue (text), action and vector channels, each list best first; None
+    for a lexical channel that did not run (a query without text), which then takes no part in the
+    normalization either. Cheap: `fused_hit` builds the hits a page shows."""
     spec = spec or FusionSpec()
-    texts = {h.session.id: h for h in text or ()}
-    actions = {h.session.id: h for h in action or ()}
-    vectors = {h.session_id: h for h in vector}
+    channels = Channels(
+        {h.session.id: h for h in text or ()},
+        {h.session.id: h for h in action or ()},
+        {h.session_id: h for h in vector},
+        spec.method,
+    )
     ran = {TEXT: text is not None, ACTION: action is not None, VECTOR: True}
     if spec.method == MINMAX:
         scored = {
-            TEXT: [(sid, h.score) for sid, h in texts.items()],
-            ACTION: [(sid, h.score) for sid, h in actions.items()],
-            VECTOR: [(sid, similarity(h.distance)) for sid, h in vectors.items()],
+            TEXT: [(sid, h.score) for sid, h in channels.texts.items()],
+            ACTION: [(sid, h.score) for sid, h in channels.actions.items()],
+            VECTOR: [(sid, similarity(h.distance)) for sid, h in channels.vectors.items()],
         }
-        fused = minmax({c: s for c, s in scored.items() if ran[c]}, spec.weights)
+        return minmax({c: s for c, s in scored.items() if ran[c]}, spec.weights), channels
+    rankings = {TEXT: list(channels.texts), ACTION: list(channels.actions), VECTOR: list(channels.vectors)}
+    return rrf({c: r for c, r in rankings.items() if ran[c]}, spec.rank_constant, spec.weights), channels
+
+
+def fused_hit(one: FusedHit, channels: Channels) -> query_pb2.SearchHit:
+    """A fused session as a hit: it scores its fused score (score_kind rrf or minmax), carries its
+    components and its `scores` (the retrieval score and the raw score of each channel that found it).
+    Its evidence is the best one it has: the dialogue match when the text channel found it, else the
+    action match (match surface action), else its nearest message. Sessions only the vector channel
+    found carry just their id (the caller hydrates them)."""
+    sid = one.session_id
+    texts, actions, vectors = channels.texts, channels.actions, channels.vectors
+    if sid in texts:
+        session, match = texts[sid].session, lexical_match(texts[sid])
+    elif sid in actions:
+        session, match = actions[sid].session, action_match(actions[sid])
     else:
-        rankings = {TEXT: list(texts), ACTION: list(actions), VECTOR: list(vectors)}
-        fused = rrf({c: r for c, r in rankings.items() if ran[c]}, spec.rank_constant, spec.weights)
-    hits: list[query_pb2.SearchHit] = []
-    for one in fused:
-        sid = one.session_id
-        if sid in texts:
-            session, match = texts[sid].session, lexical_match(texts[sid])
-        elif sid in actions:
-            session, match = actions[sid].session, action_match(actions[sid])
-        else:
-            session, match = units_pb2.Session(id=sid), vector_match(vectors[sid])
-        match.score = one.score
-        match.score_kind = spec.method
-        match.score_components.clear()
-        match.score_components.update(one.components)
-        match.scores.CopyFrom(
-            channel_scores(one.retrieval, text=texts.get(sid), action=actions.get(sid), vector=vectors.get(sid))
-        )
-        hits.append(query_pb2.SearchHit(session=session, match=match))
-    return hits
+        session, match = units_pb2.Session(id=sid), vector_match(vectors[sid])
+    match.score = one.score
+    match.score_kind = channels.method
+    match.score_components.clear()
+    match.score_components.update(one.components)
+    match.scores.CopyFrom(
+        channel_scores(one.retrieval, text=texts.get(sid), action=actions.get(sid), vector=vectors.get(sid))
+    )
+    return query_pb2.SearchHit(session=session, match=match)

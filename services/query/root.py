@@ -45,7 +45,17 @@ from quarry.query.cluster_client import ClusterClient, missing_partitions, parti
 from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins
 from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.query.facets import FacetCounter
-from quarry.query.fusion import FUSION_DEPTH, FusionSpec, bm25_retrieval, hybrid_hits, similarity, vector_retrieval
+from quarry.query.fusion import (
+    FUSION_DEPTH,
+    Channels,
+    FusedHit,
+    FusionSpec,
+    bm25_retrieval,
+    fuse,
+    fused_hit,
+    similarity,
+    vector_retrieval,
+)
 from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
 from quarry.query.scatter import Deadline, both, call, concurrently, gather
@@ -103,6 +113,9 @@ class _Run:
     # whose evidence they show (`evidence`: session id -> lane), with the term statistics it ranked by.
     evidence: dict[str, str] = field(default_factory=dict)
     lane_stats: dict[str, index_pb2.GlobalTermStats] = field(default_factory=dict)
+    # Hybrid: every fused session, and what its channels found; only the page's hits are built whole.
+    fused: dict[str, FusedHit] = field(default_factory=dict)
+    channels: Channels | None = None
 
 
 class Coordinator:
@@ -184,6 +197,8 @@ class Coordinator:
             last = consumed[-1] if consumed else None
             next_anchors = {cursors.GLOBAL: cursors.Anchor(last.match.score, last.session.id)} if last else {}
         page = hits[offset : offset + limit]
+        if run.channels is not None:
+            page = [fused_hit(run.fused[h.session.id], run.channels) for h in page]
         served = cursor.served if cursor else 0
         for rank, hit in enumerate(page, start=served + offset + 1):
             hit.match.rank = rank
@@ -406,7 +421,18 @@ class Coordinator:
         started = time.perf_counter()
         effective = run.controls
         spec = FusionSpec(effective.method, effective.rank_constant, effective.weights)
-        hits = hybrid_hits(text, action, [h.vector_hit for h in semantic if h.vector_hit is not None], spec)
+        fused, run.channels = fuse(text, action, [h.vector_hit for h in semantic if h.vector_hit is not None], spec)
+        run.fused = {one.session_id: one for one in fused}
+        # What ordering, thresholds and cursors read; `search` builds the page's hits whole (fused_hit).
+        hits = [
+            query_pb2.SearchHit(
+                session=units_pb2.Session(id=one.session_id),
+                match=query_pb2.SessionSearchMatch(
+                    score=one.score, score_kind=spec.method, scores=query_pb2.HitScores(retrieval=one.retrieval)
+                ),
+            )
+            for one in fused
+        ]
         run.timings["fuse"] = _ms(started)
         return hits
 

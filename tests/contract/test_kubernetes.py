@@ -127,9 +127,11 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
-def _secret_file(workload: Manifest, container: Manifest, path: Path) -> tuple[str, str]:
+def _secret_file(workload: Manifest, container: Manifest, path: Path | str) -> tuple[str, str]:
     """(Secret, key) of the file at `path` in the container: it must come from a Secret volume mounted
-    read-only, as a whole (a subPath mount would not follow the Secret's updates)."""
+    read-only, as a whole (a subPath mount would not follow the Secret's updates). Parsing leaves a
+    path option as click parsed it (a string); Typer makes it a Path when it calls the command."""
+    path = Path(path)
     name = workload["metadata"]["name"]
     mounts = [m for m in container.get("volumeMounts", []) if path.is_relative_to(m["mountPath"])]
     assert len(mounts) == 1, f"{name}: {path} is on {len(mounts)} mounted volumes, not one"

@@ -7,7 +7,6 @@ from quarry.query.fusion import (
     RRF_K,
     FusionSpec,
     bm25_retrieval,
-    hybrid_hits,
     minmax,
     rrf,
     similarity,
@@ -15,6 +14,7 @@ from quarry.query.fusion import (
 )
 from quarry.query.root import fusion_depth
 from quarry.v1 import index_pb2, vector_pb2
+from tests.query.fused import hybrid_hits
 
 
 def test_a_hit_in_both_lanes_scores_the_sum_of_its_rrf_terms():

@@ -13,9 +13,10 @@ from typer.testing import CliRunner, Result
 
 from quarry.client.cli.main import app, search_lane
 from quarry.core.errors import QuarryError
-from quarry.query.fusion import RRF_K, hybrid_hits, rrf
+from quarry.query.fusion import RRF_K, rrf
 from quarry.query.root import Coordinator
 from quarry.v1 import errors_pb2, index_pb2, query_pb2, vector_pb2
+from tests.query.fused import hybrid_hits
 from tests.query.inprocess import Cluster
 
 # ----- fusion over three lanes (pure) --------------------------------------------------------------

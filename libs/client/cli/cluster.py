@@ -11,7 +11,9 @@ from typing import Annotated
 
 import typer
 
-cluster_app = typer.Typer(help="A cluster on the replicated log: create it, and see its partitions and log.")
+cluster_app = typer.Typer(
+    rich_markup_mode=None, help="A cluster on the replicated log: create it, and see its partitions and log."
+)
 
 
 def _cli() -> ModuleType:

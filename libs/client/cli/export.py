@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 render = lazy_module("quarry.client.cli.render")
 
 
-export_app = typer.Typer(help="Export archive evidence in other systems' shapes (OpenTelemetry).", no_args_is_help=True)
+export_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Export archive evidence in other systems' shapes (OpenTelemetry).",
+    no_args_is_help=True,
+)
 
 
 def _cli() -> ModuleType:

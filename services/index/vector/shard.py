@@ -32,6 +32,7 @@ from quarry.index.vector.catchup import AUTO, CatchUpRun
 from quarry.index.vector.follower import ShardFollower
 from quarry.index.vector.log_follower import LogFollower
 from quarry.index.vector.reuse import ReusingEmbedder
+from quarry.index.vector.row_sessions import RowSessions
 from quarry.index.vector.store import EnqueueOutcome, PendingText, VectorStore
 from quarry.index.vector.worker import MODES, EmbedWorker
 from quarry.v1 import errors_pb2, index_pb2, vector_pb2
@@ -44,8 +45,6 @@ DEFAULT_LIMIT = 10
 # come back (many messages of one session can crowd the top of the list).
 OVERFETCH = 8
 MIN_FETCH = 64
-# The follower tops the local queue up to this many embedder batches: enough to keep the embedder
-# busy between polls, few enough that texts wait in the shards, not here.
 LAST_RUN_KEY = "last_catch_up_run"
 # Query texts whose vectors are kept: a paged walk or a refined search repeats its text, and a MiniLM
 # query embedding (~20 ms) costs more than the search itself. 1,024 x 384 floats is 1.5 MiB.
@@ -63,6 +62,7 @@ class MessageHit:
 class _Open:
     store: VectorStore
     ann: AnnIndex | None
+    sessions: RowSessions  # each vector's session, for collapsing hits to sessions without the store
     worker: EmbedWorker | None
     follower: ShardFollower | LogFollower | None
     rebuild_seconds: float
@@ -131,6 +131,9 @@ class VectorShard:
             ann = AnnIndex(store.dimension, self._approximate_above)
             for rowids, vectors in store.iter_vectors():
                 ann.add(rowids, vectors)
+        sessions = RowSessions()
+        for rowids, session_ids in store.iter_row_sessions():
+            sessions.add(rowids, session_ids)
         rebuild_seconds = time.perf_counter() - began
         log.info("rebuilt FAISS from sqlite-vec: %d vectors in %.2f s", ann.ntotal if ann else 0, rebuild_seconds)
         stored_run = store.meta(LAST_RUN_KEY)
@@ -154,6 +157,7 @@ class VectorShard:
         self._open = _Open(
             store=store,
             ann=ann,
+            sessions=sessions,
             worker=worker,
             follower=follower,
             rebuild_seconds=rebuild_seconds,
@@ -214,6 +218,7 @@ class VectorShard:
             outcome = state.store.enqueue(rows, list(replace_session_ids), cursor)
             if state.ann is not None:
                 state.ann.remove(outcome.removed_rowids)
+            state.sessions.remove(outcome.removed_rowids)
         if state.worker is not None and outcome.queued:
             state.worker.wake()
         return outcome
@@ -229,6 +234,8 @@ class VectorShard:
                 state.ann = AnnIndex(state.store.dimension, self._approximate_above)
             state.ann.remove(batch.removed_rowids)
             state.ann.add(batch.added_rowids, batch.vectors)
+            state.sessions.remove(batch.removed_rowids)
+            state.sessions.add(batch.added_rowids, [t.session_id for t in batch.stored])
         return batch.stored
 
     # -- reads ----------------------------------------------------------------------------------
@@ -308,22 +315,34 @@ class VectorShard:
     def _nearest_sessions(
         self, ann: AnnIndex, vector: np.ndarray, limit: int, allowed: np.ndarray | None
     ) -> list[MessageHit]:
-        """Top messages from FAISS collapsed to each session's best, fetching more until `limit` sessions.
+        """Top messages from FAISS collapsed to each session's best, fetching more until `limit` sessions,
+        ordered by (distance, session id).
 
         A session's best message ranks before all its others, so the first `limit` sessions among
-        the top k messages are the `limit` nearest sessions whenever that many are present.
+        the top k messages are the `limit` nearest sessions whenever that many are present. Sessions
+        come from the in-memory map; only the messages of the answer are read from the store.
         """
+        sessions = self._state.sessions
         candidates = ann.ntotal if allowed is None else len(allowed)
         k = min(candidates, max(MIN_FETCH, limit * OVERFETCH))
         while True:
-            hits = self._nearest_messages(ann, vector, k, allowed)
-            best: dict[str, MessageHit] = {}
-            for hit in hits:
-                best.setdefault(hit.session_id, hit)
+            distances, rowids = ann.search(vector, k, allowed)
+            codes = sessions.codes(rowids)
+            known = np.flatnonzero(codes >= 0)  # a rowid removed since the search has no session
+            _, first = np.unique(codes[known], return_index=True)
+            best = known[np.sort(first)]  # each session's nearest message, nearest first
             if len(best) >= limit or k >= candidates:
                 break
             k = min(candidates, k * 4)
-        return sorted(best.values(), key=lambda h: (h.distance, h.session_id))[:limit]
+        if len(best) > limit:  # sessions tied with the last one kept are cut on their ids below
+            best = best[distances[best] <= distances[best[limit - 1]]]
+        refs = self._state.store.lookup(rowids[best])
+        hits = [
+            MessageHit(ref.message_id, ref.session_id, float(distances[i]))
+            for i in best
+            if (ref := refs.get(int(rowids[i]))) is not None  # removed between the two reads: skipped
+        ]
+        return sorted(hits, key=lambda h: (h.distance, h.session_id))[:limit]
 
     def _nearest_messages(
         self, ann: AnnIndex, vector: np.ndarray, k: int, allowed: np.ndarray | None = None

@@ -335,6 +335,12 @@ class VectorStore:
             flat = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
             yield rowids, flat.reshape(len(rows), self.dimension)
 
+    def iter_row_sessions(self) -> Iterator[tuple[np.ndarray, list[str]]]:
+        """Every stored vector's (rowid, session id) in chunks, for the serving side's session map."""
+        cursor = self._reader().execute("SELECT rowid, session_id FROM vectors")
+        while rows := cursor.fetchmany(REBUILD_CHUNK):
+            yield np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)), [row[1] for row in rows]
+
     def lookup(self, rowids: np.ndarray) -> dict[int, MessageRef]:
         rows = self._reader().execute(
             "SELECT rowid, message_id, session_id FROM vectors WHERE rowid IN (SELECT value FROM json_each(?))",

@@ -1,7 +1,7 @@
 """The embedding window: the next sessions a backfill embeds, as preflight describes it.
 
-The window is the first `max_sessions` queued sessions in the order their oldest queued text arrived,
-each with every one of its queued texts, so preflight and the backfill that follows it name the same
+The window is the first `max_sessions` queued sessions in the worker's order (the most recently active
+first), each with every one of its queued texts, so preflight and the backfill that follows it name the same
 sessions and texts (in the manual mode nothing else embeds them in between).
 """
 

@@ -1,8 +1,9 @@
 """The embedding worker: queued texts -> embedder -> stored vectors, one batch at a time.
 
 The thread first warms the embedder up (MiniLM loads in seconds; an HTTP endpoint is probed). In the
-"auto" embed mode it then takes the oldest `batch_size` queued texts, embeds them and hands texts
-and vectors to `store`, which commits them and dequeues the texts in one transaction. A failure
+"auto" embed mode it then takes the next `batch_size` queued texts (the most recently active sessions
+first), embeds them and hands texts and vectors to `store`, which commits them and dequeues the texts
+in one transaction. A failure
 leaves the texts queued; the worker records it, backs off (1 s doubling to a minute) and retries, so
 nothing queued is lost. In the "manual" mode the thread only warms up: texts are embedded when a
 backfill asks.
@@ -136,7 +137,7 @@ class EmbedWorker:
                 self._succeeded()
 
     def _embed_next(self) -> bool:
-        """Embed the oldest queued batch; False when the queue is empty (which ends the auto run)."""
+        """Embed the next queued batch; False when the queue is empty (which ends the auto run)."""
         with self._batch_lock:
             texts = self._take(self._batch_size)
             if not texts:
