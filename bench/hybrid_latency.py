@@ -49,6 +49,7 @@ from quarry.client.client import QuarryClient  # noqa: E402
 from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
 from quarry.index.vector.ann import AnnIndex  # noqa: E402
+from quarry.index.vector.store import REBUILD_CHUNK  # noqa: E402
 from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 from quarry.v1 import units_pb2, vector_pb2, vector_pb2_grpc  # noqa: E402
 
@@ -128,8 +129,10 @@ def ann_ms(sizes: dict[str, int], queries: int = 200) -> dict[str, dict[str, flo
         base = rng.standard_normal((n, DIMENSION), dtype=np.float32)
         base /= np.linalg.norm(base, axis=1, keepdims=True)
         index = AnnIndex(DIMENSION)
-        for start in range(0, n, 8192):  # as start() rebuilds it from the store
-            index.add(np.arange(start, min(n, start + 8192), dtype=np.int64), base[start : start + 8192])
+        for start in range(0, n, REBUILD_CHUNK):  # as start() rebuilds it from the store
+            index.add(
+                np.arange(start, min(n, start + REBUILD_CHUNK), dtype=np.int64), base[start : start + REBUILD_CHUNK]
+            )
         probes = base[rng.integers(0, n, queries)]
         samples = []
         for probe in probes:

@@ -77,8 +77,8 @@ def _result(name: str, future: Future[Any]) -> Any:
 
 def both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
     """Run two independent steps of one request concurrently (e.g. the lexical and the vector lane)."""
-    pending = submit_in_context(POOL, second)
-    return first(), pending.result()
+    first_result, second_result = concurrently([first, second])
+    return first_result, second_result
 
 
 def concurrently(steps: Sequence[Callable[[], Any]]) -> list[Any]:

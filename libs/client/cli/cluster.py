@@ -11,9 +11,7 @@ from typing import Annotated
 
 import typer
 
-cluster_app = typer.Typer(
-    rich_markup_mode=None, help="A cluster on the replicated log: create it, and see its partitions and log."
-)
+cluster_app = typer.Typer(help="A cluster on the replicated log: create it, and see its partitions and log.")
 
 
 def _cli() -> ModuleType:

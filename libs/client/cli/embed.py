@@ -30,9 +30,7 @@ embedding_pb2 = lazy_module("quarry.v1.embedding_pb2")
 vector_pb2 = lazy_module("quarry.v1.vector_pb2")
 
 
-embed_app = typer.Typer(
-    rich_markup_mode=None, help="Embedding status, and bounded catch-up of the semantic lane (preflight, backfill)."
-)
+embed_app = typer.Typer(help="Embedding status, and bounded catch-up of the semantic lane (preflight, backfill).")
 
 STATUS_TIMEOUT_S = 60.0
 PREFLIGHT_TIMEOUT_S = 600.0

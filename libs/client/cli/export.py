@@ -27,7 +27,6 @@ render = lazy_module("quarry.client.cli.render")
 
 
 export_app = typer.Typer(
-    rich_markup_mode=None,
     help="Export archive evidence in other systems' shapes (OpenTelemetry).",
     no_args_is_help=True,
 )

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 render = lazy_module("quarry.client.cli.render")
 
 app = typer.Typer(
-    # Click's plain help: Typer's rich help imports ~90 ms of rich (markdown, tracebacks) per start.
+    # Click's plain help, for every group and command under it: Typer's rich help imports ~90 ms of rich
+    # (markdown, tracebacks) per start.
     rich_markup_mode=None,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -25,10 +25,8 @@ render = lazy_module("quarry.client.cli.render")
 units_pb2 = lazy_module("quarry.v1.units_pb2")
 
 
-mark_app = typer.Typer(
-    rich_markup_mode=None, help="Assertions (decisions, caveats, summaries, tags, notes, todos) about archive objects."
-)
-candidates_app = typer.Typer(rich_markup_mode=None, help="Candidates automated writers left, and their judgment.")
+mark_app = typer.Typer(help="Assertions (decisions, caveats, summaries, tags, notes, todos) about archive objects.")
+candidates_app = typer.Typer(help="Candidates automated writers left, and their judgment.")
 mark_app.add_typer(candidates_app, name="candidates")
 
 

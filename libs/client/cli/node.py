@@ -10,9 +10,7 @@ from typing import Annotated
 
 import typer
 
-node_app = typer.Typer(
-    rich_markup_mode=None, help="Run one node of a cluster (what `quarry up`, docker-compose and Kubernetes start)."
-)
+node_app = typer.Typer(help="Run one node of a cluster (what `quarry up`, docker-compose and Kubernetes start).")
 
 Host = Annotated[str, typer.Option(help="Interface to listen on.")]
 Port = Annotated[int, typer.Option(help="Port to listen on (0: any free one, announced in --run-file).")]

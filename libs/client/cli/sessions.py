@@ -37,9 +37,7 @@ sessions_pb2 = lazy_module("quarry.v1.sessions_pb2")
 units_pb2 = lazy_module("quarry.v1.units_pb2")
 
 
-sessions_app = typer.Typer(
-    rich_markup_mode=None, help="Seed 002's session API: events, surfaces, windows, traces, lineage, titles, search."
-)
+sessions_app = typer.Typer(help="Seed 002's session API: events, surfaces, windows, traces, lineage, titles, search.")
 
 TEXT_PREVIEW = 100
 Session = Annotated[str, typer.Argument(help="A session id (<origin>:<native id>).")]

@@ -24,9 +24,7 @@ render = lazy_module("quarry.client.cli.render")
 # (tests/client/test_cli_imports.py checks the two agree).
 GRANTS = ("read", "write", "admin")
 
-token_app = typer.Typer(
-    rich_markup_mode=None, help="Bearer tokens: create, list, revoke (grants `read`, `write`, `admin` per scope)."
-)
+token_app = typer.Typer(help="Bearer tokens: create, list, revoke (grants `read`, `write`, `admin` per scope).")
 
 TokensFile = Annotated[
     Path | None,

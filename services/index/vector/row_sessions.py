@@ -20,7 +20,6 @@ class RowSessions:
     def __init__(self) -> None:
         self._codes = np.full(0, _ABSENT, dtype=np.int32)
         self._code_of: dict[str, int] = {}
-        self._ids: list[str] = []
 
     def add(self, rowids: np.ndarray, session_ids: Sequence[str]) -> None:
         if not len(rowids):
@@ -48,12 +47,5 @@ class RowSessions:
         out[inside] = current[rowids[inside]]
         return out
 
-    def session_id(self, code: int) -> str:
-        return self._ids[code]
-
     def _code(self, session_id: str) -> int:
-        code = self._code_of.get(session_id)
-        if code is None:
-            code = self._code_of[session_id] = len(self._ids)
-            self._ids.append(session_id)
-        return code
+        return self._code_of.setdefault(session_id, len(self._code_of))
