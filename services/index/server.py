@@ -84,6 +84,36 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     @typed_errors
     def SearchSessions(self, request: index_pb2.ShardSearchRequest, context: grpc.ServicerContext):
+        return self._search(request)
+
+    @typed_errors
+    def SearchLanes(self, request: index_pb2.ShardLanesRequest, context: grpc.ServicerContext):
+        """Each search on the request's partitions, then the summaries; per partition, every answer it
+        gave, or its first failure."""
+        answers: dict[int, index_pb2.PartitionLanes] = {
+            a.partition: index_pb2.PartitionLanes(partition=a.partition) for a in request.partitions
+        }
+        failed: dict[int, index_pb2.PartitionFailure] = {}
+        for search in request.searches:
+            one = index_pb2.ShardSearchRequest()
+            one.CopyFrom(search)
+            one.ClearField("partitions")
+            one.partitions.extend(request.partitions)
+            node = self._search(one)
+            for result in node.partitions:
+                answers[result.partition].searches.append(result)
+            failed.update((f.partition, f) for f in node.failures if f.partition not in failed)
+        if request.summary_session_ids:
+            summaries, failures = self._sessions(request.summary_session_ids, list(answers))
+            for result in summaries:
+                answers[result.partition].summaries.extend(result.sessions)
+            failed.update((f.partition, f) for f in failures if f.partition not in failed)
+        return index_pb2.NodeLanesResponse(
+            partitions=[answer for partition, answer in answers.items() if partition not in failed],
+            failures=list(failed.values()),
+        )
+
+    def _search(self, request: index_pb2.ShardSearchRequest) -> index_pb2.NodeSearchResponse:
         """Each partition ranks its sessions; the node keeps the best `limit` over all of them and only
         those are explained (message, matched terms, snippet), each in its partition's response: the
         explaining is most of a search's cost, and the query node uses no more than `limit` hits of one
@@ -144,14 +174,19 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
 
     @typed_errors
     def GetSessions(self, request: index_pb2.GetSessionsRequest, context: grpc.ServicerContext):
+        results, failures = self._sessions(request.session_ids, request.partitions)
+        return index_pb2.GetSessionsResponse(partitions=results, failures=failures)
+
+    def _sessions(
+        self, session_ids: Sequence[str], partitions: Sequence[int]
+    ) -> tuple[list[index_pb2.PartitionSessions], list[index_pb2.PartitionFailure]]:
         visible = visibility.current()
 
         def get(replica: PartitionReplica) -> index_pb2.PartitionSessions:
-            sessions = replica.lexical.get_sessions(request.session_ids, visible)
+            sessions = replica.lexical.get_sessions(session_ids, visible)
             return index_pb2.PartitionSessions(partition=replica.partition, sessions=sessions)
 
-        results, failures = self.partitions.each(request.partitions, get)
-        return index_pb2.GetSessionsResponse(partitions=results, failures=failures)
+        return self.partitions.each(partitions, get)
 
     @typed_errors
     def QueryUnits(self, request: index_pb2.ShardUnitsRequest, context: grpc.ServicerContext):

@@ -34,6 +34,7 @@ import heapq
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from quarry.core import auth, telemetry
 from quarry.core.errors import QuarryError
@@ -41,7 +42,7 @@ from quarry.core.vocab import ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.query import controls, cursors, units
 from quarry.query.assertions import AssertionRouter
-from quarry.query.cluster_client import ClusterClient, missing_partitions, partitions_of, require
+from quarry.query.cluster_client import ClusterClient, Fanned, missing_partitions, partitions_of, require
 from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins
 from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.query.facets import FacetCounter
@@ -58,7 +59,7 @@ from quarry.query.fusion import (
 )
 from quarry.query.plans import resolve_semantic_leaves, without_text
 from quarry.query.refs import RefResolver
-from quarry.query.scatter import Deadline, both, call, concurrently, gather
+from quarry.query.scatter import Deadline, both, call, gather
 from quarry.query.scopes import check_named_scopes
 from quarry.query.status import cluster_status
 from quarry.query.term_stats import GlobalTermStats
@@ -84,6 +85,7 @@ LANES = ("auto", "dialogue", "actions", "semantic", "hybrid")
 LEXICAL_LANES = {"dialogue": lexical_match, "actions": action_match}  # lane -> its hits' evidence
 
 _tracer = telemetry.tracer("quarry.query")
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -113,8 +115,7 @@ class _Run:
     # whose evidence they show (`evidence`: session id -> lane), with the term statistics it ranked by.
     evidence: dict[str, str] = field(default_factory=dict)
     lane_stats: dict[str, index_pb2.GlobalTermStats] = field(default_factory=dict)
-    # Hybrid: every fused session, and what its channels found; only the page's hits are built whole.
-    fused: dict[str, FusedHit] = field(default_factory=dict)
+    # Hybrid: what each channel found, from which the page's fused hits are built.
     channels: Channels | None = None
 
 
@@ -182,28 +183,32 @@ class Coordinator:
         depth = offset + limit + 1
         if lane in LEXICAL_LANES:
             lane_hits = self._lexical(run, depth, anchors, lane)
-            hits = _above([_lexical_hit(h, lane) for h in lane_hits], effective.min_score)
+            hits = [_lexical_hit(h, lane) for h in lane_hits]
+            hits = _above(hits, effective.min_score, lambda h: h.match.scores.retrieval)
             next_anchors = _partition_anchors(lane_hits[: min(len(hits), offset + limit)], anchors)
+            page, more = hits[offset : offset + limit], len(hits) > offset + limit
         else:
             if lane == "semantic":
                 semantic_depth = depth if cursor is None else max(FUSION_DEPTH, depth)
                 hits = [_vector_hit(h) for h in self._semantic(run, semantic_depth)]
-            else:
-                hits = self._hybrid(run, fusion_depth(depth))
-            hits = _above(hits, effective.min_score)
+                ordered = [_Ordered(h.session.id, h.match.score, h.match.scores.retrieval, h) for h in hits]
+            else:  # the fused order; only the page's hits are built (fused_hit)
+                ordered = [
+                    _Ordered(f.session_id, f.score, f.retrieval, f) for f in self._hybrid(run, fusion_depth(depth))
+                ]
+            ordered = _above(ordered, effective.min_score, lambda o: o.retrieval)
             if cursors.GLOBAL in anchors:
-                hits = [h for h in hits if _after_fused(h, anchors[cursors.GLOBAL])]
-            consumed = hits[: offset + limit]
+                ordered = [o for o in ordered if o.after(anchors[cursors.GLOBAL], lower_is_better=lane == "semantic")]
+            consumed = ordered[: offset + limit]
             last = consumed[-1] if consumed else None
-            next_anchors = {cursors.GLOBAL: cursors.Anchor(last.match.score, last.session.id)} if last else {}
-        page = hits[offset : offset + limit]
-        if run.channels is not None:
-            page = [fused_hit(run.fused[h.session.id], run.channels) for h in page]
+            next_anchors = {cursors.GLOBAL: cursors.Anchor(last.score, last.session_id)} if last else {}
+            page = [o.hit(run.channels) for o in ordered[offset : offset + limit]]
+            more = len(ordered) > offset + limit
         served = cursor.served if cursor else 0
         for rank, hit in enumerate(page, start=served + offset + 1):
             hit.match.rank = rank
         next_cursor = ""
-        if len(hits) > offset + limit:
+        if more:
             next_cursor = cursors.encode(cursors.Cursor(bound, now_ms, served + offset + limit, next_anchors))
         if not effective.include_scores:
             for hit in page:
@@ -242,9 +247,8 @@ class Coordinator:
                 f"{parameter} needs vectors: this cluster has no vector node",
                 parameter=parameter,
             )
-        stats: vector_pb2.VectorStats = gather(
-            ["vector-0"], [call(self.vector.Stats, vector_pb2.VectorStatsRequest())], deadline
-        )[0]
+        request = vector_pb2.VectorStatsRequest(recent_backlog=True)  # one hop: no shard is asked
+        stats: vector_pb2.VectorStats = gather(["vector-0"], [call(self.vector.Stats, request)], deadline)[0]
         if not stats.embedder:
             raise QuarryError(
                 errors_pb2.SEMANTIC_UNAVAILABLE,
@@ -324,22 +328,13 @@ class Coordinator:
         depth: int,
         anchors: dict[int, cursors.Anchor] | None = None,
         lane: str = "dialogue",
-        rank_only: bool = False,
     ) -> list[LaneHit]:
         """The merged top `depth` of every partition in a lexical lane (dialogue or actions); with
-        `anchors`, each partition's sessions after its anchor, read on the replica that served it.
-        `rank_only`: the hits carry session ids and scores alone (see `_explain`)."""
+        `anchors`, each partition's sessions after its anchor, read on the replica that served it."""
         started = time.perf_counter()
         anchors = anchors or {}
         with _tracer.start_as_current_span(f"quarry.lane.{lane}"):
-            request = self._lexical_request(run, lane, depth)
-            request.rank_only = rank_only
-            ranked = run.compiled.has_text or run.plan.HasField("ranking_text")
-            if ranked and self.cluster.partitions > 1:
-                stats = self.term_stats.for_search(request, run.deadline)
-                if stats is not None:
-                    request.global_stats.CopyFrom(stats)
-                    run.lane_stats[lane] = stats
+            request = self._ranked_request(run, lane, depth)
 
             def build(partitions: list[int]) -> index_pb2.ShardSearchRequest:
                 node_request = index_pb2.ShardSearchRequest()
@@ -350,6 +345,48 @@ class Coordinator:
             affinity = {p: a.node for p, a in anchors.items() if a.node}
             fanned = self.cluster.fan_out("SearchSessions", build, run.deadline, prefer=affinity)
         run.missing.update(fanned.missing)
+        return self._merged(run, lane, fanned, depth, started)
+
+    def _both_lexical(self, run: _Run, depth: int) -> tuple[list[LaneHit], list[LaneHit]]:
+        """The dialogue and actions lanes' merged top `depth`, rank-only (session ids and scores: see
+        `_complete`), both asked of each node in one call (SearchLanes)."""
+        started = time.perf_counter()
+        with _tracer.start_as_current_span("quarry.lane.lexical"):
+            requests = both(
+                lambda: self._ranked_request(run, "dialogue", depth, rank_only=True),
+                lambda: self._ranked_request(run, "actions", depth, rank_only=True),
+            )
+            fanned = self.cluster.fan_out(
+                "SearchLanes",
+                lambda partitions: index_pb2.ShardLanesRequest(
+                    searches=requests, partitions=[_anchor(p, None) for p in partitions]
+                ),
+                run.deadline,
+            )
+        run.missing.update(fanned.missing)
+        text, action = (
+            self._merged(run, lane, _lane_of(fanned, i), depth, started)
+            for i, lane in enumerate(("dialogue", "actions"))
+        )
+        return text, action
+
+    def _ranked_request(
+        self, run: _Run, lane: str, depth: int, rank_only: bool = False
+    ) -> index_pb2.ShardSearchRequest:
+        """The lane's search without partitions, with the archive's term statistics when it ranks and
+        there are several partitions (kept in `run.lane_stats` for `_complete`)."""
+        request = self._lexical_request(run, lane, depth)
+        request.rank_only = rank_only
+        ranked = run.compiled.has_text or run.plan.HasField("ranking_text")
+        if ranked and self.cluster.partitions > 1:
+            stats = self.term_stats.for_search(request, run.deadline)
+            if stats is not None:
+                request.global_stats.CopyFrom(stats)
+                run.lane_stats[lane] = stats
+        return request
+
+    def _merged(self, run: _Run, lane: str, fanned: Fanned, depth: int, started: float) -> list[LaneHit]:
+        """The partitions' answers merged into the lane's top `depth`, with the lane's timings."""
         tagged = [
             [LaneHit(h.session.id, shard_hit=h, partition=p, node=fanned.served_by[p]) for h in r.hits]
             for p, r in fanned.results.items()
@@ -398,18 +435,14 @@ class Coordinator:
         admitted = [h for h in response.hits if threshold is None or similarity(h.distance) >= threshold]
         return [LaneHit(h.session_id, vector_hit=h) for h in admitted]
 
-    def _hybrid(self, run: _Run, depth: int) -> list[query_pb2.SearchHit]:
+    def _hybrid(self, run: _Run, depth: int) -> list[FusedHit]:
         """Fusion of the dialogue, action and vector lanes' top `depth`, run concurrently. Without query
         text only the vector lane ranks; a missing vector lane fails the request (SEMANTIC_UNAVAILABLE)."""
         text: list[index_pb2.ShardHit] | None = None
         action: list[index_pb2.ShardHit] | None = None
         if run.compiled.has_text:
             (text_hits, action_hits), semantic = both(
-                lambda: both(
-                    lambda: self._lexical(run, depth, lane="dialogue", rank_only=True),
-                    lambda: self._lexical(run, depth, lane="actions", rank_only=True),
-                ),
-                lambda: self._semantic(run, depth),
+                lambda: self._both_lexical(run, depth), lambda: self._semantic(run, depth)
             )
             text = [h.shard_hit for h in text_hits if h.shard_hit is not None]
             action = [h.shard_hit for h in action_hits if h.shard_hit is not None]
@@ -422,19 +455,8 @@ class Coordinator:
         effective = run.controls
         spec = FusionSpec(effective.method, effective.rank_constant, effective.weights)
         fused, run.channels = fuse(text, action, [h.vector_hit for h in semantic if h.vector_hit is not None], spec)
-        run.fused = {one.session_id: one for one in fused}
-        # What ordering, thresholds and cursors read; `search` builds the page's hits whole (fused_hit).
-        hits = [
-            query_pb2.SearchHit(
-                session=units_pb2.Session(id=one.session_id),
-                match=query_pb2.SessionSearchMatch(
-                    score=one.score, score_kind=spec.method, scores=query_pb2.HitScores(retrieval=one.retrieval)
-                ),
-            )
-            for one in fused
-        ]
         run.timings["fuse"] = _ms(started)
-        return hits
+        return fused
 
     def _visible_sessions(self, deadline: Deadline) -> list[str] | None:
         """Every session the caller may read, when a scope limits the call (None: no limit): the allow-list
@@ -496,71 +518,61 @@ class Coordinator:
         return self.vector
 
     def _complete(self, run: _Run, page: list[query_pb2.SearchHit]) -> None:
-        """Give the page's hits what the lanes left out, concurrently: the evidence and summary of hits
-        from rank-only lexical answers (hybrid), the summary of hits only the vector lane found."""
-        started = time.perf_counter()
+        """Give the page's hits what the lanes left out, in one call per node (SearchLanes): the evidence
+        and summary of hits from rank-only lexical answers (hybrid), their partitions searching again
+        with the same request (same term statistics, so the same best message) restricted to these
+        sessions; the summary of hits only the vector lane found. A hit whose partition does not answer
+        keeps its id alone, and the partition is reported missing."""
         lanes = {lane: [h for h in page if run.evidence.get(h.session.id) == lane] for lane in ("dialogue", "actions")}
-        steps = [lambda hits=hits, lane=lane: self._explain(run, hits, lane) for lane, hits in lanes.items() if hits]
+        lanes = {lane: hits for lane, hits in lanes.items() if hits}
         bare = [h for h in page if not h.session.origin and h.session.id not in run.evidence]
-        if bare:
-            steps.append(lambda: self._hydrate(run, bare))
-        if steps:
-            concurrently(steps)
-            run.timings["complete"] = _ms(started)
+        if not lanes and not bare:
+            return
+        started = time.perf_counter()
+        count = self.cluster.partitions
+        wanted = {lane: partitions_of([h.session.id for h in hits], count) for lane, hits in lanes.items()}
+        summaries = partitions_of([h.session.id for h in bare], count)
+        requests = {lane: self._restricted(run, lane) for lane in lanes}
 
-    def _explain(self, run: _Run, hits: list[query_pb2.SearchHit], lane: str) -> None:
-        """The evidence of hits a lexical lane ranked without explaining them: their partitions search
-        again with the same request (same term statistics, so the same best message) restricted to these
-        sessions, and explain them. A hit whose partition does not answer keeps its id alone."""
-        by_partition = partitions_of([hit.session.id for hit in hits], self.cluster.partitions)
+        def build(partitions: list[int]) -> index_pb2.ShardLanesRequest:
+            searches = []
+            for lane, request in requests.items():
+                ids = [sid for p in partitions for sid in wanted[lane].get(p, ())]
+                node_request = index_pb2.ShardSearchRequest()
+                node_request.CopyFrom(request)
+                named = plan_pb2.Predicate(session_ids=plan_pb2.SessionIdSet(ids=ids))
+                where = node_request.plan.where
+                if node_request.plan.HasField("where"):
+                    named = plan_pb2.Predicate(all=plan_pb2.PredicateList(items=[where, named]))
+                where.CopyFrom(named)
+                node_request.limit = max(1, len(ids))
+                searches.append(node_request)
+            return index_pb2.ShardLanesRequest(
+                searches=searches,
+                partitions=[_anchor(p, None) for p in partitions],
+                summary_session_ids=[sid for p in partitions for sid in summaries.get(p, ())],
+            )
+
+        involved = {p for grouped in (*wanted.values(), summaries) for p in grouped}
+        fanned = self.cluster.fan_out("SearchLanes", build, run.deadline, partitions=involved)
+        run.missing.update(fanned.missing)
+        for i, (lane, hits) in enumerate(lanes.items()):
+            explained = {h.session.id: h for r in fanned.results.values() for h in r.searches[i].hits}
+            for hit in hits:
+                if (found := explained.get(hit.session.id)) is not None:
+                    _explained(hit, found, lane)
+        found_sessions = {s.id: s for r in fanned.results.values() for s in r.summaries}
+        for hit in bare:
+            if hit.session.id in found_sessions:
+                hit.session.CopyFrom(found_sessions[hit.session.id])
+        run.timings["complete"] = _ms(started)
+
+    def _restricted(self, run: _Run, lane: str) -> index_pb2.ShardSearchRequest:
+        """The lane's request as it ranked (same term statistics), to explain hits it ranked rank-only."""
         request = self._lexical_request(run, lane, 0)
         if lane in run.lane_stats:
             request.global_stats.CopyFrom(run.lane_stats[lane])
-
-        def build(partitions: list[int]) -> index_pb2.ShardSearchRequest:
-            ids = [sid for p in partitions for sid in by_partition[p]]
-            node_request = index_pb2.ShardSearchRequest()
-            node_request.CopyFrom(request)
-            named = plan_pb2.Predicate(session_ids=plan_pb2.SessionIdSet(ids=ids))
-            where = node_request.plan.where
-            if node_request.plan.HasField("where"):
-                named = plan_pb2.Predicate(all=plan_pb2.PredicateList(items=[where, named]))
-            where.CopyFrom(named)
-            node_request.limit = len(ids)
-            node_request.partitions.extend(_anchor(p, None) for p in partitions)
-            return node_request
-
-        fanned = self.cluster.fan_out("SearchSessions", build, run.deadline, partitions=by_partition)
-        run.missing.update(fanned.missing)
-        explained = {h.session.id: h for r in fanned.results.values() for h in r.hits}
-        for hit in hits:
-            found = explained.get(hit.session.id)
-            if found is None:
-                continue
-            hit.session.CopyFrom(found.session)
-            evidence = lexical_match(found) if lane == "dialogue" else action_match(found)
-            match = hit.match
-            match.matched_terms[:] = evidence.matched_terms
-            match.snippet, match.match_surface = evidence.snippet, evidence.match_surface
-            match.message_id, match.target_ref = evidence.message_id, evidence.target_ref
-
-    def _hydrate(self, run: _Run, hits: list[query_pb2.SearchHit]) -> None:
-        """Fill session summaries of hits that only the vector lane found, from their partitions (a hit
-        whose partition does not answer keeps its id alone, and the partition is reported missing)."""
-        by_partition = partitions_of([hit.session.id for hit in hits], self.cluster.partitions)
-        if not by_partition:
-            return
-
-        def build(partitions: list[int]) -> index_pb2.GetSessionsRequest:
-            ids = [sid for p in partitions for sid in by_partition[p]]
-            return index_pb2.GetSessionsRequest(session_ids=ids, partitions=partitions)
-
-        fanned = self.cluster.fan_out("GetSessions", build, run.deadline, partitions=by_partition)
-        run.missing.update(fanned.missing)
-        sessions = {s.id: s for r in fanned.results.values() for s in r.sessions}
-        for hit in hits:
-            if hit.session.id in sessions:
-                hit.session.CopyFrom(sessions[hit.session.id])
+        return request
 
     # ----- unit rows ----------------------------------------------------------------------------
 
@@ -599,6 +611,22 @@ _LEXICAL_TIMINGS = {  # the lane's fan-out, its slowest partition, that partitio
 }
 
 
+def _lane_of(fanned: Fanned, search: int) -> Fanned:
+    """One search's answers out of a SearchLanes fan-out."""
+    results = {p: r.searches[search] for p, r in fanned.results.items()}
+    return Fanned(results, dict(fanned.served_by), dict(fanned.missing))
+
+
+def _explained(hit: query_pb2.SearchHit, found: index_pb2.ShardHit, lane: str) -> None:
+    """The hit given the summary and evidence its lane's explained answer has."""
+    hit.session.CopyFrom(found.session)
+    evidence = lexical_match(found) if lane == "dialogue" else action_match(found)
+    match = hit.match
+    match.matched_terms[:] = evidence.matched_terms
+    match.snippet, match.match_surface = evidence.snippet, evidence.match_surface
+    match.message_id, match.target_ref = evidence.message_id, evidence.target_ref
+
+
 def _shard_order(hit: index_pb2.ShardHit) -> tuple[float, int, str]:
     if hit.ranked:
         return (-hit.score, 0, hit.session.id)
@@ -629,13 +657,27 @@ def _partition_anchors(consumed: list[LaneHit], previous: dict[int, cursors.Anch
     return anchors
 
 
-def _after_fused(hit: query_pb2.SearchHit, anchor: cursors.Anchor) -> bool:
-    """Whether a fused (rrf, higher first) or vector (distance, lower first) hit sorts after the anchor."""
-    if hit.match.score == anchor.key:
-        return hit.session.id > anchor.session_id
-    if hit.match.score_kind == "vector_distance":
-        return hit.match.score > anchor.key
-    return hit.match.score < anchor.key
+@dataclass(frozen=True)
+class _Ordered:
+    """A session in a lane ordered over the whole archive (semantic: distance, lower first; hybrid: fused
+    score, higher first), with its retrieval score and what its hit is built from."""
+
+    session_id: str
+    score: float
+    retrieval: float
+    found: query_pb2.SearchHit | FusedHit
+
+    def after(self, anchor: cursors.Anchor, lower_is_better: bool) -> bool:
+        """Whether it sorts after a cursor's anchor (ties on the score: by session id)."""
+        if self.score == anchor.key:
+            return self.session_id > anchor.session_id
+        return self.score > anchor.key if lower_is_better else self.score < anchor.key
+
+    def hit(self, channels: Channels | None) -> query_pb2.SearchHit:
+        if isinstance(self.found, FusedHit):
+            assert channels is not None
+            return fused_hit(self.found, channels)
+        return self.found
 
 
 def fusion_depth(wanted: int) -> int:
@@ -682,13 +724,13 @@ def _vector_hit(lane_hit: LaneHit) -> query_pb2.SearchHit:
     return hit
 
 
-def _above(hits: list[query_pb2.SearchHit], min_score: float | None) -> list[query_pb2.SearchHit]:
+def _above(hits: list[_T], min_score: float | None, retrieval: Callable[[_T], float]) -> list[_T]:
     """The hits before the first whose retrieval score is below min_score: every lane's order is
     descending in it, so this drops exactly the hits below it, and nothing after them is served."""
     if min_score is None:
         return hits
     for i, hit in enumerate(hits):
-        if hit.match.scores.retrieval < min_score:
+        if retrieval(hit) < min_score:
             return hits[:i]
     return hits
 

@@ -218,6 +218,34 @@ class MatchSessionIdsResponse(_message.Message):
     failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
     def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionSessionIds, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
+class ShardLanesRequest(_message.Message):
+    __slots__ = ("searches", "partitions", "summary_session_ids")
+    SEARCHES_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    searches: _containers.RepeatedCompositeFieldContainer[ShardSearchRequest]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionAnchor]
+    summary_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, searches: _Optional[_Iterable[_Union[ShardSearchRequest, _Mapping]]] = ..., partitions: _Optional[_Iterable[_Union[PartitionAnchor, _Mapping]]] = ..., summary_session_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PartitionLanes(_message.Message):
+    __slots__ = ("partition", "searches", "summaries")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    SEARCHES_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    searches: _containers.RepeatedCompositeFieldContainer[ShardSearchResponse]
+    summaries: _containers.RepeatedCompositeFieldContainer[_units_pb2.Session]
+    def __init__(self, partition: _Optional[int] = ..., searches: _Optional[_Iterable[_Union[ShardSearchResponse, _Mapping]]] = ..., summaries: _Optional[_Iterable[_Union[_units_pb2.Session, _Mapping]]] = ...) -> None: ...
+
+class NodeLanesResponse(_message.Message):
+    __slots__ = ("partitions", "failures")
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionLanes]
+    failures: _containers.RepeatedCompositeFieldContainer[_errors_pb2.PartitionFailure]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionLanes, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
+
 class GetSessionsRequest(_message.Message):
     __slots__ = ("session_ids", "partitions")
     SESSION_IDS_FIELD_NUMBER: _ClassVar[int]

@@ -62,6 +62,11 @@ class IndexServiceStub:
                 request_serializer=quarry_dot_v1_dot_index__pb2.ShardSearchRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_index__pb2.NodeTermStats.FromString,
                 _registered_method=True)
+        self.SearchLanes = channel.unary_unary(
+                '/quarry.v1.IndexService/SearchLanes',
+                request_serializer=quarry_dot_v1_dot_index__pb2.ShardLanesRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_index__pb2.NodeLanesResponse.FromString,
+                _registered_method=True)
         self.MatchSessionIds = channel.unary_unary(
                 '/quarry.v1.IndexService/MatchSessionIds',
                 request_serializer=quarry_dot_v1_dot_index__pb2.MatchSessionIdsRequest.SerializeToString,
@@ -134,6 +139,15 @@ class IndexServiceServicer:
         """The statistics each partition would score a search with (its documents, the document frequency of
         every scored term): the query node sums them over the archive and sends them back with the search
         (global_stats), so BM25 uses the archive's IDF in every partition.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchLanes(self, request, context):
+        """Several searches of one query, and summaries, in one call: a hybrid search's lexical lanes, or the
+        evidence and summaries its page still needs. Each search is answered as SearchSessions answers it,
+        on the request's partitions; a partition fails if any part of it does.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -214,6 +228,11 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.TermStats,
                     request_deserializer=quarry_dot_v1_dot_index__pb2.ShardSearchRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_index__pb2.NodeTermStats.SerializeToString,
+            ),
+            'SearchLanes': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchLanes,
+                    request_deserializer=quarry_dot_v1_dot_index__pb2.ShardLanesRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_index__pb2.NodeLanesResponse.SerializeToString,
             ),
             'MatchSessionIds': grpc.unary_unary_rpc_method_handler(
                     servicer.MatchSessionIds,
@@ -366,6 +385,33 @@ class IndexService:
             '/quarry.v1.IndexService/TermStats',
             quarry_dot_v1_dot_index__pb2.ShardSearchRequest.SerializeToString,
             quarry_dot_v1_dot_index__pb2.NodeTermStats.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchLanes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.IndexService/SearchLanes',
+            quarry_dot_v1_dot_index__pb2.ShardLanesRequest.SerializeToString,
+            quarry_dot_v1_dot_index__pb2.NodeLanesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -41,8 +41,10 @@ class VectorSearchResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[VectorHit, _Mapping]]] = ..., embed_ms: _Optional[float] = ..., search_ms: _Optional[float] = ...) -> None: ...
 
 class VectorStatsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("recent_backlog",)
+    RECENT_BACKLOG_FIELD_NUMBER: _ClassVar[int]
+    recent_backlog: bool
+    def __init__(self, recent_backlog: _Optional[bool] = ...) -> None: ...
 
 class VectorStats(_message.Message):
     __slots__ = ("vectors", "pending", "embedder", "model", "dimension", "ready", "last_error")

@@ -171,9 +171,12 @@ class ShardFollower:
 
     # -- backlog -------------------------------------------------------------------------------------
 
-    def backlog(self) -> int:
+    def backlog(self, live: bool = True) -> int:
         """Texts the shards hold after this node's cursors, asked live (in parallel, ~1 s at most);
-        a shard that does not answer counts with the backlog it last reported."""
+        a shard that does not answer counts with the backlog it last reported. Not `live`: as each last
+        reported it (the loop pulls every POLL_S)."""
+        if not live:
+            return sum(shard.backlog for shard in self._shards)
         calls = []
         for shard in self._shards:
             after = self._cursor(shard.store_uuid) if shard.store_uuid else 0

@@ -86,7 +86,8 @@ class LogFollower:
             if not self._follow():
                 return
 
-    def backlog(self) -> int:
+    def backlog(self, live: bool = True) -> int:
+        """What the log holds past this node's position, as its last pull saw it (`live` alike)."""
         return max(0, self._pending)
 
     def _follow(self) -> bool:

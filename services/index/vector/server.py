@@ -23,7 +23,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
 
     @typed_errors
     def Stats(self, request: vector_pb2.VectorStatsRequest, context: grpc.ServicerContext):
-        return self.shard.stats()
+        return self.shard.stats(recent_backlog=request.recent_backlog)
 
     @typed_errors
     def EmbedStatus(self, request: vector_pb2.EmbedStatusRequest, context: grpc.ServicerContext):

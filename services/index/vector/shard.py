@@ -370,10 +370,11 @@ class VectorShard:
             for ref, distance in self._state.store.exact_search(vector, k)
         ]
 
-    def stats(self) -> vector_pb2.VectorStats:
-        """Counts now; `pending` is the local queue plus the shards' backlog after this node's cursors."""
+    def stats(self, recent_backlog: bool = False) -> vector_pb2.VectorStats:
+        """Counts now; `pending` is the local queue plus the shards' backlog after this node's cursors
+        (asked of them now, or with `recent_backlog` as the follower last saw it)."""
         state = self._state
-        backlog = self._backlog(state)  # before the local count: a text moving between them is never missed
+        backlog = self._backlog(state, live=not recent_backlog)  # before the local count: never missed
         vectors, pending = state.store.counts()
         embedder = self._embedder
         worker = state.worker
@@ -484,8 +485,8 @@ class VectorShard:
         return state.worker.last_run if state.worker is not None else state.stored_run
 
     @staticmethod
-    def _backlog(state: _Open) -> int:
-        return state.follower.backlog() if state.follower is not None else 0
+    def _backlog(state: _Open, live: bool = True) -> int:
+        return state.follower.backlog(live) if state.follower is not None else 0
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no text is queued here or waits in a followed shard, and every stored vector is
