@@ -53,12 +53,17 @@ $(BUF_STAMP): tools/buf/package-lock.json
 proto-lint: $(BUF_STAMP)
 	cd proto && ../tools/buf/node_modules/.bin/buf lint
 
-## bench: quick mode (100k messages); bench-full: 1M messages
+## bench: quick mode (100k messages); bench-full: 1M messages. Then the vector index at 500k vectors and
+## the two embedding backends, each printing its targets (issue 13)
 bench: install
 	$(BIN)/python bench/run.py --messages $(BENCH_MESSAGES)
+	$(BIN)/python bench/ann.py --vectors 500000
+	$(BIN)/python bench/embed_backends.py --texts 2000 --rounds 2
 
 bench-full: install
 	$(BIN)/python bench/run.py --messages 1000000
+	$(BIN)/python bench/ann.py --vectors 500000
+	$(BIN)/python bench/embed_backends.py --texts 2000 --rounds 2
 
 ## bench-quality: nDCG@10 / recall@100 per lane on a BEIR-format folder (DATASET=…, default SciFact beside the repo)
 bench-quality: install
