@@ -14,18 +14,25 @@ Embedding 500k texts with MiniLM would take hours here, so the corpus is grown f
 The truth is the exact inner-product scan (IndexFlatIP). Every index runs on one thread, one query at
 a time, as the vector node does. Then AnnIndex itself (services/index/vector/ann.py) is built at the
 same size with removals, and an allow-listed search timed.
+
+`--restart N` times the vector node's start over a store holding the corpus (written through
+VectorStore as the worker writes it, in a temporary directory), N times without the IVF training kept
+(it trains and keeps it) alternating with N times with it (kept_training.py), each start's answers
+checked against the exact truth.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import random
 import resource
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,12 +40,14 @@ sys.path.insert(0, str(REPO))
 
 import faiss  # noqa: E402
 import numpy as np  # noqa: E402
+import pysqlite3.dbapi2 as sqlite3  # noqa: E402
 
 from bench.queries import Latency, build_queries  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
 from quarry.core.embed import load_embedder  # noqa: E402
 from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, TRAIN_PER_LIST, AnnIndex  # noqa: E402
-from quarry.index.vector.store import REBUILD_CHUNK  # noqa: E402
+from quarry.index.vector.shard import STORE_FILE, VectorShard  # noqa: E402
+from quarry.index.vector.store import REBUILD_CHUNK, VectorStore  # noqa: E402
 from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 
 K = 10
@@ -173,6 +182,65 @@ def serving_index(
     return result
 
 
+def filled_store(data_dir: Path, corpus: np.ndarray) -> None:
+    """A vector store holding `corpus` (row i as message `m{i}`), queued and stored as the node does."""
+    store = VectorStore(data_dir / STORE_FILE)
+    for start in range(0, len(corpus), REBUILD_CHUNK):
+        ids = range(start, min(len(corpus), start + REBUILD_CHUNK))
+        store.enqueue([(f"m{i}", f"s{i // 20}", f"text {i}", 0) for i in ids], [])
+        texts = store.take_pending(len(ids))
+        store.store_vectors("bench", texts, corpus[[int(t.message_id[1:]) for t in texts]])
+    store.close()
+
+
+class _Messages(logging.Handler):
+    """The vector node's log lines (what it trained or took, in how long)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def restarts(corpus: np.ndarray, queries: np.ndarray, truth: np.ndarray, approximate_above: int, rounds: int) -> dict:
+    """`rounds` pairs of VectorShard.start() over the corpus, without the IVF training kept (deleted
+    from the store: the start trains and keeps it), then with it: wall seconds, the node's log lines,
+    recall@10 of its answers. Alternating, so that a busy machine slows both alike."""
+    runs: list[dict] = []
+    node_log = logging.getLogger("quarry.index.vector")
+    node_log.setLevel(logging.INFO)
+    with tempfile.TemporaryDirectory(prefix="quarry-ann-restart-") as tmp:
+        data_dir = Path(tmp)
+        started = time.perf_counter()
+        filled_store(data_dir, corpus)
+        log(f"store of {len(corpus):,} vectors written in {time.perf_counter() - started:.0f} s")
+        for kept in [False, True] * rounds:
+            if not kept:
+                with closing(sqlite3.connect(str(data_dir / STORE_FILE))) as conn, conn:
+                    conn.execute("DELETE FROM ann_training")
+            messages = _Messages()
+            node_log.addHandler(messages)
+            shard = VectorShard(data_dir, "none", approximate_above=approximate_above)
+            started = time.perf_counter()
+            shard.start()
+            start_s = time.perf_counter() - started
+            node_log.removeHandler(messages)
+            found = [[int(h.message_id[1:]) for h in shard.ann_search(q, K)] for q in queries]
+            runs.append(
+                {
+                    "training kept": kept,
+                    "start_s": round(start_s, 1),
+                    "recall@10": round(recall(np.array(found), truth), 4),
+                    "log": messages.lines,
+                }
+            )
+            shard.close()
+            log(json.dumps(runs[-1]))
+    return {"approximate_above": approximate_above, "starts": runs}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--vectors", type=int, default=500_000)
@@ -189,6 +257,13 @@ def main() -> None:
         "'IVF1024,SQ8,RFlat@nprobe=160,k_factor_rf=4;IVF2048,Flat@nprobe=192' (inner product, trained like --ivf)",
     )
     parser.add_argument("--skip-serving", action="store_true", help="leave out AnnIndex (the serving index)")
+    parser.add_argument(
+        "--restart",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="time the vector node's start without and with the IVF training kept, ROUNDS times each",
+    )
     parser.add_argument("--approximate-above", type=int, default=DEFAULT_APPROXIMATE_ABOVE)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "ann.json")
     args = parser.parse_args()
@@ -272,6 +347,9 @@ def main() -> None:
     if not args.skip_serving:
         rows.append(serving_index(corpus, queries, flat, truth, args.approximate_above, args.held_out))
     result = {"vectors": args.vectors, "base": args.base, "queries": len(queries), "sigma": args.sigma, "rows": rows}
+    if args.restart:
+        del flat
+        result["restart"] = restarts(corpus, queries, truth, args.approximate_above, args.restart)
     result["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     result["command"] = " ".join(["python", *sys.argv])
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,12 @@ Why IVF and these numbers: `bench/ann.py`, recorded in bench/RESULTS.md ("Approx
   (retried commands, repeated errors) form dense clouds its greedy walk reaches but does not
   exhaust, while an inverted list holds the whole cloud. It also cannot remove a vector (every
   edited message would leave a tombstone to filter and rebuild away), and it built 500k in 157 s
-  against IVF's 87 s, a cost every start pays.
+  against IVF's 87 s.
+
+Training (k-means, about a minute at the switch point of 200k) happens once: the trained, empty index
+goes to a `TrainingKeeper` (the node's store, kept_training.py), and a later switch, at the next start
+or after removals and appends, takes it from there instead of training again when its `IvfParams`
+are the same.
 
 A search restricted to a small allow-list probes every list with the allow-list as a selector, so
 every allowed vector is a candidate (the work the flat index does for it) and the best by their codes
@@ -30,7 +35,12 @@ unrestricted query (the probed lists, filtered), and through every list if those
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
+import time
+from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import faiss
 import numpy as np
@@ -48,6 +58,32 @@ REFINE = 4
 TRAIN_PER_LIST = 64
 # An allow-list holding more than this share of the vectors is searched through the probed lists.
 EXACT_ALLOWED_SHARE = 0.1
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IvfParams:
+    """What a training depends on: a kept training serves an index only with the same parameters."""
+
+    dimension: int
+    nlist: int  # at most; fewer when the switch point gives under TRAIN_PER_LIST vectors per list
+    approximate_above: int  # the sample (TRAIN_PER_LIST per list) is drawn from the switch point's vectors
+
+    def key(self) -> str:
+        """These parameters and the fixed ones (index type, metric, sample size), as one comparable string."""
+        fixed = {"index": "IVF,SQ8", "metric": "inner_product", "train_per_list": TRAIN_PER_LIST}
+        return json.dumps(fixed | asdict(self), sort_keys=True)
+
+
+class TrainingKeeper(Protocol):
+    """Keeps a trained, empty IVF-SQ8 index across starts."""
+
+    def load(self, params: IvfParams) -> faiss.IndexIVFScalarQuantizer | None:
+        """The kept training for `params`; None (and why, in the log) when there is none usable."""
+        ...
+
+    def save(self, params: IvfParams, ivf: faiss.IndexIVFScalarQuantizer) -> None: ...
 
 
 def _one_thread() -> None:
@@ -89,9 +125,10 @@ class AnnIndex:
     re-ranking past `approximate_above`.
 
     The switch happens in `add` (also while start() rebuilds from the store) and is one-way: removals
-    that bring the count back down keep the trained index. `_lock` keeps searches and changes to the
-    index apart; `_write_lock` orders changes, and is the only lock held while IVF trains, so
-    searches go on over the flat index meanwhile.
+    that bring the count back down keep the trained index. It trains only without a usable training
+    from `keeper`, and gives it what it trained. `_lock` keeps searches and changes to the index
+    apart; `_write_lock` orders changes, and is the only lock held while IVF trains, so searches go
+    on over the flat index meanwhile.
     """
 
     def __init__(
@@ -100,11 +137,13 @@ class AnnIndex:
         approximate_above: int = DEFAULT_APPROXIMATE_ABOVE,
         nlist: int = NLIST,
         nprobe: int = NPROBE,
+        keeper: TrainingKeeper | None = None,
     ) -> None:
         self.dimension = dimension
         self.approximate_above = approximate_above
-        self._nlist = nlist
+        self._params = IvfParams(dimension, nlist, approximate_above)
         self._nprobe = nprobe
+        self._keeper = keeper
         self._index: faiss.Index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
         self._ivf: faiss.IndexIVFScalarQuantizer | None = None
         self._exact = _RowVectors(dimension)
@@ -147,7 +186,21 @@ class AnnIndex:
         count = self.ntotal
         vectors = faiss.rev_swig_ptr(flat.get_xb(), count * self.dimension).reshape(count, self.dimension)
         rowids = faiss.vector_to_array(self._index.id_map)
-        nlist = max(1, min(self._nlist, count // TRAIN_PER_LIST))
+        ivf = self._keeper.load(self._params) if self._keeper is not None else None
+        if ivf is None:
+            ivf = self._train(vectors)
+        else:
+            log.info("kept IVF-SQ8 training taken (nlist %d): k-means skipped", ivf.nlist)
+        ivf.add_with_ids(vectors, rowids)
+        ivf.nprobe = min(self._nprobe, ivf.nlist)
+        self._exact.put(rowids, vectors)
+        return ivf
+
+    def _train(self, vectors: np.ndarray) -> faiss.IndexIVFScalarQuantizer:
+        """A trained, empty IVF-SQ8 index (k-means over a seeded sample of `vectors`), handed to the keeper."""
+        began = time.perf_counter()
+        count = len(vectors)
+        nlist = max(1, min(self._params.nlist, count // TRAIN_PER_LIST))
         ivf = faiss.IndexIVFScalarQuantizer(
             faiss.IndexFlatIP(self.dimension),
             self.dimension,
@@ -157,9 +210,9 @@ class AnnIndex:
         )
         sample = np.random.default_rng(0).choice(count, min(count, TRAIN_PER_LIST * nlist), replace=False)
         ivf.train(vectors[np.sort(sample)])
-        ivf.add_with_ids(vectors, rowids)
-        ivf.nprobe = min(self._nprobe, nlist)
-        self._exact.put(rowids, vectors)
+        log.info("trained IVF-SQ8 (nlist %d) on %d vectors in %.1f s", nlist, len(sample), time.perf_counter() - began)
+        if self._keeper is not None:
+            self._keeper.save(self._params, ivf)
         return ivf
 
     def search(

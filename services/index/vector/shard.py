@@ -30,6 +30,7 @@ from quarry.index.vector import window
 from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, AnnIndex
 from quarry.index.vector.catchup import AUTO, CatchUpRun
 from quarry.index.vector.follower import ShardFollower
+from quarry.index.vector.kept_training import StoredTraining
 from quarry.index.vector.log_follower import LogFollower
 from quarry.index.vector.reuse import ReusingEmbedder
 from quarry.index.vector.row_sessions import RowSessions
@@ -128,7 +129,7 @@ class VectorShard:
         began = time.perf_counter()
         ann = None
         if store.dimension:
-            ann = AnnIndex(store.dimension, self._approximate_above)
+            ann = self._new_ann(store)
             for rowids, vectors in store.iter_vectors():
                 ann.add(rowids, vectors)
         sessions = RowSessions()
@@ -167,6 +168,10 @@ class VectorShard:
             worker.start()
             if follower is not None:
                 follower.start()
+
+    def _new_ann(self, store: VectorStore) -> AnnIndex:
+        """An empty serving index whose IVF training, once it switches, is kept in (and taken from) the store."""
+        return AnnIndex(store.dimension, self._approximate_above, keeper=StoredTraining(store))
 
     def _check_model(self, store: VectorStore) -> None:
         """Vectors of different models are not comparable: refuse to mix them in one store."""
@@ -231,7 +236,7 @@ class VectorShard:
         with self._write_lock:
             batch = state.store.store_vectors(self._embedder.model, texts, vectors)
             if state.ann is None:
-                state.ann = AnnIndex(state.store.dimension, self._approximate_above)
+                state.ann = self._new_ann(state.store)
             state.ann.remove(batch.removed_rowids)
             state.ann.add(batch.added_rowids, batch.vectors)
             state.sessions.remove(batch.removed_rowids)

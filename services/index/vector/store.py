@@ -13,6 +13,7 @@ Tables:
 - `cursors`: how far the node has followed each lexical shard's change feed (the shard store's uuid
   -> the last change_seq taken). A cursor moves in the same transaction that queues the texts it
   covers, so a restart resumes after the last texts stored, never before nor after.
+- `ann_training`: at most one row, the serving index's trained, empty IVF (kept_training.py).
 
 The write connection is shared by the caller's threads under an internal lock; reads (lookups,
 counts, exact search) use one connection per thread, which WAL lets run beside a writer.
@@ -54,6 +55,12 @@ CREATE TABLE IF NOT EXISTS pending (
   session_updated_ms INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS cursors (store_uuid TEXT PRIMARY KEY, change_seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS ann_training (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  params TEXT NOT NULL,
+  digest BLOB NOT NULL,
+  data BLOB NOT NULL
+);
 """
 
 # Stores written before the newest-first order lack the session time; their texts take 0 (oldest).
@@ -107,6 +114,15 @@ class StoredBatch:
     vectors: np.ndarray
     removed_rowids: list[int]  # older vectors of the same messages, replaced by these
     stored: list[PendingText]  # the texts stored (those still queued unchanged), aligned with `vectors`
+
+
+@dataclass(frozen=True)
+class AnnTraining:
+    """A serialized FAISS index, the parameters it was trained for and a digest of its bytes."""
+
+    params: str
+    digest: bytes
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -265,6 +281,14 @@ class VectorStore:
                 conn.execute("DELETE FROM vec_items WHERE rowid IN (SELECT value FROM json_each(?))", (doomed,))
         return rowids
 
+    def save_ann_training(self, training: AnnTraining) -> None:
+        """Keep `training` in place of any earlier one."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO ann_training (id, params, digest, data) VALUES (1, ?, ?, ?)",
+                (training.params, training.digest, training.data),
+            )
+
     def save_meta(self, key: str, value: str) -> None:
         with self._transaction() as conn:
             conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
@@ -396,6 +420,10 @@ class VectorStore:
             (np.ascontiguousarray(vector, dtype=np.float32).tobytes(), k),
         )
         return [(MessageRef(message_id, session_id), distance) for message_id, session_id, distance in rows]
+
+    def ann_training(self) -> AnnTraining | None:
+        row = self._reader().execute("SELECT params, digest, data FROM ann_training").fetchone()
+        return AnnTraining(*row) if row else None
 
     def meta(self, key: str) -> str | None:
         row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
