@@ -57,12 +57,12 @@ proto-lint: $(BUF_STAMP)
 ## the two embedding backends, each printing its targets (issue 13)
 bench: install
 	$(BIN)/python bench/run.py --messages $(BENCH_MESSAGES)
-	$(BIN)/python bench/ann.py --vectors 500000
+	$(BIN)/python bench/ann.py --vectors 500000 --hnsw "" --ivf "" --out bench/results/ann-serving.json
 	$(BIN)/python bench/embed_backends.py --texts 2000 --rounds 2
 
 bench-full: install
 	$(BIN)/python bench/run.py --messages 1000000
-	$(BIN)/python bench/ann.py --vectors 500000
+	$(BIN)/python bench/ann.py --vectors 500000 --hnsw "" --ivf "" --out bench/results/ann-serving.json
 	$(BIN)/python bench/embed_backends.py --texts 2000 --rounds 2
 
 ## bench-quality: nDCG@10 / recall@100 per lane on a BEIR-format folder (DATASET=…, default SciFact beside the repo)

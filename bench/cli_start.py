@@ -18,6 +18,7 @@ environment's (`pip install --no-deps --target DIR typer==0.29.2`).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -37,6 +38,14 @@ sys.path.insert(0, str(REPO))  # `python bench/cli_start.py` puts bench/ on the 
 from tests.cluster.corpus import write_corpus  # noqa: E402
 
 TARGETS_S = {"search": 0.25, "help": 0.2}
+# The floor of any Python client of the same search: the interpreter, grpc and the generated stubs,
+# one channel and one Search call, nothing printed (no argument parsing, configuration or rendering).
+FLOOR_CLIENT = (
+    "import sys, grpc\n"
+    "from quarry.v1 import query_pb2, query_pb2_grpc\n"
+    "with grpc.insecure_channel(sys.argv[1]) as channel:\n"
+    "    query_pb2_grpc.QueryServiceStub(channel).Search(query_pb2.SearchRequest(query='sqlite'), timeout=10)\n"
+)
 
 
 def timed_run(argv: list[str], env: dict[str, str], cpu: list[float] | None = None) -> float:
@@ -166,8 +175,11 @@ def main(argv: list[str] | None = None) -> int:
                 if args.baseline:
                     results[name]["baseline"]["imports"] = _import_profile(python, command[1:], variants["baseline"])
         interpreter = [timed_run([python, "-c", "pass"], env) for _ in range(args.runs)]
+        query_address = json.loads((home / "home" / "cluster.json").read_text())["query"]
+        floor = [timed_run([python, "-c", FLOOR_CLIENT, query_address], env) for _ in range(args.runs)]
         results["load_average_after"] = os.getloadavg()
         results["bare_python_median_s"] = round(statistics.median(interpreter), 4)
+        results["grpc_client_floor_median_s"] = round(statistics.median(floor), 4)
     finally:
         subprocess.run([quarry, "down"], env=env, stdout=subprocess.DEVNULL, check=False)
         shutil.rmtree(home, ignore_errors=True)
@@ -192,6 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         if "current_over_baseline" in results[name]:
             print(f"  current / baseline (medians): {results[name]['current_over_baseline']:.2f}")
     print(f"bare `python -c pass`: {results['bare_python_median_s']:.3f}s")
+    floor = results["grpc_client_floor_median_s"]
+    print(
+        f"floor, a bare Python gRPC client of the same search: {floor:.3f}s "
+        f"({floor / TARGETS_S['search']:.2f} of the search target; `quarry search` adds "
+        f"{results['search']['median_s'] - floor:.3f}s to it)"
+    )
     document = {
         "label": args.label,
         "baseline": str(args.baseline) if args.baseline else None,
@@ -203,8 +221,6 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join([sys.executable, *sys.argv]),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    import json
-
     args.out.write_text(json.dumps(document, indent=2) + "\n")
     print(f"wrote {args.out}")
     return 0

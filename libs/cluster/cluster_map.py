@@ -289,6 +289,14 @@ class ClusterWatch:
         own = self.heartbeats.get(node)
         return own is not None and now - own.at_ms < NODE_TTL_MS
 
+    def view_time(self, node: str, now: int) -> int:
+        """The time this view speaks for: now, or earlier when the node's own heartbeat is late coming
+        back (its last one plus one interval). When the log stalls (a NATS leader election) every
+        heartbeat in the view is late alike; judged from this time, a controller whose own heartbeat is
+        still "current" takes nobody for gone for a lateness that is the view's, not theirs."""
+        own = self.heartbeats.get(node)
+        return now if own is None else min(now, own.at_ms + int(HEARTBEAT_S * 1000))
+
     async def leave(self, last: Heartbeat) -> None:
         """A clean stop: a last heartbeat that says so. The node is not alive from then on (queries leave
         it at once), and its partitions stay placed on it for the cluster's delay, so a node restarted

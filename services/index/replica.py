@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import threading
@@ -66,6 +67,9 @@ CONTROL_S = 1.0
 REMOVE_GRACE_S = 10.0
 RETRY_S = 0.5
 READY_SERVICE = "quarry.v1.IndexService"
+# A heartbeat put not answered by then is given up and the next one tried: one stuck put must not
+# silence the node until the map takes it for gone (two tries fit in NODE_TTL_MS).
+HEARTBEAT_TIMEOUT_S = 2.5
 
 _log = logging.getLogger(__name__)
 
@@ -169,9 +173,26 @@ class ReplicaNode:
         while not self._stopping.is_set():
             await asyncio.sleep(HEARTBEAT_S)
             try:
-                await self._beat()
+                await self._beat_within(HEARTBEAT_TIMEOUT_S)
             except Exception as error:
                 _log.info("%s: heartbeat failed (%s); next one in %.0f s", self.node_id, error, HEARTBEAT_S)
+
+    async def _beat_within(self, timeout: float) -> None:
+        """A heartbeat, given up after `timeout` with where it waited logged (the NATS client's stack)."""
+        beat = asyncio.ensure_future(self._beat())
+        done, _ = await asyncio.wait({beat}, timeout=timeout)
+        if beat in done:
+            return beat.result()
+        stack = io.StringIO()
+        beat.print_stack(file=stack)
+        beat.cancel()
+        _log.warning(
+            "%s: a heartbeat did not answer within %.1f s, given up; it waited in:\n%s",
+            self.node_id,
+            timeout,
+            stack.getvalue(),
+        )
+        raise TimeoutError(f"no answer within {timeout:.1f} s")
 
     async def _beat(self) -> None:
         assert self.watch is not None
@@ -241,10 +262,11 @@ class ReplicaNode:
             return  # this node's view is behind (its own heartbeat has not come back): act on nothing
         current = watch.map.placement if watch.map is not None else {}
         revision = watch.map.revision if watch.map is not None else None
-        nodes = watch.node_views(now, self.started_ms)
+        at = watch.view_time(self.node_id, now)  # the others' ages are judged as of this view
+        nodes = watch.node_views(at, self.started_ms)
         if not any(view.alive for view in nodes.values()):
             return
-        following = placement.step(config.partitions, current, nodes, policy, now)
+        following = placement.step(config.partitions, current, nodes, policy, at)
         if _same(following, current):
             return
         if not await watch.write_map(following, revision):

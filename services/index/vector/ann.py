@@ -16,13 +16,19 @@ Why IVF and these numbers: `bench/ann.py`, recorded in bench/RESULTS.md ("Approx
   in one run where the flat scan took 65 ms, so ~3 ms on a quiet machine). As the node builds it
   (trained at the switch point), nprobe 160: recall 0.992, 0.116 of a flat scan (~4.3 ms quiet).
   Its memory is the codes (~0.2 GB at 500k) beside the exact vectors the flat index held.
+- Twice the lists, now that training is paid once (kept below): nlist 2048 (trained at the switch
+  point), nprobe 96 / 128 / 160 gave recall 0.982 / 0.992 / 0.995 at 3.3 / 4.0 / 5.1 ms where nlist
+  1024 gave 0.971 / 0.980 / 0.992 at 5.1 / 7.1 / 8.1 ms, the flat scan taking 67-77 ms beside them
+  (`bench/ann.py` at 500k, one run, alternating): nprobe 128 of 2048, 0.057 of a flat scan. Training
+  takes ~3x longer (k-means over 131k sampled vectors, ~2 minutes here), while searches go on over the
+  flat index.
 - HNSW (M 32, efConstruction 40) reached only 0.47-0.81 at efSearch 64-512: near-duplicate messages
   (retried commands, repeated errors) form dense clouds its greedy walk reaches but does not
   exhaust, while an inverted list holds the whole cloud. It also cannot remove a vector (every
   edited message would leave a tombstone to filter and rebuild away), and it built 500k in 157 s
   against IVF's 87 s.
 
-Training (k-means, about a minute at the switch point of 200k) happens once: the trained, empty index
+Training (k-means, a few minutes at the switch point of 200k) happens once: the trained, empty index
 goes to a `TrainingKeeper` (the node's store, kept_training.py), and a later switch, at the next start
 or after removals and appends, takes it from there instead of training again when its `IvfParams`
 are the same.
@@ -50,8 +56,8 @@ import numpy as np
 DEFAULT_APPROXIMATE_ABOVE = 200_000
 # Inverted lists, and lists probed per query (recall@10 0.99 at 500k, bench/ann.py); the lists grow
 # with the index, so a query costs ~nprobe/nlist of a flat scan at any size.
-NLIST = 1024
-NPROBE = 160
+NLIST = 2048
+NPROBE = 128
 # Candidates the quantized lists give per result wanted, re-ranked on the exact vectors.
 REFINE = 4
 # k-means trains on at most this many vectors per list (FAISS warns below 39), sampled with a fixed seed.
