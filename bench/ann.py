@@ -45,7 +45,7 @@ import pysqlite3.dbapi2 as sqlite3  # noqa: E402
 from bench.queries import Latency, build_queries  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
 from quarry.core.embed import load_embedder  # noqa: E402
-from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, TRAIN_PER_LIST, AnnIndex  # noqa: E402
+from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, NLIST, NPROBE, TRAIN_PER_LIST, AnnIndex  # noqa: E402
 from quarry.index.vector.shard import STORE_FILE, VectorShard  # noqa: E402
 from quarry.index.vector.store import REBUILD_CHUNK, VectorStore  # noqa: E402
 from quarry.ingest.synthetic import generate_sessions  # noqa: E402
@@ -156,13 +156,15 @@ def serving_index(
     truth: np.ndarray,
     approximate_above: int,
     held_out: int,
+    nlist: int = NLIST,
+    nprobe: int = NPROBE,
 ) -> dict:
     """AnnIndex as start() builds it (rowid = position + 1, in the store's chunks), timed alternately
     with the flat scan query by query (a busy machine slows both alike), then allow-listed searches
     (checked against numpy) and a removal."""
     before = rss_mib()
     started = time.perf_counter()
-    ann = AnnIndex(corpus.shape[1], approximate_above)
+    ann = AnnIndex(corpus.shape[1], approximate_above, nlist=nlist, nprobe=nprobe)
     for start in range(0, len(corpus), REBUILD_CHUNK):
         ann.add(
             np.arange(start + 1, min(len(corpus), start + REBUILD_CHUNK) + 1), corpus[start : start + REBUILD_CHUNK]
@@ -178,7 +180,7 @@ def serving_index(
         found.append(ann.search(query, K)[1] - 1)
         ann_ms.append((time.perf_counter() - middle) * 1000)
         flat_ms.append((middle - started) * 1000)
-    name = f"AnnIndex (switch at {approximate_above:,})"
+    name = f"AnnIndex (switch at {approximate_above:,}, nlist {nlist}, nprobe {nprobe})"
     result = row(name, build_s, memory, np.array(found), truth, Latency(tuple(ann_ms)), held_out)
     result["flat beside it"] = {key: round(value, 3) for key, value in Latency(tuple(flat_ms)).as_dict().items()}
     rng = np.random.default_rng(6)
@@ -282,6 +284,8 @@ def main() -> None:
         help="time the vector node's start without and with the IVF training kept, ROUNDS times each",
     )
     parser.add_argument("--approximate-above", type=int, default=DEFAULT_APPROXIMATE_ABOVE)
+    parser.add_argument("--nlist", type=int, default=NLIST, help="the serving index's lists (default: the node's)")
+    parser.add_argument("--nprobe", type=int, default=NPROBE, help="the serving index's probes (default: the node's)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "ann.json")
     args = parser.parse_args()
     faiss.omp_set_num_threads(1)
@@ -362,7 +366,9 @@ def main() -> None:
         rows.append(row(spec, build_s, index_mib(index), found, truth, lat, args.held_out))
 
     if not args.skip_serving:
-        rows.append(serving_index(corpus, queries, flat, truth, args.approximate_above, args.held_out))
+        rows.append(
+            serving_index(corpus, queries, flat, truth, args.approximate_above, args.held_out, args.nlist, args.nprobe)
+        )
         print(targets(rows[-1]))
     result = {"vectors": args.vectors, "base": args.base, "queries": len(queries), "sigma": args.sigma, "rows": rows}
     if args.restart:
