@@ -170,12 +170,22 @@ class ReplicaNode:
             _log.exception("%s: a background job stopped", self.node_id)
 
     async def _heartbeats(self) -> None:
+        """Beat every HEARTBEAT_S. A node whose heartbeats fail is taken for gone after NODE_TTL_MS, so a
+        failure is a warning (once per kind of failure, and when they answer again)."""
+        failing = ""
         while not self._stopping.is_set():
             await asyncio.sleep(HEARTBEAT_S)
             try:
                 await self._beat_within(HEARTBEAT_TIMEOUT_S)
             except Exception as error:
-                _log.info("%s: heartbeat failed (%s); next one in %.0f s", self.node_id, error, HEARTBEAT_S)
+                why = f"{type(error).__name__}: {error}"
+                if why != failing:
+                    _log.warning("%s: heartbeat failed (%s); retrying every %.0f s", self.node_id, why, HEARTBEAT_S)
+                failing = why
+                continue
+            if failing:
+                _log.warning("%s: heartbeats answer again", self.node_id)
+                failing = ""
 
     async def _beat_within(self, timeout: float) -> None:
         """A heartbeat, given up after `timeout` with where it waited logged (the NATS client's stack)."""
