@@ -52,7 +52,7 @@ import numpy as np  # noqa: E402
 from bench.beir import Dataset, doc_session, load_dataset, mean_metrics  # noqa: E402
 from bench.quality import DEFAULT_DATASET, LANES, ask  # noqa: E402
 from bench.queries import BenchQuery, Latency, build_queries, measure  # noqa: E402
-from bench.run import corpus_stats, log, process_memory, wait_visible  # noqa: E402
+from bench.run import corpus_stats, log, process_cpu_s, process_memory, wait_visible  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
 from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.errors import QuarryError  # noqa: E402
@@ -130,14 +130,12 @@ def ingest(
 
 def cpu_seconds(cluster: LocalCluster) -> dict[str, float]:
     """User + system CPU seconds of every node process so far, and of this process (`client`)."""
-    tick = os.sysconf("SC_CLK_TCK")
     out = {"client": time.process_time()}
     for name, proc in cluster.procs.items():
         try:
-            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[name] = process_cpu_s(proc.pid)
         except OSError:
             continue
-        out[name] = (int(fields[11]) + int(fields[12])) / tick
     return out
 
 

@@ -65,7 +65,7 @@ from google.protobuf.message import Message  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
 
 from bench.queries import CLASSES, BenchQuery, build_queries  # noqa: E402
-from bench.run import corpus_stats, log, wait_visible  # noqa: E402
+from bench.run import corpus_stats, log, process_cpu_s, wait_visible  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
 from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.proto_json import to_json  # noqa: E402
@@ -448,14 +448,11 @@ def profile_summary(out: Path, count: int, seconds: float) -> dict[str, object]:
 def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
     """User + system CPU seconds so far: this process (the clients), the query node, the index nodes
     together, and the other nodes (ingest, vector) together."""
-    tick = os.sysconf("SC_CLK_TCK")
     own = os.times()
     out = {"clients (this process)": own.user + own.system, "query node": 0.0, "index nodes": 0.0, "other nodes": 0.0}
     for name, pid in pids.items():
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        seconds = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
         group = "query node" if name == "query" else "index nodes" if name.startswith("index-") else "other nodes"
-        out[group] += seconds
+        out[group] += process_cpu_s(pid)
     return out
 
 

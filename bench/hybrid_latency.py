@@ -44,7 +44,7 @@ import grpc  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.queries import BenchQuery, Latency, build_queries  # noqa: E402
-from bench.run import corpus_stats, log, wait_embedder_ready, wait_visible  # noqa: E402
+from bench.run import corpus_stats, log, process_cpu_s, wait_embedder_ready, wait_visible  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
 from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
@@ -90,12 +90,8 @@ def backfill(address: str, window: int, budget_s: float) -> dict[str, object]:
 
 def cpu_ms(pids: Sequence[int]) -> float:
     """CPU time (user + system) the processes and this one have used so far, in ms."""
-    ticks = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks += int(fields[11]) + int(fields[12])  # utime, stime
     own = os.times()
-    return ticks * 1000 / os.sysconf("SC_CLK_TCK") + (own.user + own.system) * 1000
+    return (sum(process_cpu_s(pid) for pid in pids) + own.user + own.system) * 1000
 
 
 def time_lanes(

@@ -155,6 +155,13 @@ def process_memory(pid: int) -> dict[str, int]:
     return out
 
 
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds a live process has used so far (from /proc/<pid>/stat; the kernel
+    counts them in clock ticks, 10 ms here)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
