@@ -240,8 +240,11 @@ class ClusterWatch:
     def node_views(self, now: int, watching_since_ms: int) -> dict[str, placement.NodeView]:
         """The controller's view of every node with a heartbeat in the bucket, and of every node the map
         names without one (its heartbeat expired, or this watch has not read it yet): not alive, last seen
-        when this watch began (`watching_since_ms`), so it keeps its partitions for the cluster's delay
-        from then, never fewer because a freshly started controller has not read every heartbeat yet."""
+        when this watch began (`watching_since_ms`) or when the map last changed one of its replicas,
+        whichever is later. A replica changes state only by a controller that saw its node (placed while
+        eligible, promoted while alive), so the map is evidence of the node that this view may lack: a
+        node that joined after this watch began, whose heartbeats this view has not read, keeps its
+        partitions for the cluster's delay, and is not taken for gone since the watch began."""
         views = {
             name: placement.NodeView(
                 name,
@@ -252,10 +255,12 @@ class ClusterWatch:
             for name, beat in self.heartbeats.items()
         }
         placed = self.map.placement if self.map is not None else {}
+        unseen: dict[str, int] = {}
         for replicas in placed.values():
             for replica in replicas:
                 if replica.node not in views:
-                    views[replica.node] = placement.NodeView(replica.node, False, watching_since_ms)
+                    unseen[replica.node] = max(unseen.get(replica.node, watching_since_ms), replica.since_ms)
+        views.update({node: placement.NodeView(node, False, seen) for node, seen in unseen.items()})
         return views
 
     # ----- writes ----------------------------------------------------------------------------

@@ -281,6 +281,11 @@ class ReplicaNode:
             return
         if not await watch.write_map(following, revision):
             await watch.refresh()
+            return
+        for node in sorted(_nodes_of(current) - _nodes_of(following)):
+            view = nodes.get(node)
+            seen = "never seen by this node" if view is None else f"last heartbeat {at - view.last_seen_ms} ms before"
+            _log.warning("%s: the map no longer places anything on %s (%s)", self.node_id, node, seen)
 
     # ----- following one partition ----------------------------------------------------------------
 
@@ -378,6 +383,10 @@ class ReplicaNode:
         assert self.nc is not None
         with contextlib.suppress(Exception):
             await self.nc.publish(applied_subject(partition), orjson.dumps({"node": self.node_id, "seq": applied}))
+
+
+def _nodes_of(layout: placement.Placement) -> set[str]:
+    return {r.node for replicas in layout.values() for r in replicas}
 
 
 def _same(a: placement.Placement, b: placement.Placement) -> bool:

@@ -3,8 +3,12 @@
 Every replica of a partition must hold the same assertions, so the query node does not write to one
 replica: it publishes the operation as a record of the partition (with its own clock, so that every
 replica computes the same timestamps), and every replica applies it in log order
-(quarry.index.apply). The answer is the operation's outcome read back from a replica that applied it:
-the assertion as stored, the judgment, or the typed error it failed with on every replica alike.
+(quarry.index.apply). The answer is the operation's outcome once every replica that reads may go to
+has applied it (as an ingest at `applied` waits for every active replica), so a read that follows the
+write finds it on whichever replica serves the read: the assertion as stored, the judgment, or the
+typed error it failed with on every replica alike. A replica that does not answer is not waited for
+(reads go elsewhere); one that answers but lags past OUTCOME_TIMEOUT_S does not fail a write that
+others applied: it holds the operation once it catches up.
 """
 
 from __future__ import annotations
@@ -47,11 +51,13 @@ class AssertionLog:
         deadline = time.monotonic() + OUTCOME_TIMEOUT_S
         request = assertions_pb2.PartitionOpOutcomeRequest(partition=partition, op_id=op_id)
         while True:
-            outcome: assertions_pb2.OperationOutcome = self.cluster.one(
+            answers = self.cluster.each(
                 partition, "OpOutcome", request, Deadline(OUTCOME_TIMEOUT_S * 1000), service=ASSERTIONS
-            )
-            if outcome.applied:
-                return outcome
+            ).values()
+            outcomes = [a for a in answers if not isinstance(a, QuarryError)]
+            applied = [o for o in outcomes if o.applied]
+            if applied and (len(applied) == len(outcomes) or time.monotonic() > deadline):
+                return applied[0]
             if time.monotonic() > deadline:
                 raise QuarryError(
                     errors_pb2.SHARD_UNAVAILABLE,

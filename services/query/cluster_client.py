@@ -183,6 +183,13 @@ class ClusterClient:
             reasons.append(f"{node}: {brief(answer.message)}")
         raise unavailable({partition: "; ".join(reasons) or _no_replica(view, partition)})
 
+    def each(self, partition: int, rpc: str, request: Any, deadline: Deadline, service: str = INDEX) -> dict[str, Any]:
+        """A call about one partition on every replica reads may go to (active or draining, with an
+        address), in parallel: each node's answer, or the QuarryError its call failed with."""
+        view = self.topology.view()
+        plan = {node: [partition] for _, node in self._ranked(view, partition, set(), None)}
+        return self._call_nodes(view, rpc, lambda _: request, plan, deadline, False, service) if plan else {}
+
     def holds_session(self, session_id: str, deadline: Deadline) -> bool:
         """Whether the archive holds the session within the scopes the call may touch (its partition's
         index node answers within them)."""

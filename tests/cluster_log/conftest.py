@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _pytest.nodes import Item
+from _pytest.runner import CallInfo
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
@@ -17,6 +19,8 @@ from tests.cluster_log.inspect import heal
 pytestmark = pytest.mark.cluster
 
 NODE_LEFT_DELAY_MS = 4_000  # the cluster's; a production cluster waits a minute before copying a gone node's partitions
+LOG_LINES_ON_FAILURE = 40
+_home: list[Path] = []  # the package cluster's home, for the failure report
 
 
 @pytest.fixture(scope="package")
@@ -32,6 +36,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         node_left_delay_ms=NODE_LEFT_DELAY_MS,
     )
     local.start()
+    _home.append(local.home)
     yield local
     local.stop()
 
@@ -54,3 +59,22 @@ def client(cluster: LocalCluster) -> Iterator[QuarryClient]:
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
     return tmp_path
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: Item, call: CallInfo[None]) -> object:
+    """A failed test's report carries the last warnings of every node's log: what the cluster did is
+    the cause to look for (a node taken for gone, a heartbeat that failed), and under CI the logs are
+    gone with the run."""
+    report = yield
+    if report.failed and _home:
+        for log in sorted((_home[0] / "logs").glob("*.log")):
+            lines = [line for line in log.read_text(errors="replace").splitlines() if _warns(line)]
+            if lines:
+                report.sections.append((f"{log.stem} log (warnings)", "\n".join(lines[-LOG_LINES_ON_FAILURE:])))
+    return report
+
+
+def _warns(line: str) -> bool:
+    """A warning or an error of a node's log (Python's logging) or of a NATS server's."""
+    return any(mark in line for mark in (" WARNING ", " ERROR ", "[WRN]", "[ERR]"))

@@ -46,3 +46,19 @@ def test_a_current_view_speaks_for_now() -> None:
     watch = watch_with({"index-0": 50_000})
     assert watch.view_time("index-0", 50_400) == 50_400
     assert watch.view_time("index-9", 50_400) == 50_400  # no heartbeat of its own yet: now
+
+
+def test_a_node_this_view_never_saw_keeps_its_partitions_from_its_last_placement() -> None:
+    """A node that joined after the controller's watch began, whose heartbeats the view has not read:
+    the map placed it (a controller saw it then), so its replicas stay for the delay from that moment,
+    and go once the delay has passed with no heartbeat read."""
+    now = 100_000
+    watch = watch_with({"index-0": now - 300})
+    assert watch.map is not None
+    joined = placement.Replica("index-3", placement.ACTIVE, now - 500)
+    watch.map = MapState(2, {**watch.map.placement, 5: (joined,)})
+    assert watch.node_views(now, 0)["index-3"] == placement.NodeView("index-3", False, now - 500)
+    assert dropped(watch, "index-0", now) == set()
+    later = now - 500 + POLICY.node_left_delay_ms + NODE_TTL_MS
+    watch.heartbeats["index-0"] = Heartbeat("index-0", "127.0.0.1:1", 0, later - 300)
+    assert dropped(watch, "index-0", later) == {"index-3"}

@@ -11,6 +11,31 @@ from typing import Annotated
 import typer
 
 node_app = typer.Typer(help="Run one node of a cluster (what `quarry up`, docker-compose and Kubernetes start).")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+@node_app.callback()
+def node_logging(
+    log_level: Annotated[
+        str, typer.Option("--log-level", envvar="QUARRY_LOG_LEVEL", help="Least level of the node's log lines.")
+    ] = "INFO",
+) -> None:
+    """A node logs to stderr, each line with its time and level: without a handler Python prints only
+    warnings, bare, and a log that cannot be lined up with another node's tells nothing of a cluster."""
+    import logging
+
+    level = logging.getLevelName(log_level.upper())
+    if not isinstance(level, int):
+        from quarry.core.errors import QuarryError
+        from quarry.v1 import errors_pb2
+
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            f"--log-level {log_level!r} is not one of DEBUG, INFO, WARNING, ERROR",
+            parameter="--log-level",
+        )
+    logging.basicConfig(level=level, format=LOG_FORMAT)
+
 
 Host = Annotated[str, typer.Option(help="Interface to listen on.")]
 Port = Annotated[int, typer.Option(help="Port to listen on (0: any free one, announced in --run-file).")]
