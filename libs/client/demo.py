@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from quarry.client.cli import render
+from quarry.client.cli.lines import RichLines
 from quarry.client.client import QuarryClient
 from quarry.core.errors import QuarryError
 from quarry.ingest.discover import iter_source_files, standard_locations
@@ -48,14 +49,14 @@ def run_demo(client: QuarryClient, home: Path, fmt: str, console: Console) -> No
 
     for query in LEXICAL_EXAMPLES:
         console.rule(f"quarry search {query!r}")
-        render.search_envelope(client.search(query, limit=5), fmt, console)
+        render.search_envelope(client.search(query, limit=5), fmt, RichLines(console))
     console.rule(f"quarry {UNIT_EXAMPLE!r}")
-    render.unit_envelope(client.query_units(UNIT_EXAMPLE, limit=5), fmt, console)
+    render.unit_envelope(client.query_units(UNIT_EXAMPLE, limit=5), fmt, RichLines(console))
 
     console.rule(f"quarry search --lane hybrid {HYBRID_EXAMPLE!r}")
     if _wait_for_vectors(client, console):
         try:
-            render.search_envelope(client.search(HYBRID_EXAMPLE, lane="hybrid", limit=5), fmt, console)
+            render.search_envelope(client.search(HYBRID_EXAMPLE, lane="hybrid", limit=5), fmt, RichLines(console))
         except QuarryError as error:  # e.g. nothing embedded yet: say so, as the service does
             console.print(f"[yellow]{error}[/yellow]")
     render.status(client.status(), fmt, console)

@@ -32,14 +32,13 @@ import grpc
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from quarry.core import outgoing as outgoing_calls
 from quarry.core.errors import QuarryError
+from quarry.core.outgoing import CLUSTER_KEY_HEADER, SCOPES, SCOPES_HEADER, OutgoingInterceptor
 from quarry.core.tokens import ADMIN, READ, WRITE, Caller, TokenStore
 from quarry.v1 import errors_pb2
 
 CALLER: ContextVar[Caller | None] = ContextVar("quarry_caller", default=None)
-SCOPES: ContextVar[frozenset[str] | None] = ContextVar("quarry_scopes", default=None)
-SCOPES_HEADER = "quarry-scopes"
-CLUSTER_KEY_HEADER = "quarry-cluster-key"
 CLUSTER_KEY_FILE = "cluster.key"
 _OPEN_SERVICES = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection")
 _OPEN_PREFIXES = tuple(f"/{service}/" for service in _OPEN_SERVICES)  # never need a token
@@ -298,56 +297,6 @@ def parse_scopes(header: str | None) -> frozenset[str] | None:
     return frozenset(s for s in header.split(",") if s)
 
 
-class _Metadata(grpc.ClientCallDetails):  # type: ignore[misc]
-    def __init__(self, details: grpc.ClientCallDetails, metadata: list[tuple[str, str]]) -> None:
-        self.method = details.method
-        self.timeout = details.timeout
-        self.metadata = metadata
-        self.credentials = details.credentials
-        self.wait_for_ready = getattr(details, "wait_for_ready", None)
-        self.compression = getattr(details, "compression", None)
-
-
-class OutgoingInterceptor(
-    grpc.UnaryUnaryClientInterceptor,
-    grpc.UnaryStreamClientInterceptor,
-    grpc.StreamUnaryClientInterceptor,
-    grpc.StreamStreamClientInterceptor,
-):
-    """Adds what a call to another node carries: a bearer token (a client), or the cluster key and the
-    current SCOPES (a node; `fail_closed`: an empty list when the call has none)."""
-
-    def __init__(self, bearer: str | None = None, cluster_key: str | None = None, fail_closed: bool = False) -> None:
-        self.bearer = bearer
-        self.cluster_key = cluster_key
-        self.fail_closed = fail_closed
-
-    def _details(self, details: grpc.ClientCallDetails) -> grpc.ClientCallDetails:
-        metadata = list(details.metadata or [])
-        if self.bearer:
-            metadata.append(("authorization", f"Bearer {self.bearer}"))
-        if self.cluster_key:
-            metadata.append((CLUSTER_KEY_HEADER, self.cluster_key))
-        scopes = SCOPES.get()
-        if scopes is None and self.fail_closed:
-            scopes = frozenset()
-        if scopes is not None:
-            metadata.append((SCOPES_HEADER, ",".join(sorted(scopes))))
-        return _Metadata(details, metadata)
-
-    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        return continuation(self._details(details), request)
-
-    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
-        return continuation(self._details(details), request)
-
-    def intercept_stream_unary(self, continuation: Any, details: Any, request_iterator: Any) -> Any:
-        return continuation(self._details(details), request_iterator)
-
-    def intercept_stream_stream(self, continuation: Any, details: Any, request_iterator: Any) -> Any:
-        return continuation(self._details(details), request_iterator)
-
-
 @dataclass(frozen=True)
 class NodeSecurity:
     """How this process's node checks its callers and identifies itself to other nodes."""
@@ -380,6 +329,7 @@ def configure_node(role: str, host: str, tokens: Path | None, cluster_key_file: 
         OutgoingInterceptor(cluster_key=cluster_key, fail_closed=fail_closed) if cluster_key or fail_closed else None
     )
     _security = NodeSecurity(gate, server, outgoing)
+    outgoing_calls.configure(outgoing)
     return _security
 
 
@@ -390,11 +340,6 @@ def security() -> NodeSecurity:
 
 def server_interceptors() -> list[grpc.ServerInterceptor]:
     return [_security.server] if _security.server is not None else []
-
-
-def outgoing() -> OutgoingInterceptor | None:
-    """The interceptor this process's node-to-node channels use (None: they carry nothing)."""
-    return _security.outgoing
 
 
 def ensure_cluster_key(path: Path) -> None:

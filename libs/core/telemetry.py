@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from quarry.core import auth, tls
+from quarry.core import outgoing, tls
 
 if TYPE_CHECKING:
     from opentelemetry import trace
@@ -100,7 +100,7 @@ def server_interceptors() -> list[grpc.ServerInterceptor]:
 
 def traced_channel(address: str, bearer: str | None = None, tls_ca: Path | None = None) -> grpc.Channel:
     """A channel whose calls are client spans carrying the current trace context (a plain channel when
-    tracing is off), and carry what quarry.core.auth adds: a client's `bearer` token, or a node's cluster
+    tracing is off), and carry what quarry.core.outgoing adds: a client's `bearer` token, or a node's cluster
     key and its caller's scopes. TLS (quarry.core.tls): a client's with the cluster's CA `tls_ca`, a
     node's with its own certificate; plaintext otherwise."""
     credentials = tls.client_channel_credentials(tls_ca) if tls_ca is not None else tls.node_channel_credentials()
@@ -118,7 +118,7 @@ def traced_channel(address: str, bearer: str | None = None, tls_ca: Path | None 
         if credentials is not None
         else grpc.insecure_channel(address, options=options)
     )
-    added = auth.OutgoingInterceptor(bearer=bearer) if bearer else auth.outgoing()
+    added = outgoing.interceptor(bearer)
     if added is not None:
         channel = grpc.intercept_channel(channel, added)
     if not tracing_enabled():

@@ -88,6 +88,8 @@ def test_a_search_loads_no_tracing_parser_or_server(tmp_path) -> None:
     assert "quarry.client.client" in loaded  # it got as far as the client
     heavy = [name for name in NEVER_AT_START if name not in SEARCH_IMPORTS_ANYWAY]
     assert _heavy(loaded, tuple(heavy)) == []
+    # A client checks no caller: the token store and the server side of authentication stay unloaded.
+    assert _heavy(loaded, ("quarry.core.auth", "quarry.core.tokens")) == []
 
 
 def test_the_help_spells_the_token_grants_as_the_token_store_does() -> None:

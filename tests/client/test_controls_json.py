@@ -6,6 +6,7 @@ import pytest
 from rich.console import Console
 
 from quarry.client.cli import render
+from quarry.client.cli.lines import RichLines
 from quarry.client.cli.main import parse_weights, search_controls
 from quarry.client.controls_json import controls_from_json, controls_to_json
 from quarry.core.errors import QuarryError
@@ -139,7 +140,7 @@ def test_plain_output_shows_the_retrieval_score_and_each_channel() -> None:
     )
     hit.match.scores.channels["vector"].CopyFrom(query_pb2.ChannelScore(raw=0.4, metric="l2_distance"))
     console = Console(record=True, width=200)
-    render.search_envelope(envelope, "plain", console)
+    render.search_envelope(envelope, "plain", RichLines(console))
     text = console.export_text()
     assert "retrieval 0.91 · text tantivy_bm25 7.5 ↑ · vector l2_distance 0.4 ↓" in text
     assert """--cursor CUR --controls '{"min_score":0.2}'""" in text  # the next page repeats the controls

@@ -14,6 +14,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from quarry.client.cli import render
+from quarry.client.cli.lines import RichLines
 from quarry.client.cli.main import app, with_default_command
 from quarry.core.errors import QuarryError
 from quarry.v1 import ingest_pb2, plan_pb2, query_pb2, units_pb2
@@ -115,9 +116,9 @@ def rendered(
 ) -> str:
     console, plain = plain_console()
     if isinstance(envelope, query_pb2.SearchEnvelope):
-        render.search_envelope(envelope, fmt, console)
+        render.search_envelope(envelope, fmt, RichLines(console))
     else:
-        render.unit_envelope(envelope, fmt, console)
+        render.unit_envelope(envelope, fmt, RichLines(console))
     return plain.getvalue() if fmt == "plain" else capsys.readouterr().out
 
 
@@ -248,3 +249,13 @@ def test_an_unknown_format_is_refused() -> None:
     result = CliRunner().invoke(app, ["--format", "xml", "status"])
     assert result.exit_code != 0
     assert "plain, json, ndjson, yaml, csv" in result.output
+
+
+def test_the_commands_consoles_print_emoji_codes_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    from quarry.client.cli.lazy import stderr, stdout
+
+    stdout().print("fix :smile: in the :thumbs_up: parser")
+    stderr().print("caveat :warning: as written")
+    captured = capsys.readouterr()
+    assert "fix :smile: in the :thumbs_up: parser" in captured.out
+    assert "caveat :warning: as written" in captured.err

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from quarry.client.cli.main import app
-from quarry.core import auth
+from quarry.core import auth, outgoing
 
 
 def resolve(args: list[str]) -> Any:
@@ -47,3 +47,4 @@ def node_security(ctx: Any, local: Callable[[Path], Path]) -> auth.NodeSecurity:
         )
     finally:
         auth._security = saved
+        outgoing.configure(saved.outgoing)

@@ -35,10 +35,12 @@ def lazy_module(name: str) -> ModuleType:
 
 @functools.cache
 def stdout() -> Console:
-    """The console commands print to (it writes to whatever sys.stdout is when printing)."""
+    """The console commands print to (it writes to whatever sys.stdout is when printing). Emoji codes
+    are off: a title or snippet holding `:smile:` is printed as written, and rich's table of the codes
+    is not loaded by every command that prints."""
     from rich.console import Console
 
-    return Console()
+    return Console(emoji=False)
 
 
 @functools.cache
@@ -46,7 +48,7 @@ def stderr() -> Console:
     """The console for progress, notes and errors."""
     from rich.console import Console
 
-    return Console(stderr=True)
+    return Console(stderr=True, emoji=False)
 
 
 def escape(markup: str) -> str:

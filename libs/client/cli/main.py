@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import copy
 import functools
-import signal
-import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -25,6 +21,7 @@ from quarry.client.cli.embed import embed_app
 from quarry.client.cli.export import export_app
 from quarry.client.cli.facets import facets
 from quarry.client.cli.lazy import lazy_module, stderr, stdout
+from quarry.client.cli.lines import stdout_lines
 from quarry.client.cli.mark import mark_app
 from quarry.client.cli.node import host_port, node_app
 from quarry.client.cli.read import read
@@ -170,6 +167,9 @@ def up(
         auth=True if auth else None,
         tls=TlsFiles.in_dir(tls_dir.resolve()) if tls_dir else None,
     )
+    import signal
+    import threading
+
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -187,6 +187,9 @@ def up(
 def _up_in_background() -> None:
     """`quarry up --detach`: the same command without --detach, as a background process that supervises
     the nodes; returns once it recorded the cluster (or failed, with its log)."""
+    import subprocess
+    import time
+
     from quarry.client.local import process_alive
     from quarry.core.config import ClusterInfo
     from quarry.core.errors import QuarryError
@@ -387,7 +390,7 @@ def search(
             render.explain(client.explain(text), settings.format, stdout())
         elif is_unit_query(text):
             envelope = client.query_units(text, limit=limit, offset=offset, require_complete=require_complete)
-            render.unit_envelope(envelope, settings.format, stdout())
+            render.unit_envelope(envelope, settings.format, stdout_lines())
         else:
             envelope = client.search(
                 text,
@@ -398,7 +401,7 @@ def search(
                 controls=chosen_controls,
                 require_complete=require_complete,
             )
-            render.search_envelope(envelope, settings.format, stdout())
+            render.search_envelope(envelope, settings.format, stdout_lines())
 
 
 def is_unit_query(text: str) -> bool:

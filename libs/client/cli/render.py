@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import base64
 import csv
 import shlex
 import sys
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from google.protobuf.message import Message
     from rich.console import Console
 
+    from quarry.client.cli.lines import Lines
     from quarry.core.errors import QuarryError
 
 orjson = lazy_module("orjson")
@@ -63,6 +63,8 @@ def _value(field: FieldDescriptor, value: Any) -> Any:
         # JSON held as bytes (an event's raw record) is shown as the JSON value; other bytes as base64.
         if field.name.endswith("_json") and value:
             return orjson.loads(value)
+        import base64
+
         return base64.b64encode(value).decode()
     if field.type == field.TYPE_ENUM:
         return field.enum_type.values_by_number[value].name
@@ -141,7 +143,7 @@ SESSION_COLUMNS: dict[str, Callable[[query_pb2.SearchHit], Any]] = {
 }
 
 
-def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Console) -> None:
+def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, out: Lines) -> None:
     from quarry.client.controls_json import controls_to_json
 
     if fmt in DOCUMENT_FORMATS:
@@ -153,24 +155,18 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
     if fmt == "csv":
         emit_csv(list(SESSION_COLUMNS), ([get(hit) for get in SESSION_COLUMNS.values()] for hit in envelope.hits))
         return
-    console.print(
-        f"[bold]{len(envelope.hits)} sessions[/bold] · lane {envelope.retrieval_lane} · {escape(envelope.query)!r}"
-    )
+    out.line((f"{len(envelope.hits)} sessions", "bold"), f" · lane {envelope.retrieval_lane} · {envelope.query!r}")
     for hit in envelope.hits:
         match, session = hit.match, hit.session
         score = f"{match.score:.4g} {match.score_kind}" if match.HasField("score") else _unscored(match)
         where = " · ".join(x for x in (session.repo, session.origin) if x)
-        console.print(
-            f"{match.rank:>3}. [cyan]{escape(session.id)}[/cyan]  [dim]{score} · {escape(where)}[/dim]", soft_wrap=True
-        )
+        out.line(f"{match.rank:>3}. ", (session.id, "cyan"), "  ", (f"{score} · {where}", "dim"))
         if match.HasField("scores"):
-            console.print(f"     [dim]{escape(hit_scores(match.scores))}[/dim]", soft_wrap=True)
-        console.print(f"     [bold]{escape(session.title or '(untitled)')}[/bold]", soft_wrap=True)
+            out.line("     ", (hit_scores(match.scores), "dim"))
+        out.line("     ", (session.title or "(untitled)", "bold"))
         if match.snippet:
-            console.print(f"     {escape(' '.join(match.snippet.split()))}", soft_wrap=True)
-    for caveat in envelope.caveats:
-        console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
-    _missing(envelope.missing, console)
+            out.line(f"     {' '.join(match.snippet.split())}")
+    _notes(envelope.caveats, envelope.missing, out)
     if envelope.next_cursor:
         command = (
             f"quarry search {shlex.quote(envelope.query)} --lane {envelope.requested_lane or 'auto'} "
@@ -179,7 +175,7 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, console: Conso
         chosen = controls_to_json(envelope.controls)
         if _chosen(chosen):
             command += f" --controls {shlex.quote(orjson.dumps(chosen).decode())}"
-        console.print(f"next: {escape(command)}", soft_wrap=True)
+        out.line(f"next: {command}")
 
 
 def hit_scores(scores: query_pb2.HitScores) -> str:
@@ -245,7 +241,7 @@ def _message_text(message: Any) -> str:
     return "\n".join(b.text for b in message.blocks if b.text and b.type in ("text", "code"))
 
 
-def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, console: Console) -> None:
+def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, out: Lines) -> None:
     if fmt in DOCUMENT_FORMATS:
         emit_document(to_dict(envelope), fmt)
     elif fmt == "ndjson":
@@ -257,38 +253,39 @@ def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, console: Cons
             columns = unit_csv_columns(envelope.unit)
             emit_csv(columns, (_row_cells(row, columns) for row in envelope.rows))
     elif envelope.aggregate:
-        _plain_groups(envelope, console)
+        _plain_groups(envelope, out)
     else:
-        _plain_rows(envelope, console)
+        _plain_rows(envelope, out)
     if fmt == "plain":
-        for caveat in envelope.caveats:
-            console.print(f"[yellow]caveat:[/yellow] {escape(caveat)}")
-        _missing(envelope.missing, console)
+        _notes(envelope.caveats, envelope.missing, out)
 
 
-def _missing(missing: Iterable[query_pb2.MissingPartition], console: Console) -> None:
-    """A partial result: the partitions left out, and why."""
+def _notes(caveats: Iterable[str], missing: Iterable[query_pb2.MissingPartition], out: Lines) -> None:
+    """An envelope's caveats, and the partitions a partial result left out, with why."""
+    for caveat in caveats:
+        out.line(("caveat:", "yellow"), f" {caveat}", wrap=True)
     for entry in missing:
-        console.print(f"[red]partial:[/red] partition {entry.partition} did not answer ({escape(entry.reason)})")
+        out.line(("partial:", "red"), f" partition {entry.partition} did not answer ({entry.reason})", wrap=True)
 
 
-def _plain_groups(envelope: query_pb2.QueryUnitEnvelope, console: Console) -> None:
-    console.print(
-        f"[bold]{len(envelope.groups)} groups[/bold] of {envelope.unit} by {envelope.group_by} · "
-        f"{escape(envelope.query)!r}"
+def _plain_groups(envelope: query_pb2.QueryUnitEnvelope, out: Lines) -> None:
+    out.line(
+        (f"{len(envelope.groups)} groups", "bold"),
+        f" of {envelope.unit} by {envelope.group_by} · {envelope.query!r}",
+        wrap=True,
     )
     width = max((len(str(g.count)) for g in envelope.groups), default=1)
     for group in envelope.groups:
-        console.print(f"{group.count:>{width}}  {escape(group.key) if group.key else '[dim](none)[/dim]'}")
+        out.line(f"{group.count:>{width}}  ", group.key if group.key else ("(none)", "dim"))
 
 
-def _plain_rows(envelope: query_pb2.QueryUnitEnvelope, console: Console) -> None:
-    console.print(f"[bold]{len(envelope.rows)} {envelope.unit}[/bold] · {escape(envelope.query)!r}")
+def _plain_rows(envelope: query_pb2.QueryUnitEnvelope, out: Lines) -> None:
+    out.line((f"{len(envelope.rows)} {envelope.unit}", "bold"), f" · {envelope.query!r}", wrap=True)
     for row in envelope.rows:
         what, text = _plain_row(row)
-        console.print(f"[cyan]{escape(row.ref)}[/cyan]  [dim]{escape(what)}[/dim]", soft_wrap=True)
+        out.line((row.ref, "cyan"), "  ", (what, "dim"))
         if text:
-            console.print(f"     {escape(' '.join(text.split())[:300])}", soft_wrap=True)
+            out.line(f"     {' '.join(text.split())[:300]}")
 
 
 def _plain_row(row: query_pb2.QueryUnitRow) -> tuple[str, str]:
