@@ -56,6 +56,10 @@ class QuarryError(Exception):
     parameter: str = ""
     expected: list[str] = field(default_factory=list)
     partitions: list[int] = field(default_factory=list)
+    correction: str = ""  # the whole query with the error's one evident fix applied
+    # (old, new): the fix, applied once the query text is known (quarry.dsl.errors.locate): the first
+    # `old` at or after `offset` becomes `new` ("" inserts `new` at the offset; None: `new` is the query).
+    fix: tuple[str | None, str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -80,6 +84,7 @@ class QuarryError(Exception):
             parameter=self.parameter,
             expected=self.expected,
             partitions=self.partitions,
+            correction=self.correction,
         )
         if self.offset is not None:
             detail.position.offset = self.offset
@@ -100,6 +105,7 @@ class QuarryError(Exception):
             parameter=detail.parameter,
             expected=list(detail.expected),
             partitions=list(detail.partitions),
+            correction=detail.correction,
         )
 
     def to_status(self) -> grpc.Status:
@@ -121,6 +127,8 @@ class QuarryError(Exception):
             out["expected"] = self.expected
         if self.partitions:
             out["partitions"] = self.partitions
+        if self.correction:
+            out["correction"] = self.correction
         return out
 
 

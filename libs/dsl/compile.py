@@ -74,16 +74,46 @@ class CompiledQuery:
     semantic_text: str  # what the semantic lane embeds
 
 
+MAX_CORRECTIONS = 8  # fixes applied in turn to reach a query that compiles (one per missing AND, …)
+
+
 def compile_query(text: str, now_ms: int | None = None) -> CompiledQuery:
     """Parse, validate and lower a query. Raises QuarryError pointing into `text`.
 
     `now_ms` (epoch ms, default: the current time) anchors relative dates (`since:7d`, `today`).
     """
+    return parse_and_lower(text, now_ms)[1]
+
+
+def parse_and_lower(text: str, now_ms: int | None = None) -> tuple[ast.Query, CompiledQuery]:
+    """The query's AST and its compiled form. An error's `correction` is offered only when it leads to a
+    query that compiles: the error's fix, then the fixes of what that still gets wrong, in turn."""
+    try:
+        return _parse_and_lower(text, now_ms)
+    except QuarryError as error:
+        error.correction = _compiling_correction(error.correction, now_ms)
+        raise
+
+
+def _parse_and_lower(text: str, now_ms: int | None) -> tuple[ast.Query, CompiledQuery]:
     query = parse(text)
     try:
-        return lower(query, now_ms)
+        return query, lower(query, now_ms)
     except QuarryError as error:
         raise locate(error, text) from None
+
+
+def _compiling_correction(fixed: str, now_ms: int | None) -> str:
+    for _ in range(MAX_CORRECTIONS):
+        if not fixed:
+            return ""
+        try:
+            _parse_and_lower(fixed, now_ms)
+        except QuarryError as error:
+            fixed = error.correction
+            continue
+        return fixed
+    return ""
 
 
 def lower(query: ast.Query, now_ms: int | None = None) -> CompiledQuery:
@@ -324,6 +354,7 @@ class _Lowering:
                 node.span,
                 node.unit,
                 tuple(EXISTS_UNITS),
+                fix=(f"{node.unit}(", f"{singular}(") if singular is not None else None,
             )
         body = _Lowering(unit, self.context, inner="an exists body").predicate(node.predicate)
         return plan_pb2.Predicate(exists=plan_pb2.ExistsPredicate(unit=unit, where=body))
@@ -431,8 +462,10 @@ class _Lowering:
                 raise query_error(BAD_VALUE, _PREFIX_FIELDS[name], span, name, ("near:id:", "near:text:"))
             scoped = "id" if name == "session" else name
             hint = ""
+            fix = None
             if name in SESSION_FIELDS and self.unit != "sessions" and scoped in SESSION_SCOPE_NAMES:
                 hint = f"; for the owning session write session.{scoped}:"
+                fix = (f"{name}:", f"session.{scoped}:")
             names = sorted(self.fields)
             raise query_error(
                 UNKNOWN_FIELD,
@@ -440,6 +473,7 @@ class _Lowering:
                 span,
                 name,
                 names,
+                fix=fix,
             )
         if self.unit == "sessions":
             raise query_error(

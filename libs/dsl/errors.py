@@ -19,23 +19,34 @@ def query_error(
     span: Span | None,
     token: str = "",
     expected: list[str] | tuple[str, ...] = (),
+    fix: tuple[str | None, str] | None = None,
 ) -> QuarryError:
-    """An error at `span`; line and column are filled in by `locate` once the text is known."""
+    """An error at `span`; line and column are filled in by `locate` once the text is known. `fix`
+    (old, new): the one evident correction, the first `old` from the span on written as `new` ("":
+    `new` inserted at the span's start; None: `new` is the whole corrected query)."""
     return QuarryError(
         code=code,
         message=message,
         offset=span.start if span is not None else None,
         token=token,
         expected=list(expected),
+        fix=fix,
     )
 
 
 def locate(error: QuarryError, text: str) -> QuarryError:
-    """Fill line and column (1-based, in characters) from the error's offset into `text`."""
+    """Fill line and column (1-based, in characters) from the error's offset into `text`, and the
+    corrected query from its fix."""
     if error.offset is None:
         error.offset = 0
     offset = max(0, min(error.offset, len(text)))
     error.offset = offset
     error.line = text.count("\n", 0, offset) + 1
     error.column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    if error.fix is not None and not error.correction:
+        old, new = error.fix
+        if old is None:
+            error.correction = new
+        elif (at := text.find(old, offset) if old else offset) >= 0:
+            error.correction = text[:at] + new + text[at + len(old) :]
     return error

@@ -14,10 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from quarry.core.errors import QuarryError
-from quarry.dsl.compile import lower
-from quarry.dsl.errors import locate
-from quarry.dsl.parser import parse
+from quarry.dsl.compile import parse_and_lower
 from quarry.v1 import plan_pb2, query_pb2
 
 _POSITIONS = frozenset({"span", "unit_span"})
@@ -25,11 +22,7 @@ _POSITIONS = frozenset({"span", "unit_span"})
 
 def explain(text: str, now_ms: int | None = None) -> query_pb2.ExplainResponse:
     """Parse and compile `text`; raises the same QuarryError compile_query would."""
-    query = parse(text)
-    try:
-        compiled = lower(query, now_ms)
-    except QuarryError as error:
-        raise locate(error, text) from None
+    query, compiled = parse_and_lower(text, now_ms)
     plan = plan_pb2.QueryPlan()
     plan.CopyFrom(compiled.plan)
     if plan.HasField("session_scope"):

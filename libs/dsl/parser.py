@@ -12,6 +12,7 @@ apostrophe (`don't`); only a `'` that starts a word opens a phrase.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -149,7 +150,10 @@ def _syntax_error(error: UnexpectedInput, text: str) -> QuarryError:
                 expected=_human(expected),
             )
         message = f"unexpected {token.value!r}"
-        if token.value == "-" or str(token.value).startswith("{"):
+        fix: tuple[str, str] | None = None
+        if "_AND" in expected and "WORD" not in expected and token.type not in ("_AND", "_OR"):
+            message, fix = _side_by_side(token)
+        elif token.value == "-" or str(token.value).startswith("{"):
             message = _unexpected_character(text, token.start_pos or 0)
         elif expected == {"WHERE"}:
             message = (
@@ -157,19 +161,82 @@ def _syntax_error(error: UnexpectedInput, text: str) -> QuarryError:
                 'is a unit query (put the word in quotes, "like this", to search for it)'
             )
         elif "TILDE_STRING" in expected and not expected & {"WORD", "FWORD"} and _looks_like_text(token):
-            message = (
-                f"bare text {token.value!r} is not a predicate after `where`: "
-                f'write ~"{token.value.strip(chr(34))}" or text:{token.value}'
-            )
+            message, fix = _bare_text(str(token.value))
         return query_error(
             INVALID_QUERY,
             message,
             ast.Span(token.start_pos, token.end_pos),
             token=str(token.value),
             expected=_human(expected),
+            fix=fix,
         )
     offset = getattr(error, "pos_in_stream", None) or 0
     return query_error(INVALID_QUERY, "invalid query", ast.Span(offset, offset))
+
+
+def _as_unit_query(predicate: ast.Predicate, stages: tuple[ast.Stage, ...]) -> tuple[None, str] | None:
+    """`sessions where P | group by F | count` as the terminal unit form, `<unit> where session.P | …`,
+    when F is grouped by one unit only and every leaf of P has a `session.` form (compile_query keeps
+    the correction only if it compiles)."""
+    from quarry.dsl.fields import GROUP_FIELDS
+    from quarry.dsl.render import render
+
+    fields = {stage.field for stage in stages if isinstance(stage, ast.GroupBy)}
+    units = [unit for unit, grouped in GROUP_FIELDS.items() if fields and fields <= set(grouped)]
+    scoped = _session_scoped(predicate)
+    if len(units) != 1 or scoped is None:
+        return None
+    return None, render(ast.UnitQuery(units[0], scoped, stages))
+
+
+def _session_scoped(predicate: ast.Predicate) -> ast.Predicate | None:
+    match predicate:
+        case ast.Field() | ast.Comparison():
+            return dataclasses.replace(predicate, session_scoped=True)
+        case ast.And(items) | ast.Or(items):
+            scoped = [_session_scoped(item) for item in items]
+            return None if None in scoped else dataclasses.replace(predicate, items=tuple(scoped))
+        case ast.Not(item):
+            inner = _session_scoped(item)
+            return None if inner is None else ast.Not(inner)
+    return None
+
+
+# Tokens that open a `where` predicate: written right after another one, AND was left out.
+_PREDICATE_OPENERS = frozenset(
+    ("FIELD", "TILDE_STRING", "NEAR_TEXT", "NEAR_ID", "LINEAGE_ID", "CMP_FIELD", "EXISTS", "SEQ", "NOT", "MINUS")
+) | {"LPAR"}
+_FIELD_WITH_EQUALS = re.compile(r"((?:session\.)?[A-Za-z_][A-Za-z0-9_]*)=([^=<>].*)")
+
+
+def _side_by_side(token: Token) -> tuple[str, tuple[str, str] | None]:
+    """A predicate (or bare text) right after another one after `where`: strict, AND or OR joins them
+    (the fix: AND before a predicate; none for bare text, which may as well have meant a value)."""
+    written = str(token.value)
+    if token.type in _PREDICATE_OPENERS:
+        return (
+            f"{written!r} follows a predicate with neither AND nor OR: after `where`, predicates are "
+            "joined by AND or OR (only the compact form, without `where`, joins side by side)",
+            ("", "AND "),
+        )
+    return (
+        f"bare text {written!r} after a predicate: after `where`, predicates are joined by AND or OR, "
+        f'and text is ~"…" or text:…',
+        None,
+    )
+
+
+def _bare_text(written: str) -> tuple[str, tuple[str, str] | None]:
+    """Bare text where a `where` predicate belongs; `field=value` is taken for the field clause."""
+    equals = _FIELD_WITH_EQUALS.fullmatch(written)
+    if equals is not None:
+        clause = f"{equals[1]}:{equals[2]}"
+        return f"a field clause is written with `:`, not `=`: {clause}", (written, clause)
+    quoted = written.strip(chr(34))
+    return (
+        f'bare text {written!r} is not a predicate after `where`: write ~"{quoted}" or text:{written}',
+        (written, f'~"{quoted}"'),
+    )
 
 
 def _unexpected_character(text: str, offset: int) -> str:
@@ -339,7 +406,7 @@ class _Builder(Transformer):
         )
 
     def sessions_pipeline(self, children: list[Any]) -> ast.SessionsQuery:
-        stage = children[3]
+        stage, stages = children[3], tuple(children[3:])
         raise query_error(
             UNSUPPORTED_FORM,
             "a sessions query has no pipeline stages: stages shape unit rows, so pipe the sessions into a "
@@ -347,6 +414,7 @@ class _Builder(Transformer):
             stage.span,
             _stage_word(stage),
             ("sessions where … | <unit> where …",),
+            fix=_as_unit_query(children[2], stages),
         )
 
     def scoped_unit_query(self, children: list[Any]) -> ast.UnitQuery:

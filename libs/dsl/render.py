@@ -99,10 +99,11 @@ class _Printer:
                 if op == "between":
                     return f"{name} between {values[0]} and {values[1]}"
                 return f"{name} {op} {values[0]}"
+            # Their bodies are `where` predicates, joined by AND even inside the compact form.
             case ast.Exists(unit, predicate):
-                return f"exists {unit}({self.predicate(predicate)})"
+                return f"exists {unit}({_WHERE.predicate(predicate)})"
             case ast.Seq(steps):
-                return "seq(" + " -> ".join(self.predicate(step, _AND) for step in steps) + ")"
+                return "seq(" + " -> ".join(_WHERE.predicate(step, _AND) for step in steps) + ")"
         raise TypeError(f"not a predicate: {node!r}")
 
     def fts(self, expr: ast.Fts, need: int, sq: bool) -> str:
@@ -131,3 +132,6 @@ class _Printer:
     @staticmethod
     def _wrap(text: str, level: int, need: int) -> str:
         return f"({text})" if level < need else text
+
+
+_WHERE = _Printer(compact=False)

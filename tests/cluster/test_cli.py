@@ -68,6 +68,15 @@ def test_up_ingest_search_status_down(tmp_path):
 
         invalid = quarry(home, "sessions where repo:x AND (", check=False)
         assert invalid.returncode == 2 and "INVALID_QUERY" in invalid.stderr
+        side_by_side = quarry(home, "messages where role:user text:timeout", check=False)
+        lines = side_by_side.stderr.splitlines()
+        assert lines[0].startswith("error INVALID_QUERY: 'text:' follows a predicate with neither AND nor OR")
+        assert lines[1:3] == ["  messages where role:user text:timeout", "  " + " " * 25 + "^"]
+        assert lines[3] == "  did you mean: messages where role:user AND text:timeout"
+        as_json = quarry(home, "--format", "json", "messages where repo:ledger", check=False)
+        error = orjson.loads(as_json.stdout)["error"]
+        assert (error["code"], error["correction"]) == ("UNKNOWN_FIELD", "messages where session.repo:ledger")
+        assert "did you mean" not in quarry(home, "messages where role:user timeout", check=False).stderr
     finally:
         quarry(home, "down")
     assert not (home / "cluster.json").exists()

@@ -24,19 +24,19 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/errors.proto\x12\tquarry.v1\"=\n\rQueryPosition\x12\x0e\n\x06offset\x18\x01 \x01(\x05\x12\x0c\n\x04line\x18\x02 \x01(\x05\x12\x0e\n\x06\x63olumn\x18\x03 \x01(\x05\"\xb6\x01\n\x0b\x45rrorDetail\x12\"\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x14.quarry.v1.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12*\n\x08position\x18\x03 \x01(\x0b\x32\x18.quarry.v1.QueryPosition\x12\r\n\x05token\x18\x04 \x01(\t\x12\x11\n\tparameter\x18\x05 \x01(\t\x12\x10\n\x08\x65xpected\x18\x06 \x03(\t\x12\x12\n\npartitions\x18\x07 \x03(\x05\"L\n\x10PartitionFailure\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12%\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x16.quarry.v1.ErrorDetail*\xd5\x03\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x11\n\rINVALID_QUERY\x10\x01\x12\x11\n\rUNKNOWN_FIELD\x10\x02\x12\r\n\tBAD_VALUE\x10\x03\x12\x14\n\x10UNSUPPORTED_FORM\x10\x04\x12\x18\n\x14UNSUPPORTED_NEGATION\x10\x05\x12\x18\n\x14SEMANTIC_UNAVAILABLE\x10\x06\x12\x13\n\x0fINVALID_REQUEST\x10\x07\x12\x12\n\x0eINVALID_CURSOR\x10\x08\x12\x10\n\x0cSTALE_CURSOR\x10\t\x12\r\n\tNOT_FOUND\x10\n\x12\x15\n\x11SHARD_UNAVAILABLE\x10\x0b\x12\x15\n\x11\x44\x45\x41\x44LINE_EXCEEDED\x10\x0c\x12\x13\n\x0fINGEST_REJECTED\x10\r\x12\x0c\n\x08INTERNAL\x10\x0e\x12\x11\n\rNOT_JUDGEABLE\x10\x0f\x12\x19\n\x15PARTITION_UNAVAILABLE\x10\x10\x12\x0e\n\nNOT_HOSTED\x10\x11\x12\x13\n\x0fINVALID_LINEAGE\x10\x12\x12\x13\n\x0f\x43ORRUPT_SESSION\x10\x13\x12\x13\n\x0fUNAUTHENTICATED\x10\x14\x12\x15\n\x11PERMISSION_DENIED\x10\x15\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/errors.proto\x12\tquarry.v1\"=\n\rQueryPosition\x12\x0e\n\x06offset\x18\x01 \x01(\x05\x12\x0c\n\x04line\x18\x02 \x01(\x05\x12\x0e\n\x06\x63olumn\x18\x03 \x01(\x05\"\xca\x01\n\x0b\x45rrorDetail\x12\"\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x14.quarry.v1.ErrorCode\x12\x0f\n\x07message\x18\x02 \x01(\t\x12*\n\x08position\x18\x03 \x01(\x0b\x32\x18.quarry.v1.QueryPosition\x12\r\n\x05token\x18\x04 \x01(\t\x12\x11\n\tparameter\x18\x05 \x01(\t\x12\x10\n\x08\x65xpected\x18\x06 \x03(\t\x12\x12\n\npartitions\x18\x07 \x03(\x05\x12\x12\n\ncorrection\x18\x08 \x01(\t\"L\n\x10PartitionFailure\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12%\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x16.quarry.v1.ErrorDetail*\xd5\x03\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x11\n\rINVALID_QUERY\x10\x01\x12\x11\n\rUNKNOWN_FIELD\x10\x02\x12\r\n\tBAD_VALUE\x10\x03\x12\x14\n\x10UNSUPPORTED_FORM\x10\x04\x12\x18\n\x14UNSUPPORTED_NEGATION\x10\x05\x12\x18\n\x14SEMANTIC_UNAVAILABLE\x10\x06\x12\x13\n\x0fINVALID_REQUEST\x10\x07\x12\x12\n\x0eINVALID_CURSOR\x10\x08\x12\x10\n\x0cSTALE_CURSOR\x10\t\x12\r\n\tNOT_FOUND\x10\n\x12\x15\n\x11SHARD_UNAVAILABLE\x10\x0b\x12\x15\n\x11\x44\x45\x41\x44LINE_EXCEEDED\x10\x0c\x12\x13\n\x0fINGEST_REJECTED\x10\r\x12\x0c\n\x08INTERNAL\x10\x0e\x12\x11\n\rNOT_JUDGEABLE\x10\x0f\x12\x19\n\x15PARTITION_UNAVAILABLE\x10\x10\x12\x0e\n\nNOT_HOSTED\x10\x11\x12\x13\n\x0fINVALID_LINEAGE\x10\x12\x12\x13\n\x0f\x43ORRUPT_SESSION\x10\x13\x12\x13\n\x0fUNAUTHENTICATED\x10\x14\x12\x15\n\x11PERMISSION_DENIED\x10\x15\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'quarry.v1.errors_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ERRORCODE']._serialized_start=364
-  _globals['_ERRORCODE']._serialized_end=833
+  _globals['_ERRORCODE']._serialized_start=384
+  _globals['_ERRORCODE']._serialized_end=853
   _globals['_QUERYPOSITION']._serialized_start=37
   _globals['_QUERYPOSITION']._serialized_end=98
   _globals['_ERRORDETAIL']._serialized_start=101
-  _globals['_ERRORDETAIL']._serialized_end=283
-  _globals['_PARTITIONFAILURE']._serialized_start=285
-  _globals['_PARTITIONFAILURE']._serialized_end=361
+  _globals['_ERRORDETAIL']._serialized_end=303
+  _globals['_PARTITIONFAILURE']._serialized_start=305
+  _globals['_PARTITIONFAILURE']._serialized_end=381
 # @@protoc_insertion_point(module_scope)

@@ -65,7 +65,7 @@ class QueryPosition(_message.Message):
     def __init__(self, offset: _Optional[int] = ..., line: _Optional[int] = ..., column: _Optional[int] = ...) -> None: ...
 
 class ErrorDetail(_message.Message):
-    __slots__ = ("code", "message", "position", "token", "parameter", "expected", "partitions")
+    __slots__ = ("code", "message", "position", "token", "parameter", "expected", "partitions", "correction")
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +73,7 @@ class ErrorDetail(_message.Message):
     PARAMETER_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    CORRECTION_FIELD_NUMBER: _ClassVar[int]
     code: ErrorCode
     message: str
     position: QueryPosition
@@ -80,7 +81,8 @@ class ErrorDetail(_message.Message):
     parameter: str
     expected: _containers.RepeatedScalarFieldContainer[str]
     partitions: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., position: _Optional[_Union[QueryPosition, _Mapping]] = ..., token: _Optional[str] = ..., parameter: _Optional[str] = ..., expected: _Optional[_Iterable[str]] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+    correction: str
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., position: _Optional[_Union[QueryPosition, _Mapping]] = ..., token: _Optional[str] = ..., parameter: _Optional[str] = ..., expected: _Optional[_Iterable[str]] = ..., partitions: _Optional[_Iterable[int]] = ..., correction: _Optional[str] = ...) -> None: ...
 
 class PartitionFailure(_message.Message):
     __slots__ = ("partition", "error")

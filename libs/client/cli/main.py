@@ -590,7 +590,10 @@ def run() -> None:
         else:
             from rich.markup import escape
 
-            stderr().print(f"[red]error[/red] {escape(str(error))}")
+            # One line each, however long: the caret lines up under the query.
+            stderr().print(f"[red]error[/red] {escape(str(error))}", soft_wrap=True)
             if error.offset is not None and settings.query:
-                stderr().print(f"  {escape(settings.query)}\n  {' ' * error.offset}^", highlight=False)
+                stderr().print(f"  {escape(settings.query)}\n  {' ' * error.offset}^", highlight=False, soft_wrap=True)
+            if error.correction:
+                stderr().print(f"  did you mean: {escape(error.correction)}", highlight=False, soft_wrap=True)
         sys.exit(2)
