@@ -107,10 +107,11 @@ class QuarryClient:
         return typed_call(self.query.Search, request)
 
     def query_units(
-        self, query: str, limit: int = 50, offset: int = 0, require_complete: bool = False
+        self, query: str, limit: int = 50, offset: int = 0, require_complete: bool = False, cursor: str = ""
     ) -> query_pb2.QueryUnitEnvelope:
+        """Rows (or groups) of a unit query; `cursor`: a previous page's next_cursor, for the next page."""
         request = query_pb2.QueryUnitsRequest(
-            query=query, limit=limit, offset=offset, require_complete=require_complete
+            query=query, limit=limit, offset=offset, require_complete=require_complete, cursor=cursor
         )
         return typed_call(self.query.QueryUnits, request)
 

@@ -116,10 +116,11 @@ def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str
         )
 
     @server.tool()
-    def query_units(query: str, limit: int = 50, offset: int = 0) -> CallToolResult:
+    def query_units(query: str, limit: int = 50, offset: int = 0, cursor: str = "") -> CallToolResult:
         """Rows (or groups) of a unit query such as `actions where tool:bash | group by path | count`
-        (QueryUnitsRequest -> QueryUnitEnvelope)."""
-        return call(lambda: current().query_units(query, limit=limit, offset=offset))
+        (QueryUnitsRequest -> QueryUnitEnvelope). A page cut by the limit has has_more and a next_cursor:
+        pass it as `cursor`, with the same query and limit, for the next page."""
+        return call(lambda: current().query_units(query, limit=limit, offset=offset, cursor=cursor))
 
     @server.tool()
     def facets(

@@ -120,6 +120,8 @@ def decode(token: str) -> Cursor:
     """The cursor a token carries; INVALID_CURSOR when it is not one this node minted the format of."""
     body = unseal(token)
     try:
+        if body.get("kind") == "units":
+            raise _invalid("this cursor continues a unit query, not a search: pass it to QueryUnits with its query")
         if body.get("v") != VERSION:
             raise _invalid(f"cursor version {body.get('v')!r} is not {VERSION}: restart the walk from page 1")
         anchors = {int(p): Anchor(float(key), str(sid), str(node)) for p, key, sid, node in body["after"]}

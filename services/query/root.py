@@ -40,7 +40,7 @@ from quarry.core import auth, telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
-from quarry.query import controls, cursors, units
+from quarry.query import controls, cursors, unit_cursors, units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.cluster_client import ClusterClient, Fanned, missing_partitions, partitions_of, require
 from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins
@@ -578,23 +578,45 @@ class Coordinator:
 
     def query_units(self, request: query_pb2.QueryUnitsRequest) -> query_pb2.QueryUnitEnvelope:
         limit, offset = _page(request.limit, request.offset, DEFAULT_UNIT_LIMIT)
+        if request.cursor and offset:
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST, "a cursor continues a walk: it takes no offset", parameter="offset"
+            )
+        cursor = unit_cursors.decode(request.cursor) if request.cursor else None
         deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
-        compiled = self.compile(request.query)
+        now_ms = cursor.now_ms if cursor else self._now_or_wall_clock()
+        compiled = compile_query(request.query, now_ms=now_ms)
+        check_named_scopes(compiled.plan)
         if compiled.kind != "units":
             raise QuarryError(
                 errors_pb2.UNSUPPORTED_FORM,
                 "this query selects sessions, not rows: start it with a unit source (`messages where`, "
                 "`actions where`, `files where`, `runs where`, …), or use Search",
             )
+        # Bound to the page's effective limit (a `| limit` in the query narrows the caller's), which the
+        # envelope echoes: the next page's command repeats it.
+        page_limit = units.page_window(compiled.plan, limit, offset)[0]
+        bound = unit_cursors.binding(compiled.plan, page_limit, self.cluster.partitions)
+        if cursor is not None:
+            cursors.check(cursor, bound)
+            if units.grouped_by(compiled.plan) is not None:
+                raise QuarryError(errors_pb2.INVALID_REQUEST, "an aggregate has no cursor", parameter="cursor")
         plan = self.with_semantic_leaves_resolved(compiled.plan, deadline)
-        wanted = units.shard_limit(plan, limit, offset)
-        fanned = self.cluster.fan_out(
-            "QueryUnits",
-            lambda partitions: index_pb2.ShardUnitsRequest(plan=plan, limit=wanted, partitions=partitions),
-            deadline,
-        )
+        continuing = cursor is not None
+        wanted = units.shard_limit(plan, limit, offset, continuing)
+
+        def build(partitions: list[int]) -> index_pb2.ShardUnitsRequest:
+            shard = index_pb2.ShardUnitsRequest(plan=plan, limit=wanted, partitions=partitions)
+            if cursor is not None:
+                shard.after.CopyFrom(cursor.after)
+            return shard
+
+        def next_cursor(after: index_pb2.UnitAnchor) -> str:
+            return unit_cursors.encode(unit_cursors.UnitCursor(bound, now_ms, after))
+
+        fanned = self.cluster.fan_out("QueryUnits", build, deadline)
         require(fanned.missing, request.require_complete)
-        envelope = units.envelope(request.query, plan, fanned.ordered(), limit, offset)
+        envelope = units.envelope(request.query, plan, fanned.ordered(), limit, offset, continuing, next_cursor)
         envelope.partial = bool(fanned.missing)
         envelope.missing.extend(missing_partitions(fanned.missing))
         return envelope

@@ -12,7 +12,7 @@ count|key [asc|desc]` stage after the group by says otherwise, before the window
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from quarry.query.plans import window
 from quarry.v1 import index_pb2, plan_pb2, query_pb2
@@ -31,10 +31,21 @@ REF_KINDS = {
 }
 
 
-def shard_limit(plan: plan_pb2.QueryPlan, caller_limit: int, caller_offset: int) -> int:
-    """How many rows each shard must return for the merged window to be exact."""
-    limit, offset, _ = window(plan, caller_limit, caller_offset)
-    return offset + limit
+def page_window(
+    plan: plan_pb2.QueryPlan, caller_limit: int, caller_offset: int, continuing: bool = False
+) -> tuple[int, int, bool]:
+    """(limit, offset, descending) of one page: the query's `| limit` narrows the caller's limit and
+    its `| offset` adds to the caller's (plans.window); a cursor's page (`continuing`) starts right
+    after its anchor, every offset behind it."""
+    limit, offset, descending = window(plan, caller_limit, caller_offset)
+    return limit, (0 if continuing else offset), descending
+
+
+def shard_limit(plan: plan_pb2.QueryPlan, caller_limit: int, caller_offset: int, continuing: bool = False) -> int:
+    """How many rows each shard returns for the merged window to be exact, and to tell whether more
+    rows follow it (one more)."""
+    limit, offset, _ = page_window(plan, caller_limit, caller_offset, continuing)
+    return offset + limit + 1
 
 
 def envelope(
@@ -43,28 +54,42 @@ def envelope(
     responses: Sequence[index_pb2.ShardUnitsResponse],
     caller_limit: int,
     caller_offset: int,
+    continuing: bool = False,
+    next_cursor: Callable[[index_pb2.UnitAnchor], str] | None = None,
 ) -> query_pb2.QueryUnitEnvelope:
-    """The QueryUnitEnvelope of a unit plan from every shard's response: rows, or aggregate groups."""
-    limit, offset, descending = window(plan, caller_limit, caller_offset)
+    """The QueryUnitEnvelope of a unit plan from every shard's response: rows, or aggregate groups,
+    and whether the window cut them (`has_more`; `next_cursor(after)` mints the next page's cursor;
+    `groups_total`)."""
+    limit, offset, descending = page_window(plan, caller_limit, caller_offset, continuing)
     out = query_pb2.QueryUnitEnvelope(query=query, unit=plan.unit, limit=limit, offset=offset)
     group_by = grouped_by(plan)
     if group_by is None:
-        out.rows.extend(merge_rows([r.rows for r in responses], limit, offset, descending))
+        rows, after = merge_rows([r.rows for r in responses], limit, offset, descending)
+        out.rows.extend(rows)
+        out.has_more = after is not None
+        if after is not None and next_cursor is not None:
+            out.next_cursor = next_cursor(after)
     else:
         out.aggregate, out.group_by = True, group_by
         key, desc = group_order(plan)
-        out.groups.extend(merge_groups([r.groups for r in responses], limit, offset, key, desc))
+        groups, out.groups_total = merge_groups([r.groups for r in responses], limit, offset, key, desc)
+        out.groups.extend(groups)
+        out.has_more = out.groups_total > offset + len(groups)
     return out
 
 
 def merge_rows(
     shards: Sequence[Sequence[index_pb2.UnitRow]], limit: int, offset: int, descending: bool
-) -> list[query_pb2.QueryUnitRow]:
-    """The window [offset, offset + limit) of the rows of every shard, each already in sort order."""
+) -> tuple[list[query_pb2.QueryUnitRow], index_pb2.UnitAnchor | None]:
+    """The window [offset, offset + limit) of the rows of every shard, each already in sort order, and
+    when a row follows it, the listing key of the window's last row (where the next page starts)."""
     sign = -1 if descending else 1
     merged = heapq.merge(*shards, key=lambda r: (sign * r.sort_time_ms, r.sort_id))
-    kept = [row for _, row in zip(range(offset + limit), merged, strict=False)][offset:]
-    return [query_row(row) for row in kept]
+    kept = [row for _, row in zip(range(offset + limit + 1), merged, strict=False)]
+    page = kept[offset : offset + limit]
+    more = len(kept) > offset + limit and bool(page)
+    after = index_pb2.UnitAnchor(time_ms=page[-1].sort_time_ms, id=page[-1].sort_id) if more else None
+    return [query_row(row) for row in page], after
 
 
 def query_row(row: index_pb2.UnitRow) -> query_pb2.QueryUnitRow:
@@ -98,9 +123,9 @@ def group_order(plan: plan_pb2.QueryPlan) -> tuple[str, bool]:
 
 def merge_groups(
     shards: Sequence[Sequence[index_pb2.AggregateRow]], limit: int, offset: int, key: str, descending: bool
-) -> list[query_pb2.AggregateCount]:
-    """Counts summed by key over every shard, ordered by `key` ("count" | "key"), windowed.
-    Equal counts always break on the key ascending, so the order is total and stable."""
+) -> tuple[list[query_pb2.AggregateCount], int]:
+    """Counts summed by key over every shard, ordered by `key` ("count" | "key"), windowed, and how many
+    groups there are in all. Equal counts always break on the key ascending, so the order is total."""
     totals: dict[str, int] = {}
     for groups in shards:
         for group in groups:
@@ -110,4 +135,4 @@ def merge_groups(
     else:
         sign = -1 if descending else 1
         ordered = sorted(totals.items(), key=lambda item: (sign * item[1], item[0]))
-    return [query_pb2.AggregateCount(key=k, count=n) for k, n in ordered[offset : offset + limit]]
+    return [query_pb2.AggregateCount(key=k, count=n) for k, n in ordered[offset : offset + limit]], len(ordered)

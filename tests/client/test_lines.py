@@ -86,6 +86,19 @@ def test_a_listing_to_a_pipe_imports_no_rich() -> None:
     assert done.stderr.strip() == "[]"
 
 
+def test_a_cut_listing_ends_with_the_command_for_the_next_page() -> None:
+    rows = units()
+    rows.has_more, rows.next_cursor, rows.limit = True, "CUR1", 5
+    assert both(render.unit_envelope, rows)[0].splitlines()[-1] == (
+        f"next: quarry search '{AWKWARD}' --limit 5 --cursor CUR1"
+    )
+    cut = groups()
+    cut.has_more, cut.groups_total, cut.limit = True, 7, 2
+    assert both(render.unit_envelope, cut)[0].splitlines()[-1] == (
+        f"more: 7 groups, 1-2 shown; next: quarry search '{AWKWARD}' --limit 2 --offset 2"
+    )
+
+
 def test_force_color_styles_a_pipe_as_rich_would(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert on_terminal(io.StringIO())

@@ -60,8 +60,9 @@ def full_sort(rows: list[index_pb2.UnitRow], descending: bool) -> list[str]:
 def test_merged_rows_follow_time_then_id_across_shards(
     rows: list[index_pb2.UnitRow], shards: int, descending: bool
 ) -> None:
-    merged = units.merge_rows(shard_streams(rows, shards, descending), 1000, 0, descending)
+    merged, after = units.merge_rows(shard_streams(rows, shards, descending), 1000, 0, descending)
     assert [r.message.id for r in merged] == full_sort(rows, descending)
+    assert after is None  # nothing follows the last row
 
 
 @pytest.mark.parametrize("descending", [False, True])
@@ -69,10 +70,15 @@ def test_merged_rows_follow_time_then_id_across_shards(
 def test_offset_and_limit_cut_the_merged_stream(
     rows: list[index_pb2.UnitRow], limit: int, offset: int, descending: bool
 ) -> None:
-    # each shard returned only its first offset + limit rows, as the query node asks it to
-    streams = [s[: offset + limit] for s in shard_streams(rows, 3, descending)]
-    merged = units.merge_rows(streams, limit, offset, descending)
-    assert [r.message.id for r in merged] == full_sort(rows, descending)[offset : offset + limit]
+    # each shard returned only its first offset + limit + 1 rows, as the query node asks it to
+    streams = [s[: offset + limit + 1] for s in shard_streams(rows, 3, descending)]
+    merged, after = units.merge_rows(streams, limit, offset, descending)
+    expected = full_sort(rows, descending)
+    assert [r.message.id for r in merged] == expected[offset : offset + limit]
+    # a row follows the page exactly when the listing goes on; the next page starts after its last row
+    assert (after is not None) == (len(expected) > offset + limit)
+    if after is not None:
+        assert after.id == expected[offset + limit - 1]
 
 
 def test_every_unit_kind_keeps_its_payload_and_gets_its_public_ref() -> None:
@@ -174,8 +180,9 @@ def row_plan(*stages: Stage) -> plan_pb2.QueryPlan:
 
 def test_a_limit_in_the_query_narrows_the_callers_and_an_offset_adds(rows: list[index_pb2.UnitRow]) -> None:
     plan = row_plan(Stage(sort=SortStage(key="time", descending=True)), Stage(limit=4), Stage(offset=2))
-    assert units.shard_limit(plan, 10, 1) == 3 + 4
-    streams = [s[:7] for s in shard_streams(rows, 3, descending=True)]
+    assert units.shard_limit(plan, 10, 1) == 3 + 4 + 1  # one more: whether more follow
+    assert units.shard_limit(plan, 10, 1, continuing=True) == 4 + 1  # a cursor's page: offsets are behind it
+    streams = [s[:8] for s in shard_streams(rows, 3, descending=True)]
     envelope = units.envelope("q", plan, [index_pb2.ShardUnitsResponse(rows=s) for s in streams], 10, 1)
     assert (envelope.limit, envelope.offset, envelope.aggregate) == (4, 3, False)
     assert [r.message.id for r in envelope.rows] == full_sort(rows, descending=True)[3:7]

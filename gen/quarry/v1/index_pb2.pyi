@@ -271,14 +271,24 @@ class GetSessionsResponse(_message.Message):
     def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionSessions, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class ShardUnitsRequest(_message.Message):
-    __slots__ = ("plan", "limit", "partitions")
+    __slots__ = ("plan", "limit", "partitions", "after")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     limit: int
     partitions: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., limit: _Optional[int] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+    after: UnitAnchor
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., limit: _Optional[int] = ..., partitions: _Optional[_Iterable[int]] = ..., after: _Optional[_Union[UnitAnchor, _Mapping]] = ...) -> None: ...
+
+class UnitAnchor(_message.Message):
+    __slots__ = ("time_ms", "id")
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    time_ms: int
+    id: str
+    def __init__(self, time_ms: _Optional[int] = ..., id: _Optional[str] = ...) -> None: ...
 
 class UnitRow(_message.Message):
     __slots__ = ("message", "action", "block", "file", "assertion", "run", "observed_event", "context_snapshot", "delegation", "session_id", "sort_time_ms", "sort_id")

@@ -187,21 +187,23 @@ class MissingPartition(_message.Message):
     def __init__(self, partition: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class QueryUnitsRequest(_message.Message):
-    __slots__ = ("query", "limit", "offset", "deadline_ms", "require_complete")
+    __slots__ = ("query", "limit", "offset", "deadline_ms", "require_complete", "cursor")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
     REQUIRE_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
     query: str
     limit: int
     offset: int
     deadline_ms: float
     require_complete: bool
-    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., require_complete: _Optional[bool] = ...) -> None: ...
+    cursor: str
+    def __init__(self, query: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., require_complete: _Optional[bool] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class QueryUnitEnvelope(_message.Message):
-    __slots__ = ("query", "unit", "rows", "limit", "offset", "caveats", "aggregate", "group_by", "groups", "partial", "missing")
+    __slots__ = ("query", "unit", "rows", "limit", "offset", "caveats", "aggregate", "group_by", "groups", "partial", "missing", "has_more", "next_cursor", "groups_total")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     UNIT_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
@@ -213,6 +215,9 @@ class QueryUnitEnvelope(_message.Message):
     GROUPS_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     MISSING_FIELD_NUMBER: _ClassVar[int]
+    HAS_MORE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     query: str
     unit: str
     rows: _containers.RepeatedCompositeFieldContainer[QueryUnitRow]
@@ -224,7 +229,10 @@ class QueryUnitEnvelope(_message.Message):
     groups: _containers.RepeatedCompositeFieldContainer[AggregateCount]
     partial: bool
     missing: _containers.RepeatedCompositeFieldContainer[MissingPartition]
-    def __init__(self, query: _Optional[str] = ..., unit: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[QueryUnitRow, _Mapping]]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., caveats: _Optional[_Iterable[str]] = ..., aggregate: _Optional[bool] = ..., group_by: _Optional[str] = ..., groups: _Optional[_Iterable[_Union[AggregateCount, _Mapping]]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ...) -> None: ...
+    has_more: bool
+    next_cursor: str
+    groups_total: int
+    def __init__(self, query: _Optional[str] = ..., unit: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[QueryUnitRow, _Mapping]]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., caveats: _Optional[_Iterable[str]] = ..., aggregate: _Optional[bool] = ..., group_by: _Optional[str] = ..., groups: _Optional[_Iterable[_Union[AggregateCount, _Mapping]]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ..., has_more: _Optional[bool] = ..., next_cursor: _Optional[str] = ..., groups_total: _Optional[int] = ...) -> None: ...
 
 class AggregateCount(_message.Message):
     __slots__ = ("key", "count")

@@ -389,7 +389,9 @@ def search(
         if settings.explain:
             render.explain(client.explain(text), settings.format, stdout())
         elif is_unit_query(text):
-            envelope = client.query_units(text, limit=limit, offset=offset, require_complete=require_complete)
+            envelope = client.query_units(
+                text, limit=limit, offset=offset, require_complete=require_complete, cursor=cursor
+            )
             render.unit_envelope(envelope, settings.format, stdout_lines())
         else:
             envelope = client.search(

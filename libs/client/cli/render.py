@@ -258,6 +258,22 @@ def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, out: Lines) -
         _plain_rows(envelope, out)
     if fmt == "plain":
         _notes(envelope.caveats, envelope.missing, out)
+        _unit_next(envelope, out)
+
+
+def _unit_next(envelope: query_pb2.QueryUnitEnvelope, out: Lines) -> None:
+    """What a listing cut by its limit left out, and the command for the next page."""
+    if not envelope.has_more:
+        return
+    query = shlex.quote(envelope.query)
+    if envelope.aggregate:
+        shown = envelope.offset + len(envelope.groups)
+        out.line(
+            f"more: {envelope.groups_total} groups, {envelope.offset + 1}-{shown} shown; next: "
+            f"quarry search {query} --limit {envelope.limit} --offset {shown}"
+        )
+    else:
+        out.line(f"next: quarry search {query} --limit {envelope.limit} --cursor {envelope.next_cursor}")
 
 
 def _notes(caveats: Iterable[str], missing: Iterable[query_pb2.MissingPartition], out: Lines) -> None:

@@ -535,7 +535,8 @@ class Leaf:
         if group_field(plan):
             return index_pb2.ShardUnitsResponse(groups=units.groups(plan), partition=partition)
         limit = request.limit if request.limit > 0 else DEFAULT_ROWS
-        return index_pb2.ShardUnitsResponse(rows=units.run(plan, limit), partition=partition)
+        after = request.after if request.HasField("after") else None
+        return index_pb2.ShardUnitsResponse(rows=units.run(plan, limit, after), partition=partition)
 
     def _lowering(self, full_text: FullText) -> Lowering:
         """A lowering on this thread's reader, prepared for unit predicates (exists, assertions)."""

@@ -83,6 +83,14 @@ def listing_sql(unit: str, condition: Sql, desc: bool, limit: int, select: str =
     )
 
 
+def after_anchor(unit: str, after: index_pb2.UnitAnchor, desc: bool) -> Sql:
+    """The rows that follow `after` in the listing's order: later (earlier, descending) times, and on
+    the same time the greater ids (ties break on the id ascending in both directions)."""
+    time = f"u.{TABLES[unit].time}"
+    later = "<" if desc else ">"
+    return Sql(f"({time} {later} ? OR ({time} = ? AND u.id > ?))", [after.time_ms, after.time_ms, after.id])
+
+
 class UnitRows:
     """Runs one unit-row plan on a searcher snapshot and the store."""
 
@@ -114,40 +122,57 @@ class UnitRows:
         )
         return [index_pb2.AggregateRow(key=k, count=n) for k, n in rows]
 
-    def run(self, plan: plan_pb2.QueryPlan, limit: int) -> list[index_pb2.UnitRow]:
+    def run(
+        self, plan: plan_pb2.QueryPlan, limit: int, after: index_pb2.UnitAnchor | None = None
+    ) -> list[index_pb2.UnitRow]:
+        """The first `limit` rows in the listing's order; with `after` (a cursor's page), the first
+        `limit` that follow that row."""
         unit = plan.unit
         where = plan.where if plan.HasField("where") else None
         desc = descending(plan)
         if unit not in _INDEXED_UNITS:
-            return self._derived(plan, where, desc, limit)
+            return self._derived(plan, where, desc, limit, after)
         exprs, others = _top_text(where) if unit in ("messages", "blocks") else ([], [])
         node = fts.combine("all", (fts.compile_fts(e) for e in exprs))
         if exprs and node is None:
             return []  # text that analyzes to no token matches nothing
         if node is None:
-            condition = self._filter(unit, [where] if where is not None else [], plan)
+            condition = self._filter(unit, [where] if where is not None else [], plan, after)
             return self._materialize(unit, self._sql(unit, condition, desc, limit))
-        condition = self._filter(unit, others, plan)
+        condition = self._filter(unit, others, plan, after)
         ords = self._text_led(unit, node, condition, desc, limit)
         if ords is None:  # a selective condition: check it against every text match at once instead
             ords = self._every_text_match(unit, node, condition, desc, limit)
         return self._materialize(unit, ords)
 
-    def _filter(self, unit: str, preds: Sequence[plan_pb2.Predicate], plan: plan_pb2.QueryPlan) -> Sql:
+    def _filter(
+        self,
+        unit: str,
+        preds: Sequence[plan_pb2.Predicate],
+        plan: plan_pb2.QueryPlan,
+        after: index_pb2.UnitAnchor | None = None,
+    ) -> Sql:
         parts = [self.lowering.unit(unit, plan_pb2.Predicate(all=plan_pb2.PredicateList(items=preds)))]
         if plan.HasField("session_scope"):
             parts.append(self.lowering.owning_session(plan.session_scope, unit))
+        if after is not None:
+            parts.append(after_anchor(unit, after, descending(plan)))
         return Sql(" AND ".join(p.text for p in parts), [x for p in parts for x in p.params])
 
     def _derived(
-        self, plan: plan_pb2.QueryPlan, where: plan_pb2.Predicate | None, desc: bool, limit: int
+        self,
+        plan: plan_pb2.QueryPlan,
+        where: plan_pb2.Predicate | None,
+        desc: bool,
+        limit: int,
+        after: index_pb2.UnitAnchor | None,
     ) -> list[index_pb2.UnitRow]:
         """Rows of files, assertions, runs, observed events, context snapshots or delegations."""
         unit = plan.unit
         if unit == "assertions" and not self.assertions:
             return []
         spec = TABLES[unit]
-        condition = self._filter(unit, [where] if where is not None else [], plan)
+        condition = self._filter(unit, [where] if where is not None else [], plan, after)
         is_assertion = unit == "assertions"
         select = ", ".join(f"u.{c}" for c in ASSERTION_COLUMNS) if is_assertion else f"u.{spec.time}, u.proto"
         statement = listing_sql(unit, condition, desc, limit, select)
