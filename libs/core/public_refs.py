@@ -13,7 +13,7 @@ import re
 from typing import NamedTuple
 
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import ORIGINS
+from quarry.core.vocab import ORIGINS, well_formed_origin
 from quarry.v1 import errors_pb2
 
 ASSERTION_PREFIX = "assertion:"
@@ -42,10 +42,15 @@ def _bad(parameter: str, message: str) -> QuarryError:
 
 
 def session_of(value: str, parameter: str) -> str:
-    """`value` when it is a session id (`<origin>:<native id>` with a known origin); BAD_VALUE otherwise."""
+    """`value` when it is a session id (`<origin>:<native id>`, the origin well formed: one Quarry does not
+    read names a session it does not hold); BAD_VALUE otherwise."""
     origin, _, native = value.partition(":")
-    if origin not in ORIGINS or not native:
-        raise _bad(parameter, f"{value!r} does not name a session (<origin>:<native id>, origin one of {ORIGINS})")
+    if not well_formed_origin(origin) or not native:
+        raise _bad(
+            parameter,
+            f"{value!r} does not name a session (<origin>:<native id>, the origin in lower-case words joined "
+            f"by -, e.g. {ORIGINS[0]})",
+        )
     return value
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
+# The origins Quarry reads (what ingest writes). Queries, ids and refs take any well-formed origin
+# name: another agent's origin (`cursor-session`) is valid, matches nothing, and the empty result says so.
 ORIGINS = ("claude-code-session", "codex-session", "chatgpt-export", "gemini-cli-session")
+ORIGIN_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 ROLES = ("user", "assistant", "system", "tool")
 SURFACES = ("current", "shadowed", "log-only")
 BLOCK_TYPES = ("text", "code", "thinking", "tool_use", "tool_result", "image")
@@ -55,3 +60,8 @@ UNIT_SOURCES = {
     "context-snapshot": "context-snapshots",
     "delegation": "delegations",
 }
+
+
+def well_formed_origin(name: str) -> bool:
+    """Whether `name` is spelled as an origin is: lower-case words joined by `-` (`codex-session`)."""
+    return ORIGIN_NAME.fullmatch(name) is not None

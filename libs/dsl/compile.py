@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import ORIGINS
+from quarry.core.vocab import ORIGINS, well_formed_origin
 from quarry.dsl import ast, comparisons
 from quarry.dsl.errors import (
     BAD_VALUE,
@@ -516,10 +516,11 @@ class _Lowering:
 
 def _session_id(text: str, span: ast.Span | None) -> str:
     origin, _, native = text.partition(":")
-    if origin not in ORIGINS or not native:
+    if not well_formed_origin(origin) or not native:
         raise query_error(
             BAD_VALUE,
-            f"a session id is <origin>:<native id>, with origin one of: {', '.join(ORIGINS)}",
+            f"a session id is <origin>:<native id>, the origin in lower-case words joined by - (read here: "
+            f"{', '.join(ORIGINS)})",
             span,
             text,
             ORIGINS,

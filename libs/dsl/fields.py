@@ -50,6 +50,7 @@ from quarry.core.vocab import (
     RUN_STATUSES,
     SNAPSHOT_BOUNDARIES,
     UNIT_SOURCES,
+    well_formed_origin,
 )
 
 SNAPSHOT_TRIGGERS = ("auto", "manual")
@@ -289,9 +290,18 @@ def unit_fields(unit: str) -> dict[str, FieldSpec]:
 
 def canonical_value(spec: FieldSpec, value: str) -> str | None:
     """The canonical spelling of `value` for `spec`, or None when it is outside the vocabulary."""
+    if spec.name == "origin":
+        return canonical_origin(value)
     if spec.allowed:
         folded = value.lower()
         return folded if folded in spec.allowed else None
     if spec.name == "tool":
         return value.lower()
     return value
+
+
+def canonical_origin(value: str) -> str | None:
+    """An origin value folded to lower case, or None when it is not spelled as an origin is (one Quarry
+    does not read is still valid: it matches nothing)."""
+    folded = value.lower()
+    return folded if well_formed_origin(folded) else None

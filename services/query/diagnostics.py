@@ -1,8 +1,9 @@
 """Why a search found nothing: the caveats an empty envelope carries (seed 000 "Empty Result
 Diagnostics"), from the plan and the cluster's state, never a guess about the user's intent.
 
-Each caveat names the check that applies and what to try next: an empty archive, an origin the
-archive holds no session of (the query language already rejects an unknown spelling), embeddings
+Each caveat names the check that applies and what to try next: an empty archive, an origin Quarry does
+not read (a well-formed name of another agent's origin: valid, it matches nothing), an origin the
+archive holds no session of, embeddings
 missing or still being built for a lane that needs them, a time bound that may be too narrow, and text
 an agent wrote into a file (tool input bodies are not in the full-text index: the action-evidence query
 finds them).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from quarry.core.vocab import ORIGINS
 from quarry.v1 import index_pb2, plan_pb2, vector_pb2
 
 VECTOR_LANES = ("semantic", "hybrid")
@@ -34,8 +36,9 @@ def empty_result_caveats(
     if sessions == 0:
         caveats.append("the archive is empty: no session is stored yet (ingest logs with `quarry ingest`)")
         return caveats
+    caveats.extend(unread_origin_caveats(plan))
     if stored_origins is not None:
-        missing = [o for o in named_origins(plan) if o not in stored_origins]
+        missing = [o for o in named_origins(plan) if o in ORIGINS and o not in stored_origins]
         if missing:
             held = ", ".join(sorted(stored_origins)) or "none"
             caveats.append(
@@ -61,22 +64,38 @@ def empty_result_caveats(
     return caveats
 
 
-def named_origins(plan: plan_pb2.QueryPlan) -> list[str]:
-    """The origins the query asks for by name (not under a negation), in order of appearance."""
-    if not plan.HasField("where"):
+def unread_origin_caveats(plan: plan_pb2.QueryPlan) -> list[str]:
+    """An origin the query names (by `origin:` or in a session id) that Quarry does not read: valid,
+    and it matches nothing; said so, with the origins it reads."""
+    unread = [o for o in named_origins(plan) if o not in ORIGINS]
+    if not unread:
         return []
+    return [
+        f"Quarry does not read sessions of origin {', '.join(unread)} (yet): nothing can match it; the origins "
+        f"it reads: {', '.join(ORIGINS)}"
+    ]
+
+
+def named_origins(plan: plan_pb2.QueryPlan) -> list[str]:
+    """The origins the query asks for by name, by `origin:` or as a session id's origin (not under a
+    negation), in the where clause and the session scope, in order of appearance."""
     named: list[str] = []
 
     def walk(predicate: plan_pb2.Predicate) -> None:
         kind = predicate.WhichOneof("node")
         if kind == "negate":
             return
-        if kind == "field" and predicate.field.field == "origin":
-            named.extend(v for v in predicate.field.values if v not in named)
+        if kind == "field" and predicate.field.field in ("origin", "session"):
+            origins = predicate.field.values
+            if predicate.field.field == "session":
+                origins = [value.partition(":")[0] for value in origins]
+            named.extend(o for o in origins if o not in named)
         for child in _children(predicate):
             walk(child)
 
-    walk(plan.where)
+    for part in ("where", "session_scope"):
+        if plan.HasField(part):
+            walk(getattr(plan, part))
     return named
 
 

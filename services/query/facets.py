@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import ORIGINS
+from quarry.core.vocab import ORIGINS, well_formed_origin
 from quarry.dsl import CompiledQuery
 from quarry.query.cluster_client import ClusterClient, missing_partitions
 from quarry.query.scatter import Deadline
@@ -173,8 +173,11 @@ def _families(request: query_pb2.FacetsRequest) -> tuple[list[str], str]:
 
 def _origins(origins: Sequence[str]) -> list[str]:
     for origin in origins:
-        if origin not in ORIGINS:
-            raise _invalid(f"unknown origin {origin!r}: one of {', '.join(ORIGINS)}", "origins")
+        if not well_formed_origin(origin):
+            raise _invalid(
+                f"{origin!r} is not an origin name (lower-case words joined by -, read here: {', '.join(ORIGINS)})",
+                "origins",
+            )
     return sorted(set(origins))
 
 

@@ -43,7 +43,7 @@ from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.query import controls, cursors, unit_cursors, units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.cluster_client import ClusterClient, Fanned, missing_partitions, partitions_of, require
-from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins
+from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins, unread_origin_caveats
 from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.query.facets import FacetCounter
 from quarry.query.fusion import (
@@ -617,6 +617,8 @@ class Coordinator:
         fanned = self.cluster.fan_out("QueryUnits", build, deadline)
         require(fanned.missing, request.require_complete)
         envelope = units.envelope(request.query, plan, fanned.ordered(), limit, offset, continuing, next_cursor)
+        if not envelope.rows and not envelope.groups:
+            envelope.caveats.extend(unread_origin_caveats(plan))
         envelope.partial = bool(fanned.missing)
         envelope.missing.extend(missing_partitions(fanned.missing))
         return envelope

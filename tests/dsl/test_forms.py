@@ -168,7 +168,7 @@ def test_exists_negates_and_nests_in_boolean_structure() -> None:
         ("sessions where seq(session.repo:x -> action:shell)", "UNSUPPORTED_FORM", "seq step"),
         ("sessions where NOT near:id:codex-session:a", "UNSUPPORTED_NEGATION", "near:id"),
         ("near:codex-session:a", "BAD_VALUE", "near:id:"),
-        ("lineage:id:codex:a", "BAD_VALUE", "origin"),
+        ("lineage:id:Codex_X:a", "BAD_VALUE", "origin"),  # not spelled as an origin is
         ("actions where lineage:id:codex-session:a", "UNSUPPORTED_FORM", "session predicate"),
     ],
 )

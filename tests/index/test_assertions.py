@@ -235,7 +235,7 @@ def test_judging_a_judged_candidate_fails_typed(store: AssertionStore) -> None:
         ({"body": "  "}, "assertion.body"),
         ({"target_ref": "file:codex-session:abc123:file:x.py"}, "assertion.target_ref"),
         ({"target_ref": "codex-session:abc123"}, "assertion.target_ref"),
-        ({"target_ref": "session:nowhere:abc"}, "assertion.target_ref"),
+        ({"target_ref": "session:No_Where:abc"}, "assertion.target_ref"),
         ({"target_ref": "message:codex-session:abc123:3"}, "assertion.target_ref"),
         ({"target_ref": "session:"}, "assertion.target_ref"),
         ({"evidence_refs": ["see the log"]}, "assertion.evidence_refs"),

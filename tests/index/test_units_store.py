@@ -401,7 +401,7 @@ def test_missing_malformed_and_unsupported_refs_are_unresolved_with_caveats(fres
         ),
         "nonsense": ("", None),
         f"run:{sid}:run:first": ("", None),
-        "message:not-an-origin:abc:m1": ("", None),
+        "message:Not_An_Origin:abc:m1": ("", None),
     }
     for ref, (kind, caveat) in cases.items():
         resolved = resolve(fresh, ref)
