@@ -281,6 +281,20 @@ class ClusterWatch:
             self._notify()
         return True
 
+    async def confirm(self, nodes: list[str]) -> None:
+        """Read these nodes' heartbeats afresh from the bucket (a read on the stream's leader), into this
+        view. A view can lag one node's heartbeats while it holds its own (a watch stalled through a log
+        failover, then kept current only in part): before a node is taken for gone, its heartbeat is
+        read, not remembered."""
+        changed = False
+        for node in nodes:
+            try:
+                changed |= self._on_node(await self._nodes_kv.get(node_key(node)))
+            except (KeyNotFoundError, NotFoundError):
+                continue
+        if changed:
+            self._notify()
+
     async def beat(self, heartbeat: Heartbeat) -> None:
         """Put the node's heartbeat. It is not taken into this view here: it comes back through the
         watch like everyone else's, so a node seeing its own heartbeat recent knows its view is current

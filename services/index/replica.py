@@ -274,6 +274,11 @@ class ReplicaNode:
         revision = watch.map.revision if watch.map is not None else None
         at = watch.view_time(self.node_id, now)  # the others' ages are judged as of this view
         nodes = watch.node_views(at, self.started_ms)
+        placed = _nodes_of(current)
+        silent = sorted(n for n, view in nodes.items() if not view.alive and n in placed)
+        if silent:  # gone by this view: read their heartbeats afresh before acting on it (ClusterWatch.confirm)
+            await watch.confirm(silent)
+            nodes = watch.node_views(at, self.started_ms)
         if not any(view.alive for view in nodes.values()):
             return
         following = placement.step(config.partitions, current, nodes, policy, at)
@@ -282,10 +287,13 @@ class ReplicaNode:
         if not await watch.write_map(following, revision):
             await watch.refresh()
             return
-        for node in sorted(_nodes_of(current) - _nodes_of(following)):
-            view = nodes.get(node)
-            seen = "never seen by this node" if view is None else f"last heartbeat {at - view.last_seen_ms} ms before"
-            _log.warning("%s: the map no longer places anything on %s (%s)", self.node_id, node, seen)
+        for node in sorted(placed - _nodes_of(following)):
+            _log.warning(
+                "%s: the map no longer places anything on %s (last heartbeat %d ms before)",
+                self.node_id,
+                node,
+                at - nodes[node].last_seen_ms,
+            )
 
     # ----- following one partition ----------------------------------------------------------------
 
