@@ -365,10 +365,15 @@ def search(
 ) -> None:
     """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
     context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
-    from quarry.dsl.plain import plain_text_query
-    from quarry.dsl.shell import join_words
+    if plain:
+        from quarry.dsl.plain import plain_text_query
 
-    text = settings.query = plain_text_query(" ".join(query)) if plain else join_words(query)
+        text = plain_text_query(" ".join(query))
+    else:
+        from quarry.dsl.shell import join_words
+
+        text = join_words(query)
+    settings.query = text
     chosen = search_lane(lane, lexical=lexical, semantic=semantic)
     flags: dict[tuple[str, ...], tuple[str, object]] = {}
     for path, flag, value in (

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import csv
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -106,6 +105,8 @@ def emit_response(data: Any, fmt: str, what: str) -> bool:
 
 
 def emit_csv(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    import csv
+
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(columns)
     out.writerows([_cell(value) for value in row] for row in rows)
@@ -144,8 +145,6 @@ SESSION_COLUMNS: dict[str, Callable[[query_pb2.SearchHit], Any]] = {
 
 
 def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, out: Lines) -> None:
-    from quarry.client.controls_json import controls_to_json
-
     if fmt in DOCUMENT_FORMATS:
         emit_document(to_dict(envelope), fmt)
         return
@@ -168,6 +167,8 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, out: Lines) ->
             out.line(f"     {' '.join(match.snippet.split())}")
     _notes(envelope.caveats, envelope.missing, out)
     if envelope.next_cursor:
+        from quarry.client.controls_json import controls_to_json
+
         command = (
             f"quarry search {shlex.quote(envelope.query)} --lane {envelope.requested_lane or 'auto'} "
             f"--limit {envelope.limit} --cursor {envelope.next_cursor}"
