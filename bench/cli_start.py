@@ -1,6 +1,9 @@
 """How long the `quarry` command takes to start and answer (issue 13): `quarry search sqlite` against a
 warm local cluster and `quarry --help`, each run as a subprocess (wall clock, the interpreter's start
-and every import included), after an untimed warm-up run; the median and p90 against the targets.
+and every import included), after an untimed warm-up run; the median and p90 against the targets. Each
+round times every command, the floor of any Python client of the same search and a bare interpreter,
+in a rotating order, so that what the CLI adds to the floor is read round by round, at one speed of a
+machine whose speed swings.
 
     python bench/cli_start.py [--runs 10] [--imports] [--baseline DIR] [--out FILE]
 
@@ -46,6 +49,15 @@ FLOOR_CLIENT = (
     "with grpc.insecure_channel(sys.argv[1]) as channel:\n"
     "    query_pb2_grpc.QueryServiceStub(channel).Search(query_pb2.SearchRequest(query='sqlite'), timeout=10)\n"
 )
+
+
+def cli_env() -> dict[str, str]:
+    """The environment the timed commands run in: this one without Quarry's settings, and with Python
+    free to write bytecode. A user's `quarry` runs from bytecode (pip compiles it at install, an
+    editable install writes it on the first import); an environment that forbids writing it
+    (PYTHONDONTWRITEBYTECODE, set on some CI and sandbox machines) would time a recompile of every
+    module changed since bytecode was last written, on every run."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_") and k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def timed_run(argv: list[str], env: dict[str, str], cpu: list[float] | None = None) -> float:
@@ -133,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     quarry = args.quarry
     python = str(Path(quarry).parent / "python")
     home = Path(tempfile.mkdtemp(prefix="quarry-cli-start-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_")}
+    env = cli_env()
     env["QUARRY_HOME"] = str(home / "home")
     commands = {"search": [quarry, "search", "sqlite"], "help": [quarry, "--help"]}
     results: dict[str, object] = {}
@@ -152,21 +164,35 @@ def main(argv: list[str] | None = None) -> int:
             packages = str(args.baseline_packages.resolve()) if args.baseline_packages else None
             base_env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, packages, env.get("PYTHONPATH")) if p)
             variants["baseline"] = base_env
+        query_address = json.loads((home / "home" / "cluster.json").read_text())["query"]
+        # Every command, the floor and a bare interpreter run in each round, in a rotating order: the
+        # machine's speed swings from one minute to the next, and a round sees them all at one speed.
+        timed = {
+            **{
+                (name, variant): (command, variants[variant])
+                for name, command in commands.items()
+                for variant in variants
+            },
+            ("floor", "current"): ([python, "-c", FLOOR_CLIENT, query_address], env),
+            ("bare", "current"): ([python, "-c", "pass"], env),
+        }
+        walls: dict[tuple[str, str], list[float]] = {key: [] for key in timed}
+        cpu: dict[tuple[str, str], list[float]] = {key: [] for key in timed}
+        for argv, variant_env in timed.values():
+            timed_run(argv, variant_env)  # warm-up: the OS file cache, bytecode, the cluster's own caches
+        keys = list(timed)
+        for i in range(args.runs):
+            for key in keys[i % len(keys) :] + keys[: i % len(keys)]:
+                walls[key].append(timed_run(*timed[key], cpu[key]))
         for name, command in commands.items():
-            walls: dict[str, list[float]] = {variant: [] for variant in variants}
-            cpu: dict[str, list[float]] = {variant: [] for variant in variants}
-            for variant_env in variants.values():
-                timed_run(command, variant_env)  # warm-up: the OS file cache, the cluster's own caches
-            for i in range(args.runs):
-                order = list(variants) if i % 2 == 0 else list(reversed(variants))
-                for variant in order:
-                    walls[variant].append(timed_run(command, variants[variant], cpu[variant]))
             results[name] = {
                 "command": " ".join(["quarry", *command[1:]]),
-                **_summary(walls["current"], cpu["current"], TARGETS_S[name]),
+                **_summary(walls[(name, "current")], cpu[(name, "current")], TARGETS_S[name]),
             }
             if args.baseline:
-                results[name]["baseline"] = _summary(walls["baseline"], cpu["baseline"], TARGETS_S[name])
+                results[name]["baseline"] = _summary(
+                    walls[(name, "baseline")], cpu[(name, "baseline")], TARGETS_S[name]
+                )
                 results[name]["current_over_baseline"] = round(
                     results[name]["median_s"] / results[name]["baseline"]["median_s"], 2
                 )
@@ -174,12 +200,12 @@ def main(argv: list[str] | None = None) -> int:
                 results[name]["imports"] = _import_profile(python, command[1:], env)
                 if args.baseline:
                     results[name]["baseline"]["imports"] = _import_profile(python, command[1:], variants["baseline"])
-        interpreter = [timed_run([python, "-c", "pass"], env) for _ in range(args.runs)]
-        query_address = json.loads((home / "home" / "cluster.json").read_text())["query"]
-        floor = [timed_run([python, "-c", FLOOR_CLIENT, query_address], env) for _ in range(args.runs)]
         results["load_average_after"] = os.getloadavg()
-        results["bare_python_median_s"] = round(statistics.median(interpreter), 4)
-        results["grpc_client_floor_median_s"] = round(statistics.median(floor), 4)
+        results["bare_python_median_s"] = round(statistics.median(walls[("bare", "current")]), 4)
+        results["grpc_client_floor_median_s"] = round(statistics.median(walls[("floor", "current")]), 4)
+        # what `quarry search` adds to the floor, round by round (the same machine speed)
+        added = [q - f for q, f in zip(walls[("search", "current")], walls[("floor", "current")], strict=True)]
+        results["search_over_floor_median_s"] = round(statistics.median(added), 4)
     finally:
         subprocess.run([quarry, "down"], env=env, stdout=subprocess.DEVNULL, check=False)
         shutil.rmtree(home, ignore_errors=True)
@@ -208,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"floor, a bare Python gRPC client of the same search: {floor:.3f}s "
         f"({floor / TARGETS_S['search']:.2f} of the search target; `quarry search` adds "
-        f"{results['search']['median_s'] - floor:.3f}s to it)"
+        f"{results['search_over_floor_median_s']:.3f}s to it, the median of each round's difference)"
     )
     document = {
         "label": args.label,

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 
 import grpc  # noqa: E402
 
-from bench.cli_start import timed_run  # noqa: E402
+from bench.cli_start import cli_env, timed_run  # noqa: E402
 from bench.fts5_baseline import Fts5Archive  # noqa: E402
 from bench.queries import CLASSES, BenchQuery, Latency, build_queries, measure  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
@@ -252,7 +252,7 @@ def cli_start(home: Path, term: str) -> dict[str, float]:
     """Median wall time of `quarry search TERM` against the running cluster and of `quarry --help`,
     each a fresh process, after one untimed run (bench/cli_start.py does this with a baseline beside)."""
     quarry = str(Path(sys.executable).parent / "quarry")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_")}
+    env = cli_env()
     out = {}
     for name, argv in {"search": [quarry, "--home", str(home), "search", term], "help": [quarry, "--help"]}.items():
         timed_run(argv, env)
