@@ -43,7 +43,6 @@ from quarry.dsl.fields import (
     EXISTS_UNITS,
     FIELDS_BY_UNIT,
     GROUP_FIELDS,
-    PLANNED_FIELDS,
     SESSION_FIELDS,
     SESSION_SCOPE_NAMES,
     FieldKind,
@@ -59,7 +58,7 @@ _INT32_MAX = 2**31 - 1
 _FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 # `near:x` / `lineage:x` without `id:` / `text:`: what the user meant to write.
 _PREFIX_FIELDS = {
-    "near": "near: takes near:id:<session id> or near:text:…",
+    "near": 'near: takes near:"free text", near:text:… or near:id:<session id>',
     "lineage": "lineage: takes lineage:id:<session id>",
 }
 
@@ -418,6 +417,9 @@ class _Lowering:
                 )
             return self.compared(spec, op, [raw], node.session_scoped, value.span)
         values = [_checked_value(spec, node, value) for value in node.values]
+        if spec.name == "has":
+            features = [_feature(value, node.session_scoped) for value in values]
+            return features[0] if len(features) == 1 else _joined("any", features)
         clause = plan_pb2.FieldClause(field=spec.name, values=values, session_scoped=node.session_scoped)
         return plan_pb2.Predicate(field=clause)
 
@@ -456,8 +458,6 @@ class _Lowering:
             spec = self.fields.get(name)
             if spec is not None:
                 return spec
-            if name in PLANNED_FIELDS:
-                raise _planned(name, written, span)
             if name in _PREFIX_FIELDS:
                 raise query_error(BAD_VALUE, _PREFIX_FIELDS[name], span, name, ("near:id:", "near:text:"))
             scoped = "id" if name == "session" else name
@@ -492,8 +492,6 @@ class _Lowering:
         target = SESSION_SCOPE_NAMES.get(name)
         if target is not None:
             return SESSION_FIELDS[target]
-        if name in PLANNED_FIELDS:
-            raise _planned(name, written, span)
         if name == "text":
             raise query_error(
                 UNSUPPORTED_FORM,
@@ -543,6 +541,26 @@ def _checked_value(spec: FieldSpec, node: ast.Field, value: ast.Value) -> str:
     return canonical
 
 
+# `has:FEATURE` lowered onto what records the feature (fields.FEATURES): a count above zero, or a row.
+_FEATURE_COUNTS = {"tools": "tool_use_messages", "thinking": "thinking_messages", "paste": "paste_messages"}
+_FEATURE_ROWS = {
+    "images": ("blocks", "type", "image"),
+    "errors": ("actions", "is_error", "true"),
+    "subagents": ("runs", "role", "subagent"),
+    "compaction": ("context-snapshots", "boundary", "compaction"),
+}
+
+
+def _feature(name: str, scoped: bool) -> plan_pb2.Predicate:
+    """One feature as a session predicate (`scoped`: of a unit row's owning session)."""
+    if name in _FEATURE_COUNTS:
+        clause = plan_pb2.FieldClause(field=_FEATURE_COUNTS[name], op=plan_pb2.GT, values=["0"], session_scoped=scoped)
+        return plan_pb2.Predicate(field=clause)
+    unit, field, value = _FEATURE_ROWS[name]
+    row = plan_pb2.Predicate(field=plan_pb2.FieldClause(field=field, values=[value]))
+    return plan_pb2.Predicate(exists=plan_pb2.ExistsPredicate(unit=unit, where=row))
+
+
 def _text_value(value: ast.Value) -> ast.Fts:
     if value.quoted:
         return ast.Phrase(value.text)
@@ -552,10 +570,6 @@ def _text_value(value: ast.Value) -> ast.Fts:
             raise query_error(BAD_VALUE, "a prefix needs a word before the `*`", value.span, value.text)
         return ast.Prefix(stem)
     return ast.Term(value.text)
-
-
-def _planned(name: str, written: str, span: ast.Span | None) -> QuarryError:
-    return query_error(UNSUPPORTED_FORM, f"{PLANNED_FIELDS[name]} are not supported yet", span, written)
 
 
 def _name(node: ast.Field) -> str:

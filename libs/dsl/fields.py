@@ -127,6 +127,18 @@ def _table(*specs: FieldSpec) -> dict[str, FieldSpec]:
     return {spec.name: spec for spec in specs}
 
 
+# `has:FEATURE` (a session's features; `session.has:` in a unit query): each is what the session holds,
+# lowered by the compiler onto the counts and units that record it.
+FEATURES: dict[str, str] = {
+    "tools": "a message carrying a tool use",
+    "thinking": "a message carrying thinking",
+    "paste": "a message carrying a paste",
+    "images": "an image block",
+    "errors": "a tool call that failed",
+    "subagents": "a subagent run",
+    "compaction": "a context compaction",
+}
+
 SESSION_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("repo", FieldKind.KEYWORD, True, "the repository the session worked in"),
     FieldSpec("origin", FieldKind.KEYWORD, True, "the agent that wrote the session log", ORIGINS),
@@ -141,6 +153,13 @@ SESSION_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("tool", FieldKind.KEYWORD, True, "the session has an action using this tool"),
     FieldSpec("action", FieldKind.KEYWORD, True, "the session has an action of this category", ACTION_CATEGORIES),
     FieldSpec("path", FieldKind.PATH, False, "the session has an action on a path containing the value"),
+    FieldSpec(
+        "has",
+        FieldKind.KEYWORD,
+        True,
+        "the session holds the feature: " + ", ".join(f"{name} ({what})" for name, what in FEATURES.items()),
+        tuple(FEATURES),
+    ),
     FieldSpec(
         "role",
         FieldKind.KEYWORD,
@@ -178,6 +197,7 @@ MESSAGE_FIELDS: dict[str, FieldSpec] = _table(
 
 ACTION_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("tool", FieldKind.KEYWORD, True, "the tool the action called"),
+    FieldSpec("is_error", FieldKind.KEYWORD, True, "whether the tool call failed", ("true", "false")),
     FieldSpec("action", FieldKind.KEYWORD, True, "the action category", ACTION_CATEGORIES),
     FieldSpec("path", FieldKind.PATH, False, "the action's path contains the value"),
     FieldSpec("command", FieldKind.CONTAINS, False, "the shell command contains the value"),
@@ -277,10 +297,6 @@ GROUP_FIELDS: dict[str, tuple[str, ...]] = {
 SESSION_SCOPE_NAMES: dict[str, str] = {
     ("id" if name == "session" else name): name for name, spec in SESSION_FIELDS.items() if spec.session_scopable
 }
-
-# Fields of seed 000 that the language will accept but does not yet: using one is
-# UNSUPPORTED_FORM (a typed "not yet"), not UNKNOWN_FIELD (a typo).
-PLANNED_FIELDS: dict[str, str] = {"has": "has: feature filters"}
 
 
 def unit_fields(unit: str) -> dict[str, FieldSpec]:

@@ -533,6 +533,8 @@ class _Builder(Transformer):
             if len(values) != 1:
                 raise query_error(UNSUPPORTED_FORM, 'semantic: takes one text: semantic:"…"', _span(token), "semantic")
             return ast.Semantic(values[0].text, "semantic", span)
+        if name == "near" and not scoped and len(values) == 1 and values[0].quoted:
+            return ast.Semantic(values[0].text, "near", span)  # near:"free text", as near:text:
         return ast.Field(name, values, scoped, span)
 
     def near_text(self, children: list[Any]) -> ast.Semantic:

@@ -389,6 +389,8 @@ def _action_field(clause: plan_pb2.FieldClause, alias: str) -> Sql:
         return _path(f"{alias}.path_norm", clause)
     if name in ("command", "output"):
         return _contains(f"lower({alias}.{name})", _values(clause), str.lower)
+    if name == "is_error":
+        return _in(f"{alias}.failed", [1 if value == "true" else 0 for value in _values(clause)])
     raise _unknown("actions", name)
 
 
