@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import ORIGINS, well_formed_origin
+from quarry.core.vocab import LANES, ORIGINS, well_formed_origin
 from quarry.dsl import ast, comparisons
 from quarry.dsl.errors import (
     BAD_VALUE,
@@ -71,6 +71,7 @@ class CompiledQuery:
     matched_terms: tuple[str, ...]  # positive text terms, for highlighting (seed 000's rule)
     has_text: bool  # whether a ranked lane has text to score
     semantic_text: str  # what the semantic lane embeds
+    lane: str = ""  # a compact query's `lane:` (the search lane it asks for), "" when none
 
 
 MAX_CORRECTIONS = 8  # fixes applied in turn to reach a query that compiles (one per missing AND, …)
@@ -122,6 +123,7 @@ def lower(query: ast.Query, now_ms: int | None = None) -> CompiledQuery:
     match query:
         case ast.CompactQuery(predicate):
             kind, plan.unit = "sessions", "sessions"
+            predicate, lane = _lane_directive(predicate)
             if predicate is not None:
                 lowered = _Lowering("sessions", context).predicate(predicate)
                 items = lowered.all.items if lowered.WhichOneof("node") == "all" else [lowered]
@@ -155,7 +157,29 @@ def lower(query: ast.Query, now_ms: int | None = None) -> CompiledQuery:
         matched_terms=_matched_terms(fragments),
         has_text=bool(ranking),
         semantic_text=plan.semantic_text,
+        lane=lane if kind == "sessions" and isinstance(query, ast.CompactQuery) else "",
     )
+
+
+def _lane_directive(predicate: ast.Predicate | None) -> tuple[ast.Predicate | None, str]:
+    """A compact query's `lane:X` at its top level (alone, or AND-joined with the rest): the rest of
+    the query, and the lane ("" when it names none)."""
+    items = list(predicate.items) if isinstance(predicate, ast.And) else [predicate] if predicate else []
+    lanes = [item for item in items if isinstance(item, ast.Field) and item.name == "lane" and not item.session_scoped]
+    if not lanes:
+        return predicate, ""
+    if len(lanes) > 1 or len(lanes[0].values) != 1:
+        extra = lanes[1] if len(lanes) > 1 else lanes[0]
+        raise query_error(UNSUPPORTED_FORM, "a query asks for one lane: lane:X once", extra.span, "lane")
+    value = lanes[0].values[0]
+    if value.text not in LANES:
+        raise query_error(
+            BAD_VALUE, f"lane:{value.text} is not a lane (one of: {', '.join(LANES)})", value.span, value.text, LANES
+        )
+    rest = [item for item in items if item is not lanes[0]]
+    if not rest:
+        return None, value.text
+    return (rest[0] if len(rest) == 1 else ast.And(tuple(rest), predicate.span)), value.text
 
 
 # ---------------------------------------------------------------- pipeline stages
@@ -460,6 +484,13 @@ class _Lowering:
                 return spec
             if name in _PREFIX_FIELDS:
                 raise query_error(BAD_VALUE, _PREFIX_FIELDS[name], span, name, ("near:id:", "near:text:"))
+            if name == "lane":
+                raise query_error(
+                    UNSUPPORTED_FORM,
+                    "lane: chooses a compact query's search lane, at its top level (`lane:hybrid sqlite locking`)",
+                    span,
+                    name,
+                )
             scoped = "id" if name == "session" else name
             hint = ""
             fix = None

@@ -38,7 +38,7 @@ from typing import TypeVar
 
 from quarry.core import auth, telemetry
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import ORIGINS
+from quarry.core.vocab import LANES, ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.query import controls, cursors, unit_cursors, units
 from quarry.query.assertions import AssertionRouter
@@ -81,7 +81,6 @@ DEFAULT_UNIT_LIMIT = 50
 MAX_LIMIT = 1000
 DEFAULT_DEADLINE_MS = 5000.0
 SEMANTIC_LEAF_DEPTH = 100  # sessions a `semantic:` leaf admits
-LANES = ("auto", "dialogue", "actions", "semantic", "hybrid")
 LEXICAL_LANES = {"dialogue": lexical_match, "actions": action_match}  # lane -> its hits' evidence
 
 _tracer = telemetry.tracer("quarry.query")
@@ -170,6 +169,14 @@ class Coordinator:
                 errors_pb2.UNSUPPORTED_FORM,
                 f"`{compiled.unit} where …` selects rows, not sessions: use QueryUnits (`quarry query`)",
             )
+        if compiled.lane:
+            if requested not in ("auto", compiled.lane):
+                raise QuarryError(
+                    errors_pb2.INVALID_REQUEST,
+                    f"the query asks for lane:{compiled.lane} and the request for lane {requested}: give one",
+                    parameter="lane",
+                )
+            requested = compiled.lane
         lane = _resolve_lane(requested, compiled)
         supplied = request.controls if request.HasField("controls") else None
         effective = controls.validate(supplied, lane, compiled.has_text)
