@@ -149,6 +149,7 @@ SESSION_FIELDS: dict[str, FieldSpec] = _table(
         "the scope (team, project) the session was ingested into; only scopes the caller may read match",
     ),
     FieldSpec("title", FieldKind.CONTAINS, False, "the session title contains the value"),
+    FieldSpec("cwd", FieldKind.CONTAINS, False, "the session's working directory contains the value"),
     FieldSpec("tag", FieldKind.KEYWORD, True, "the session carries the tag"),
     FieldSpec("tool", FieldKind.KEYWORD, True, "the session has an action using this tool"),
     FieldSpec("action", FieldKind.KEYWORD, True, "the session has an action of this category", ACTION_CATEGORIES),
@@ -184,6 +185,7 @@ SESSION_FIELDS: dict[str, FieldSpec] = _table(
 
 MESSAGE_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("role", FieldKind.KEYWORD, True, "the message role", ROLES),
+    FieldSpec("type", FieldKind.KEYWORD, True, "the message holds a block of this type", BLOCK_TYPES),
     FieldSpec("text", FieldKind.FTS, True, _TEXT_DOC),
     FieldSpec("tool", FieldKind.KEYWORD, True, "the message calls this tool"),
     FieldSpec("path", FieldKind.PATH, False, "the message has an action on a path containing the value"),

@@ -32,6 +32,7 @@ def test_each_feature_is_the_plan_of_its_explicit_form(feature: str, explicit: s
 
 def archive() -> list[units_pb2.Session]:
     plain = session("plain", [Msg("user", "hello"), Msg("assistant", "hi")])
+    plain.cwd = "/home/Dev/ledger"
     thinking = session("thinks", [Msg("user", "why"), Msg("assistant", "because", thinking="let me see")])
     tools = session(
         "tools", [Msg("user", "run it"), Msg("assistant", "ok", tools=[Tool("Bash", "shell", command="ls")])]
@@ -102,3 +103,17 @@ def test_has_in_a_unit_query_is_corrected_to_its_session_form() -> None:
     with pytest.raises(QuarryError) as caught:
         compile_query("messages where has:tools")
     assert caught.value.correction == "messages where session.has:tools"
+
+
+def test_cwd_matches_a_part_of_the_working_directory_in_any_case(shard: LexicalPartition) -> None:
+    assert natives(shard, "cwd:dev/LEDGER") == {"plain"}
+    plan = compile_query("messages where session.cwd:ledger").plan
+    rows = shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows
+    assert {r.session_id.split(":", 1)[1] for r in rows} == {"plain"}
+
+
+def test_a_message_type_is_a_block_type_it_holds(shard: LexicalPartition) -> None:
+    for block_type, expected in (("thinking", ["because"]), ("tool_use", ["ok", "ok"])):
+        plan = compile_query(f"messages where type:{block_type}").plan
+        rows = shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows
+        assert [next(b.text for b in r.message.blocks if b.type == "text") for r in rows] == expected

@@ -313,6 +313,8 @@ class Lowering:
             return _in("s.id", _values(clause))
         if name == "title":
             return _contains("s.title_folded", _values(clause), analyzer.fold)
+        if name == "cwd":
+            return _contains("lower(s.cwd)", _values(clause), str.lower)
         if name == "tag":
             return _exists("session_tags t", "t.session_ord = s.ord", _in("t.tag", _values(clause)))
         raise _unknown("sessions", name)
@@ -400,8 +402,8 @@ def _message_field(clause: plan_pb2.FieldClause) -> Sql:
         return _compare(f"u.{name}", clause)
     if name == "role":
         return _in("u.role", _values(clause))
-    if name == "tool":
-        return _exists("blocks b", "b.message_ord = u.ord", _in("b.tool", _values(clause)))
+    if name in ("tool", "type"):
+        return _exists("blocks b", "b.message_ord = u.ord", _in(f"b.{name}", _values(clause)))
     if name == "path":
         return _exists("blocks b", "b.message_ord = u.ord", _path("b.path_norm", clause))
     raise _unknown("messages", name)
