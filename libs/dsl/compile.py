@@ -188,9 +188,10 @@ def _lane_directive(predicate: ast.Predicate | None) -> tuple[ast.Predicate | No
 def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineStage]:
     """Validate the stage sequence and lower it, in order.
 
-    Rows: `sort by time`, `limit`, `offset`. Aggregates: `group by FIELD | count` first, then
-    `sort by count|key`, `limit`, `offset`. Several limits narrow (the smallest wins) and several
-    offsets add up: the query node combines them with the caller's.
+    Rows: `sort by time`, `limit`, `offset`. Aggregates: `group by FIELD | count` (or `count` alone:
+    the rows counted as one group) first, then `sort by count|key`, `limit`, `offset`. Several limits
+    narrow (the smallest wins) and several offsets add up: the query node combines them with the
+    caller's.
     """
     out: list[plan_pb2.PipelineStage] = []
     grouped = False
@@ -207,7 +208,6 @@ def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineS
                     )
                 out.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="time", descending=descending)))
             case ast.Sort(key=key, descending=descending):
-                _check_aggregate_unit(unit, stage)
                 if not grouped:
                     raise query_error(
                         UNSUPPORTED_FORM,
@@ -218,7 +218,6 @@ def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineS
                     )
                 out.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key=key, descending=descending)))
             case ast.GroupBy(name):
-                _check_aggregate_unit(unit, stage)
                 if grouped or out:
                     raise query_error(
                         UNSUPPORTED_FORM,
@@ -233,11 +232,11 @@ def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineS
                 _check_group_field(unit, stage)
                 out.append(plan_pb2.PipelineStage(group_by=name))
             case ast.Count():
-                _check_aggregate_unit(unit, stage)
-                if index == 0 or not isinstance(stages[index - 1], ast.GroupBy):
+                after_group = index > 0 and isinstance(stages[index - 1], ast.GroupBy)
+                if not after_group and (grouped or out):
                     raise query_error(
                         UNSUPPORTED_FORM,
-                        "count alone is a session verb: unit rows are counted per group, `group by FIELD | count`",
+                        "count comes first (the rows counted) or right after `group by FIELD`",
                         stage.span,
                         "count",
                         ("group by",),
@@ -253,17 +252,6 @@ def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineS
                     raise query_error(BAD_VALUE, f"offset must be at most {_INT32_MAX}", stage.span, str(n))
                 out.append(plan_pb2.PipelineStage(offset=n))
     return out
-
-
-def _check_aggregate_unit(unit: str, stage: ast.Stage) -> None:
-    if unit not in GROUP_FIELDS:
-        raise query_error(
-            UNSUPPORTED_FORM,
-            f"{unit} have no aggregate stages (group by, count, sort by count|key); they support sort by "
-            f"time, limit and offset. Aggregates: {', '.join(GROUP_FIELDS)}",
-            stage.span,
-            expected=("sort by time", "limit", "offset"),
-        )
 
 
 def _check_group_field(unit: str, stage: ast.GroupBy) -> None:

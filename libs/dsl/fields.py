@@ -284,15 +284,18 @@ FIELDS_BY_UNIT: dict[str, dict[str, FieldSpec]] = {
 # `exists <unit>(…)` names the unit in the singular.
 EXISTS_UNITS: dict[str, str] = UNIT_SOURCES
 
-# `group by FIELD | count`: the closed fields each unit aggregates over (seed 000). Units missing
-# here have no aggregate lowerer: an aggregate stage on them is UNSUPPORTED_FORM.
+# `group by FIELD | count`: the fields each unit aggregates over (seed 000's, and past it on every unit).
 _SESSION_GROUPS = ("session.origin", "session.repo")
 GROUP_FIELDS: dict[str, tuple[str, ...]] = {
     "messages": ("role", *_SESSION_GROUPS),
-    "actions": ("tool", "action", *_SESSION_GROUPS),
-    "blocks": ("type", *_SESSION_GROUPS),
+    "actions": ("tool", "action", "is_error", *_SESSION_GROUPS),
+    "blocks": ("type", "tool", *_SESSION_GROUPS),
     "files": ("path", *_SESSION_GROUPS),
-    "assertions": ("kind", "status", *_SESSION_GROUPS),
+    "assertions": ("kind", "status", "author", *_SESSION_GROUPS),
+    "runs": ("role", "status", "agent", "model", *_SESSION_GROUPS),
+    "observed-events": ("kind", "delivery_state", *_SESSION_GROUPS),
+    "context-snapshots": ("boundary", "trigger", "model", *_SESSION_GROUPS),
+    "delegations": ("mapping_state", "result_state", "agent", "tool", *_SESSION_GROUPS),
 }
 
 # `session.<name>` inside a unit query names a session field; the session id is `session.id`.

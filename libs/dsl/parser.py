@@ -175,18 +175,19 @@ def _syntax_error(error: UnexpectedInput, text: str) -> QuarryError:
 
 
 def _as_unit_query(predicate: ast.Predicate, stages: tuple[ast.Stage, ...]) -> tuple[None, str] | None:
-    """`sessions where P | group by F | count` as the terminal unit form, `<unit> where session.P | …`,
-    when F is grouped by one unit only and every leaf of P has a `session.` form (compile_query keeps
-    the correction only if it compiles)."""
+    """`sessions where P | group by F | count` as the terminal unit form, `<unit> where session.P | …`:
+    the first unit that groups by F, in the order units are listed (role: messages, tool: actions),
+    when every leaf of P has a `session.` form (compile_query keeps the correction only if it
+    compiles)."""
     from quarry.dsl.fields import GROUP_FIELDS
     from quarry.dsl.render import render
 
     fields = {stage.field for stage in stages if isinstance(stage, ast.GroupBy)}
-    units = [unit for unit, grouped in GROUP_FIELDS.items() if fields and fields <= set(grouped)]
+    unit = next((unit for unit, grouped in GROUP_FIELDS.items() if fields and fields <= set(grouped)), None)
     scoped = _session_scoped(predicate)
-    if len(units) != 1 or scoped is None:
+    if unit is None or scoped is None:
         return None
-    return None, render(ast.UnitQuery(units[0], scoped, stages))
+    return None, render(ast.UnitQuery(unit, scoped, stages))
 
 
 def _session_scoped(predicate: ast.Predicate) -> ast.Predicate | None:

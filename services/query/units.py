@@ -5,9 +5,10 @@ descending under `sort by time desc`, ties on the row id ascending in both direc
 contract, quarry.index.lexical.rows); the merge keeps that order across shards and only then cuts the
 window, so a page never depends on how sessions are sharded.
 
-Aggregates (`… | group by FIELD | count`): each shard returns every group it holds, unsorted and
-unlimited; the counts are summed by key and ordered count desc then key asc, unless a `sort by
-count|key [asc|desc]` stage after the group by says otherwise, before the window is cut."""
+Aggregates (`… | group by FIELD | count`, or `… | count`: one group keyed ""): each shard returns every
+group it holds, unsorted and unlimited; the counts are summed by key and ordered count desc then key
+asc, unless a `sort by count|key [asc|desc]` stage after the group by says otherwise, before the
+window is cut."""
 
 from __future__ import annotations
 
@@ -72,7 +73,10 @@ def envelope(
     else:
         out.aggregate, out.group_by = True, group_by
         key, desc = group_order(plan)
-        groups, out.groups_total = merge_groups([r.groups for r in responses], limit, offset, key, desc)
+        shards = [r.groups for r in responses]
+        if not group_by:  # `count` alone: one group, counted even when no row matched
+            shards.append([index_pb2.AggregateRow(key="", count=0)])
+        groups, out.groups_total = merge_groups(shards, limit, offset, key, desc)
         out.groups.extend(groups)
         out.has_more = out.groups_total > offset + len(groups)
     return out
@@ -101,11 +105,12 @@ def query_row(row: index_pb2.UnitRow) -> query_pb2.QueryUnitRow:
 
 
 def grouped_by(plan: plan_pb2.QueryPlan) -> str | None:
-    """The field of the plan's `group by` stage, None for a row query."""
+    """The field of the plan's `group by` stage ("" for `count` alone: every row one group), None for
+    a row listing."""
     for stage in plan.stages:
         if stage.WhichOneof("stage") == "group_by":
             return stage.group_by
-    return None
+    return "" if any(stage.WhichOneof("stage") == "count" for stage in plan.stages) else None
 
 
 def group_order(plan: plan_pb2.QueryPlan) -> tuple[str, bool]:

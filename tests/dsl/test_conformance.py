@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 import pytest
@@ -231,13 +229,6 @@ def test_the_table_is_every_example_line_of_the_seed() -> None:
     print(f"seed 000: {len(examples)} example lines, {len(set(examples))} distinct queries")
     assert {query for query, _ in TABLE} == set(examples)
     assert len(TABLE) == len(set(examples))
-
-
-@pytest.fixture(scope="module", params=[1, 3], ids=["1-shard", "3-shards"])
-def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConformanceCluster]:
-    built = ConformanceCluster(Path(tmp_path_factory.mktemp("conformance")), request.param)
-    yield built
-    built.close()
 
 
 def answer(cluster: ConformanceCluster, query: str) -> Expected:

@@ -250,11 +250,11 @@ def test_two_semantic_leaves_are_unsupported() -> None:
     assert (_code(error), error.offset) == ("UNSUPPORTED_FORM", 32)
 
 
-def test_aggregate_stage_on_a_unit_without_aggregates_points_at_the_stage() -> None:
-    query = "sessions where repo:x | runs where role:main | group by status | count"
+def test_count_after_a_row_stage_points_at_the_count() -> None:
+    query = "sessions where repo:x | runs where role:main | sort by time | count"
     error = _fail(query)
-    assert (_code(error), error.offset) == ("UNSUPPORTED_FORM", query.index("group by"))
-    assert error.expected == ["sort by time", "limit", "offset"]
+    assert (_code(error), error.offset) == ("UNSUPPORTED_FORM", query.index("count"))
+    assert error.expected == ["group by"]
 
 
 @pytest.mark.parametrize(

@@ -67,5 +67,5 @@ def test_session_query_is_its_own_unit_source() -> None:
 
 def test_explain_fails_with_the_compile_error() -> None:
     with pytest.raises(QuarryError) as caught:
-        explain("runs where role:main | group by status | count")
+        explain("runs where role:main | group by colour | count")
     assert caught.value.column == len("runs where role:main | ") + 1

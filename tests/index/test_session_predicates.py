@@ -171,9 +171,10 @@ def test_group_by_count(units_shard: LexicalPartition) -> None:
         "codex-session": 1,
     }
     assert groups(units_shard, "actions", "session.repo") == {"quarry": 4, "other": 2}
+    assert groups(units_shard, "actions", "is_error") == {"false": 4, "true": 2}  # unit_archive's SHELL fails
     with pytest.raises(QuarryError) as error:
-        groups(units_shard, "runs", "role")
-    assert error.value.code == errors_pb2.UNSUPPORTED_FORM
+        groups(units_shard, "runs", "colour")
+    assert error.value.code == errors_pb2.UNKNOWN_FIELD
 
 
 X_Y_PAIRS = [

@@ -286,6 +286,10 @@ def _notes(caveats: Iterable[str], missing: Iterable[query_pb2.MissingPartition]
 
 
 def _plain_groups(envelope: query_pb2.QueryUnitEnvelope, out: Lines) -> None:
+    if not envelope.group_by:  # `| count`: the rows counted
+        total = sum(group.count for group in envelope.groups)
+        out.line((f"{total} {envelope.unit}", "bold"), f" · {envelope.query!r}", wrap=True)
+        return
     out.line(
         (f"{len(envelope.groups)} groups", "bold"),
         f" of {envelope.unit} by {envelope.group_by} · {envelope.query!r}",

@@ -46,7 +46,7 @@ from quarry.core.errors import QuarryError
 from quarry.index.lexical import admission, analyzer, fts, schema
 from quarry.index.lexical.fulltext import FullText, const, role_filters, terms
 from quarry.index.lexical.predicates import Lowering, RoleClause, Sql, split_group
-from quarry.index.lexical.rows import UnitRows, group_field
+from quarry.index.lexical.rows import UnitRows, aggregate
 from quarry.index.lexical.store import Store, json_list
 from quarry.index.lexical.unit_tables import TABLES, prepare
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
@@ -532,7 +532,7 @@ class Leaf:
         if plan.unit not in UNITS:
             raise _request_error(f"unit rows are one of {', '.join(UNITS)}, not {plan.unit!r}", "plan.unit")
         units = UnitRows(self.index.searcher(), self.schema, self.store)
-        if group_field(plan):
+        if aggregate(plan):
             return index_pb2.ShardUnitsResponse(groups=units.groups(plan), partition=partition)
         limit = request.limit if request.limit > 0 else DEFAULT_ROWS
         after = request.after if request.HasField("after") else None

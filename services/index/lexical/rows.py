@@ -51,8 +51,6 @@ _ROW_FIELDS = {
     "context-snapshots": "context_snapshot",
     "delegations": "delegation",
 }
-# Aggregates over these wait for a lowering (seed 000: aggregate stages on them fail typed).
-_NO_AGGREGATES = ("runs", "observed-events", "context-snapshots", "delegations")
 _SESSION_GROUPS = ("session.origin", "session.repo")
 
 
@@ -68,6 +66,11 @@ def descending(plan: plan_pb2.QueryPlan) -> bool:
 def group_field(plan: plan_pb2.QueryPlan) -> str:
     """The field of the plan's `group by` stage ("" when it has none)."""
     return next((s.group_by for s in plan.stages if s.WhichOneof("stage") == "group_by"), "")
+
+
+def aggregate(plan: plan_pb2.QueryPlan) -> bool:
+    """Whether the plan counts rows (`| count`, alone or after `group by`) rather than lists them."""
+    return any(s.WhichOneof("stage") == "count" for s in plan.stages)
 
 
 def listing_sql(unit: str, condition: Sql, desc: bool, limit: int, select: str = "u.ord") -> Sql:
@@ -102,12 +105,13 @@ class UnitRows:
         self.lowering = Lowering(FullText(searcher, sch, store), assertions=self.assertions)
 
     def groups(self, plan: plan_pb2.QueryPlan) -> list[index_pb2.AggregateRow]:
-        """Every group of `group by FIELD | count` on this shard, with its row count."""
+        """Every group of `group by FIELD | count` on this shard, with its row count (`count` alone:
+        one group, keyed "", of every row)."""
         unit, name = plan.unit, group_field(plan)
         spec = TABLES[unit]
-        if unit in _NO_AGGREGATES:
-            raise QuarryError(errors_pb2.UNSUPPORTED_FORM, f"group by is not supported on {unit}", token=unit)
-        if name in _SESSION_GROUPS:
+        if not name:
+            key, source = "''", f"{spec.table} u"
+        elif name in _SESSION_GROUPS:
             key = f"lower(s.{name.split('.', 1)[1]})"
             source = f"{spec.table} u JOIN sessions s ON {spec.session_link()}"
         elif name in spec.group_fields:

@@ -67,6 +67,14 @@ def _keys(**columns: str) -> dict[str, str]:
     return {name: f"lower({column})" for name, column in columns.items()}
 
 
+def _proto_key(unit: str, name: str) -> str:
+    """A group key read from the row's proto (quarry_field, registered by `prepare`)."""
+    return f"quarry_field('{unit}', u.proto, '{name}')"
+
+
+_BOOLEAN_KEY = "CASE WHEN {} THEN 'true' ELSE 'false' END"  # a flag's groups, spelled as its values are
+
+
 TABLES: dict[str, UnitTable] = {
     t.unit: t
     for t in (
@@ -80,7 +88,7 @@ TABLES: dict[str, UnitTable] = {
             "actions",
             "actions",
             "time_ms",
-            group_fields=_keys(tool="u.tool", action="u.category"),
+            group_fields={**_keys(tool="u.tool", action="u.category"), "is_error": _BOOLEAN_KEY.format("u.failed")},
         ),
         UnitTable(
             "blocks",
@@ -115,6 +123,7 @@ TABLES: dict[str, UnitTable] = {
             proto_keywords=("model", "delegation_id"),
             proto_numbers=("duration_ms", "tool_uses", "total_tokens"),
             text_fields=("role", "status", "agent", "model"),
+            group_fields=_keys(role="u.role", status="u.status", agent="u.agent", model=_proto_key("runs", "model")),
         ),
         UnitTable(
             "observed-events",
@@ -124,6 +133,7 @@ TABLES: dict[str, UnitTable] = {
             proto=units_pb2.ObservedEvent,
             proto_contains=("object_ref", "source_ref"),
             text_fields=("text", "object_ref"),
+            group_fields=_keys(kind="u.kind", delivery_state="u.delivery_state"),
         ),
         UnitTable(
             "context-snapshots",
@@ -135,6 +145,11 @@ TABLES: dict[str, UnitTable] = {
             proto_contains=("cwd", "message_ref"),
             proto_numbers=("tokens_before",),
             text_fields=("preview",),
+            group_fields=_keys(
+                boundary="u.boundary",
+                trigger=_proto_key("context-snapshots", "trigger"),
+                model=_proto_key("context-snapshots", "model"),
+            ),
         ),
         UnitTable(
             "delegations",
@@ -150,6 +165,12 @@ TABLES: dict[str, UnitTable] = {
             proto_keywords=("tool",),
             proto_contains=("instruction", "description", "result_preview", "child_excerpt_preview"),
             text_fields=("description", "instruction", "result_preview", "child_excerpt_preview"),
+            group_fields=_keys(
+                mapping_state="u.mapping_state",
+                result_state="u.result_state",
+                agent="u.agent",
+                tool=_proto_key("delegations", "tool"),
+            ),
         ),
     )
 }
