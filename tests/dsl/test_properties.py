@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import ORIGINS
+from quarry.core.vocab import LANES, ORIGINS
 from quarry.dsl import UNIT_SOURCES, ast, compile_query, parse, render
-from quarry.dsl.fields import EXISTS_UNITS, GROUP_FIELDS
+from quarry.dsl.fields import EXISTS_UNITS, FEATURES, GROUP_FIELDS
 
 _SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -243,6 +243,13 @@ _negatable_session_leaves = st.one_of(
     st.lists(st.sampled_from(["file_edit", "shell", "search"]), min_size=2, max_size=4).map(
         lambda cats: ast.Seq(tuple(ast.Field("action", (ast.Value(c),)) for c in cats))
     ),
+    # past seed 000: feature filters, and origins Quarry does not read (valid, matching nothing)
+    st.lists(st.sampled_from(sorted(FEATURES)), min_size=1, max_size=3, unique=True).map(
+        lambda names: ast.Field("has", tuple(ast.Value(n) for n in names))
+    ),
+    st.from_regex(r"[a-z][a-z0-9]{0,5}(-[a-z0-9]{1,4}){0,2}", fullmatch=True).map(
+        lambda o: ast.Field("origin", (ast.Value(o),))
+    ),
 )
 _valid_session_predicates = st.recursive(
     st.one_of(_negatable_session_leaves, _fts.map(ast.FtsLeaf)),
@@ -253,16 +260,37 @@ _valid_session_predicates = st.recursive(
     ),
     max_leaves=6,
 )
-_valid_unit_queries = st.builds(
-    lambda unit, scope, stages: ast.UnitQuery(
-        unit, ast.Field("origin", (ast.Value("codex-session"),), True), stages, scope
-    ),
-    st.sampled_from(UNIT_SOURCES),
-    st.one_of(st.none(), _valid_session_predicates),
-    st.lists(
-        st.one_of(st.builds(ast.Sort, st.just("time"), st.booleans()), st.builds(ast.Limit, st.integers(1, 99))),
-        max_size=3,
-    ).map(tuple),
+_row_stages = st.lists(
+    st.one_of(st.builds(ast.Sort, st.just("time"), st.booleans()), st.builds(ast.Limit, st.integers(1, 99))),
+    max_size=3,
+).map(tuple)
+
+
+def _aggregate_stages(unit: str) -> st.SearchStrategy[tuple[ast.Stage, ...]]:
+    """`group by F | count` (F a field the unit groups by) or `count` alone, then an optional order and
+    window: the aggregate pipelines every unit runs."""
+    head = st.one_of(
+        st.sampled_from(GROUP_FIELDS[unit]).map(lambda name: (ast.GroupBy(name), ast.Count())),
+        st.just((ast.Count(),)),
+    )
+    tail = st.lists(
+        st.one_of(
+            st.builds(ast.Sort, st.sampled_from(["count", "key"]), st.booleans()),
+            st.builds(ast.Limit, st.integers(1, 99)),
+        ),
+        max_size=2,
+    ).map(tuple)
+    return st.builds(lambda h, t: h + t, head, tail)
+
+
+_valid_unit_queries = st.sampled_from(UNIT_SOURCES).flatmap(
+    lambda unit: st.builds(
+        lambda scope, stages: ast.UnitQuery(
+            unit, ast.Field("origin", (ast.Value("codex-session"),), True), stages, scope
+        ),
+        st.one_of(st.none(), _valid_session_predicates),
+        st.one_of(_row_stages, _aggregate_stages(unit)),
+    )
 )
 
 
@@ -273,3 +301,14 @@ def test_valid_trees_render_parse_back_and_compile(query: ast.Query) -> None:
     assert parse(text) == query, text
     compiled = compile_query(text, now_ms=_NOW)
     assert compiled.unit == ("sessions" if isinstance(query, ast.SessionsQuery) else query.unit)
+
+
+@_SETTINGS
+@given(_valid_session_predicates, st.sampled_from(LANES))
+def test_a_lane_at_the_top_of_a_compact_query_chooses_the_lane_and_leaves_the_plan(
+    predicate: ast.Predicate, lane: str
+) -> None:
+    text = render(ast.CompactQuery(predicate))
+    plain = compile_query(text, now_ms=_NOW)
+    directed = compile_query(f"lane:{lane} ({text})", now_ms=_NOW)  # AND binds tighter than OR: the group
+    assert (directed.lane, directed.plan) == (lane, plain.plan)
