@@ -240,7 +240,10 @@ RUN_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("role", FieldKind.KEYWORD, True, "main or subagent run", RUN_ROLES),
     FieldSpec("status", FieldKind.KEYWORD, True, "the run status", RUN_STATUSES),
     FieldSpec("agent", FieldKind.KEYWORD, True, "the subagent type (Explore, general-purpose, …)"),
+    FieldSpec("model", FieldKind.KEYWORD, True, "the model the run used"),
     _number("duration_ms", "the run duration, in milliseconds"),
+    _number("tool_uses", "the tool calls the run made"),
+    _number("total_tokens", "the tokens the run used"),
     *_dates("the run's start time"),
 )
 
@@ -255,6 +258,10 @@ EVENT_FIELDS: dict[str, FieldSpec] = _table(
 SNAPSHOT_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("boundary", FieldKind.KEYWORD, True, "where the context starts", SNAPSHOT_BOUNDARIES),
     FieldSpec("trigger", FieldKind.KEYWORD, True, "what triggered a compaction", SNAPSHOT_TRIGGERS),
+    FieldSpec("model", FieldKind.KEYWORD, True, "the model at the boundary"),
+    FieldSpec("branch", FieldKind.KEYWORD, True, "the git branch at the boundary"),
+    FieldSpec("cwd", FieldKind.CONTAINS, False, "the working directory at the boundary contains the value"),
+    _number("tokens_before", "the context's tokens before a compaction"),
     FieldSpec("text", FieldKind.FTS, True, "full-text over the context preview"),
     *_dates("the snapshot time"),
 )

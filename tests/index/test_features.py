@@ -117,3 +117,44 @@ def test_a_message_type_is_a_block_type_it_holds(shard: LexicalPartition) -> Non
         plan = compile_query(f"messages where type:{block_type}").plan
         rows = shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows
         assert [next(b.text for b in r.message.blocks if b.type == "text") for r in rows] == expected
+
+
+def derived_rows(shard: LexicalPartition, query: str) -> list[str]:
+    plan = compile_query(query).plan
+    return [r.sort_id for r in shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows]
+
+
+@pytest.fixture(scope="module")
+def derived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+    """Runs and context snapshots with models, token counts, branches and working directories."""
+    s = session("derived", [Msg("user", "go"), Msg("assistant", "done")])
+    for n, (model, uses, tokens) in enumerate((("claude-opus", 5, 900), ("claude-haiku", 1, 12_000))):
+        s.runs.add(
+            id=f"{s.id}:run:{n}", session_id=s.id, role="subagent", status="completed", model=model,
+            tool_uses=uses, total_tokens=tokens, started_ms=1_750_000_000_000 + n,
+        )  # fmt: skip
+    for n, (branch, cwd, before) in enumerate((("main", "/home/Dev/ledger", 0), ("fix-7", "/srv/api", 150_000))):
+        s.snapshots.add(
+            id=f"{s.id}:snapshot:{n}", session_id=s.id, seq=n, boundary="compaction" if before else "session_start",
+            model="claude-opus", branch=branch, cwd=cwd, tokens_before=before, time_ms=1_750_000_000_000 + n,
+        )  # fmt: skip
+    made = LexicalPartition(Path(tmp_path_factory.mktemp("derived")), 0)
+    made.upsert([s])
+    yield made
+    made.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("runs where model:CLAUDE-OPUS", ["run:0"]),
+        ("runs where tool_uses >= 2", ["run:0"]),
+        ("runs where total_tokens:>10000", ["run:1"]),
+        ("runs where role:subagent | sort by time desc", ["run:1", "run:0"]),
+        ("context-snapshots where branch:fix-7", ["snapshot:1"]),
+        ("context-snapshots where cwd:dev/ledger", ["snapshot:0"]),
+        ("context-snapshots where tokens_before > 100000 AND model:claude-opus", ["snapshot:1"]),
+    ],
+)
+def test_run_and_snapshot_fields(derived: LexicalPartition, query: str, expected: list[str]) -> None:
+    assert [row.rsplit(":", 2)[-2] + ":" + row.rsplit(":", 1)[-1] for row in derived_rows(derived, query)] == expected
