@@ -212,6 +212,15 @@ class Count:
 
 
 @dataclass(frozen=True, slots=True)
+class Aggregate:
+    """`agg count, avg:duration_ms, p90:total_tokens`: per group (or over every row), each function of
+    its field; `count` counts the rows."""
+
+    functions: tuple[tuple[str, str], ...]  # (function, field); ("count", "")
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Limit:
     n: int
     span: Span | None = field(default=None, compare=False, repr=False)
@@ -223,7 +232,7 @@ class Offset:
     span: Span | None = field(default=None, compare=False, repr=False)
 
 
-Stage = Sort | GroupBy | Count | Limit | Offset
+Stage = Sort | GroupBy | Count | Aggregate | Limit | Offset
 
 
 # ---------------------------------------------------------------- queries

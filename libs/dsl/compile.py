@@ -47,6 +47,7 @@ from quarry.dsl.fields import (
     SESSION_SCOPE_NAMES,
     FieldKind,
     FieldSpec,
+    aggregable_fields,
     canonical_value,
     unit_fields,
 )
@@ -225,24 +226,32 @@ def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineS
                         stage.span,
                         "group",
                     )
-                if index + 1 >= len(stages) or not isinstance(stages[index + 1], ast.Count):
+                if index + 1 >= len(stages) or not isinstance(stages[index + 1], ast.Count | ast.Aggregate):
                     raise query_error(
-                        UNSUPPORTED_FORM, f"group by {name} is followed by `| count`", stage.span, "group", ("count",)
+                        UNSUPPORTED_FORM,
+                        f"group by {name} is followed by `| count` or `| agg …`",
+                        stage.span,
+                        "group",
+                        ("count", "agg"),
                     )
                 _check_group_field(unit, stage)
                 out.append(plan_pb2.PipelineStage(group_by=name))
-            case ast.Count():
+            case ast.Count() | ast.Aggregate():
+                word = "count" if isinstance(stage, ast.Count) else "agg"
                 after_group = index > 0 and isinstance(stages[index - 1], ast.GroupBy)
                 if not after_group and (grouped or out):
                     raise query_error(
                         UNSUPPORTED_FORM,
-                        "count comes first (the rows counted) or right after `group by FIELD`",
+                        f"{word} comes first (over every row) or right after `group by FIELD`",
                         stage.span,
-                        "count",
+                        word,
                         ("group by",),
                     )
                 grouped = True
-                out.append(plan_pb2.PipelineStage(count=True))
+                if isinstance(stage, ast.Count):
+                    out.append(plan_pb2.PipelineStage(count=True))
+                else:
+                    out.append(plan_pb2.PipelineStage(agg=_aggregate_stage(unit, stage)))
             case ast.Limit(n):
                 if not 1 <= n <= _INT32_MAX:
                     raise query_error(BAD_VALUE, f"limit must be between 1 and {_INT32_MAX}", stage.span, str(n))
@@ -252,6 +261,28 @@ def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineS
                     raise query_error(BAD_VALUE, f"offset must be at most {_INT32_MAX}", stage.span, str(n))
                 out.append(plan_pb2.PipelineStage(offset=n))
     return out
+
+
+def _aggregate_stage(unit: str, stage: ast.Aggregate) -> plan_pb2.AggregateStage:
+    """The functions of an `agg` stage, each of a field the unit aggregates (aggregable_fields), once."""
+    allowed = aggregable_fields(unit)
+    seen: set[tuple[str, str]] = set()
+    for function, name in stage.functions:
+        written = f"{function}:{name}" if name else function
+        if name and name not in allowed:
+            raise query_error(
+                UNKNOWN_FIELD,
+                f"{written}: {unit} aggregate numbers and flags: {', '.join(allowed) or 'none'} (not {name})",
+                stage.span,
+                written,
+                allowed,
+            )
+        if (function, name) in seen:
+            raise query_error(UNSUPPORTED_FORM, f"{written} is asked for twice", stage.span, written)
+        seen.add((function, name))
+    return plan_pb2.AggregateStage(
+        functions=[plan_pb2.AggregateFunction(function=f, field=n) for f, n in stage.functions]
+    )
 
 
 def _check_group_field(unit: str, stage: ast.GroupBy) -> None:

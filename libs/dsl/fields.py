@@ -333,3 +333,14 @@ def canonical_origin(value: str) -> str | None:
     does not read is still valid: it matches nothing)."""
     folded = value.lower()
     return folded if well_formed_origin(folded) else None
+
+
+AGGREGATE_FUNCTIONS = ("sum", "avg", "min", "max", "p50", "p90", "p99")  # and `count`, of the rows
+
+
+def aggregable_fields(unit: str) -> tuple[str, ...]:
+    """The fields an `agg` function takes on the unit: its numbers, and its flags (as 0 / 1)."""
+    fields = FIELDS_BY_UNIT.get(unit, {})
+    numbers = [name for name, spec in fields.items() if spec.kind is FieldKind.NUMBER]
+    flags = [name for name, spec in fields.items() if spec.allowed == ("true", "false")]
+    return tuple(sorted(numbers + flags))

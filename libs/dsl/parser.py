@@ -449,6 +449,11 @@ class _Builder(Transformer):
     def count_stage(self, children: list[Token]) -> ast.Count:
         return ast.Count(_span(children[1]))
 
+    def agg_stage(self, children: list[Token]) -> ast.Aggregate:
+        items = [token for token in children[2:] if token.type == "AGG_FN"]
+        functions = tuple(tuple(str(t.value).partition(":")[::2]) for t in items)
+        return ast.Aggregate(functions, _span(children[1], items[-1]))  # type: ignore[arg-type]
+
     def limit_stage(self, children: list[Token]) -> ast.Limit:
         # the span is the number: that is what a range error points at
         return ast.Limit(_number(children[2], "limit"), _span(children[2]))

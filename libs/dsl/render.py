@@ -39,6 +39,8 @@ def _stage(stage: ast.Stage) -> str:
             return f"group by {field}"
         case ast.Count():
             return "count"
+        case ast.Aggregate(functions):
+            return "agg " + ", ".join(f"{fn}:{name}" if name else fn for fn, name in functions)
         case ast.Limit(n):
             return f"limit {n}"
         case ast.Offset(n):

@@ -13,6 +13,7 @@ window is cut."""
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Sequence
 
 from quarry.query.plans import window
@@ -76,7 +77,7 @@ def envelope(
         shards = [r.groups for r in responses]
         if not group_by:  # `count` alone: one group, counted even when no row matched
             shards.append([index_pb2.AggregateRow(key="", count=0)])
-        groups, out.groups_total = merge_groups(shards, limit, offset, key, desc)
+        groups, out.groups_total = merge_groups(shards, limit, offset, key, desc, functions_of(plan))
         out.groups.extend(groups)
         out.has_more = out.groups_total > offset + len(groups)
     return out
@@ -110,7 +111,12 @@ def grouped_by(plan: plan_pb2.QueryPlan) -> str | None:
     for stage in plan.stages:
         if stage.WhichOneof("stage") == "group_by":
             return stage.group_by
-    return "" if any(stage.WhichOneof("stage") == "count" for stage in plan.stages) else None
+    return "" if any(stage.WhichOneof("stage") in ("count", "agg") for stage in plan.stages) else None
+
+
+def functions_of(plan: plan_pb2.QueryPlan) -> list[plan_pb2.AggregateFunction]:
+    """The functions of the plan's `agg` stage (none for `| count`)."""
+    return [f for stage in plan.stages if stage.WhichOneof("stage") == "agg" for f in stage.agg.functions]
 
 
 def group_order(plan: plan_pb2.QueryPlan) -> tuple[str, bool]:
@@ -127,17 +133,71 @@ def group_order(plan: plan_pb2.QueryPlan) -> tuple[str, bool]:
 
 
 def merge_groups(
-    shards: Sequence[Sequence[index_pb2.AggregateRow]], limit: int, offset: int, key: str, descending: bool
+    shards: Sequence[Sequence[index_pb2.AggregateRow]],
+    limit: int,
+    offset: int,
+    key: str,
+    descending: bool,
+    functions: Sequence[plan_pb2.AggregateFunction] = (),
 ) -> tuple[list[query_pb2.AggregateCount], int]:
     """Counts summed by key over every shard, ordered by `key` ("count" | "key"), windowed, and how many
-    groups there are in all. Equal counts always break on the key ascending, so the order is total."""
+    groups there are in all; with the `agg` functions' values from the shards' partials merged. Equal
+    counts always break on the key ascending, so the order is total."""
     totals: dict[str, int] = {}
+    partials: dict[str, dict[str, index_pb2.FieldAggregate]] = {}
     for groups in shards:
         for group in groups:
             totals[group.key] = totals.get(group.key, 0) + group.count
+            for part in group.fields:
+                _merge_partial(partials.setdefault(group.key, {}), part)
     if key == "key":
         ordered = sorted(totals.items(), reverse=descending)
     else:
         sign = -1 if descending else 1
         ordered = sorted(totals.items(), key=lambda item: (sign * item[1], item[0]))
-    return [query_pb2.AggregateCount(key=k, count=n) for k, n in ordered[offset : offset + limit]], len(ordered)
+    out = []
+    for k, n in ordered[offset : offset + limit]:
+        group = query_pb2.AggregateCount(key=k, count=n)
+        group.values.extend(_value(f, n, partials.get(k, {}).get(f.field)) for f in functions)
+        out.append(group)
+    return out, len(ordered)
+
+
+def _merge_partial(into: dict[str, index_pb2.FieldAggregate], part: index_pb2.FieldAggregate) -> None:
+    known = into.get(part.field)
+    if known is None:
+        into[part.field] = index_pb2.FieldAggregate()
+        into[part.field].CopyFrom(part)
+        return
+    if part.count:
+        known.min = min(known.min, part.min) if known.count else part.min
+        known.max = max(known.max, part.max) if known.count else part.max
+    known.count += part.count
+    known.sum += part.sum
+    known.values.extend(part.values)
+
+
+def _value(
+    function: plan_pb2.AggregateFunction, rows: int, part: index_pb2.FieldAggregate | None
+) -> query_pb2.AggregateValue:
+    """One function's value for a group: `count` its rows; the others of the field's values, empty
+    when no row has one. Percentiles are nearest-rank: the smallest value with at least p% at or
+    below it."""
+    name = f"{function.function}:{function.field}" if function.field else function.function
+    if function.function == "count":
+        return query_pb2.AggregateValue(name=name, value=rows)
+    if part is None or not part.count:
+        return query_pb2.AggregateValue(name=name, empty=True)
+    if function.function == "sum":
+        value = part.sum
+    elif function.function == "avg":
+        value = part.sum / part.count
+    elif function.function == "min":
+        value = part.min
+    elif function.function == "max":
+        value = part.max
+    else:
+        ordered = sorted(part.values)
+        share = int(function.function[1:]) / 100
+        value = ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+    return query_pb2.AggregateValue(name=name, value=value)

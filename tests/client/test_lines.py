@@ -43,6 +43,14 @@ def groups() -> query_pb2.QueryUnitEnvelope:
     return envelope
 
 
+def agg() -> query_pb2.QueryUnitEnvelope:
+    envelope = groups()
+    for group, value in zip(envelope.groups, (0.25, None), strict=True):
+        group.values.add(name="count", value=group.count)
+        group.values.add(name="avg:is_error", value=value or 0, empty=value is None)
+    return envelope
+
+
 def both(draw: object, envelope: object) -> tuple[str, str]:
     plain = io.StringIO()
     draw(envelope, "plain", PlainLines(plain))  # type: ignore[operator]
@@ -53,7 +61,12 @@ def both(draw: object, envelope: object) -> tuple[str, str]:
 
 @pytest.mark.parametrize(
     ("draw", "envelope"),
-    [(render.search_envelope, search), (render.unit_envelope, units), (render.unit_envelope, groups)],
+    [
+        (render.search_envelope, search),
+        (render.unit_envelope, units),
+        (render.unit_envelope, groups),
+        (render.unit_envelope, agg),
+    ],
 )
 def test_the_terminal_and_a_pipe_get_the_same_characters(draw: object, envelope: object) -> None:
     plain, styled = both(draw, envelope())  # type: ignore[operator]
@@ -104,3 +117,9 @@ def test_force_color_styles_a_pipe_as_rich_would(monkeypatch: pytest.MonkeyPatch
     assert on_terminal(io.StringIO())
     monkeypatch.delenv("FORCE_COLOR")
     assert not on_terminal(io.StringIO())
+
+
+def test_agg_values_follow_each_group() -> None:
+    lines = both(render.unit_envelope, agg())[0].splitlines()
+    assert lines[1] == f"12  {AWKWARD}  count 12 · avg:is_error 0.25"
+    assert lines[2] == " 3  (none)  count 3 · avg:is_error –"  # no row of the group has the field

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - one query and its answer per line
 """The conformance table past seed 000 (issue 14): forms of the peer's newer language and Quarry's own,
 each with its expected answer on the fixture archive of tests/dsl/conformance_archive.py, through a
 real cluster of 1 and 3 shards (the `cluster` fixture of tests/dsl/conftest.py). Expected answers are read off
@@ -55,3 +56,55 @@ TABLE: list[tuple[str, Expected]] = [
 @pytest.mark.parametrize(("query", "expected"), TABLE, ids=[q for q, _ in TABLE])
 def test_past_the_seed_on_the_archive(cluster: ConformanceCluster, query: str, expected: Expected) -> None:
     assert answer(cluster, query) == expected
+
+
+# `| agg …`: (query, [(key, count, {function: value})]) with the values read off the archive by hand: B's
+# six messages (a user turn, the assistant's turn with three tool calls and their three tool messages
+# between, the closing turn) carry input tokens 1000 and 999 and durations 2000 and 2500 on messages 1
+# and 5, 0 on the rest.
+AGGREGATES: list[tuple[str, list[tuple[str, int, dict[str, float | None]]]]] = [
+    (
+        f"messages where session.id:{B} | agg count, sum:input_tokens, avg:input_tokens, min:input_tokens, max:duration_ms, p50:duration_ms, p90:duration_ms",
+        [
+            (
+                "",
+                6,
+                {
+                    "count": 6,
+                    "sum:input_tokens": 1999,
+                    "avg:input_tokens": 1999 / 6,
+                    "min:input_tokens": 0,
+                    "max:duration_ms": 2500,
+                    "p50:duration_ms": 0,
+                    "p90:duration_ms": 2500,
+                },
+            )
+        ],
+    ),
+    (
+        f"messages where session.id:{B} | group by role | agg count, sum:duration_ms",
+        [
+            ("tool", 3, {"count": 3, "sum:duration_ms": 0}),
+            ("assistant", 2, {"count": 2, "sum:duration_ms": 4500}),
+            ("user", 1, {"count": 1, "sum:duration_ms": 0}),
+        ],
+    ),
+    (
+        f"actions where session.id:{B} | agg count, sum:is_error, avg:is_error",
+        [("", 3, {"count": 3, "sum:is_error": 1, "avg:is_error": 1 / 3})],
+    ),
+    # no run of the archive records tokens: a run's numbers are proto3 integers, 0 when not recorded
+    ("runs where role:subagent | agg count, avg:total_tokens", [("", 3, {"count": 3, "avg:total_tokens": 0})]),
+    ("runs where agent:nobody | agg count, max:total_tokens", [("", 0, {"count": 0, "max:total_tokens": None})]),
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), AGGREGATES, ids=[q for q, _ in AGGREGATES])
+def test_agg_functions_on_the_archive(
+    cluster: ConformanceCluster, query: str, expected: list[tuple[str, int, dict[str, float | None]]]
+) -> None:
+    envelope = cluster.units(query)
+    got = [(g.key, g.count, {v.name: None if v.empty else v.value for v in g.values}) for g in envelope.groups]
+    assert [(k, n) for k, n, _ in got] == [(k, n) for k, n, _ in expected]
+    for (_, _, values), (_, _, wanted) in zip(got, expected, strict=True):
+        assert values == pytest.approx(wanted)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import LANES, ORIGINS
 from quarry.dsl import UNIT_SOURCES, ast, compile_query, parse, render
-from quarry.dsl.fields import EXISTS_UNITS, FEATURES, GROUP_FIELDS
+from quarry.dsl.fields import AGGREGATE_FUNCTIONS, EXISTS_UNITS, FEATURES, GROUP_FIELDS, aggregable_fields
 
 _SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -267,11 +267,22 @@ _row_stages = st.lists(
 
 
 def _aggregate_stages(unit: str) -> st.SearchStrategy[tuple[ast.Stage, ...]]:
-    """`group by F | count` (F a field the unit groups by) or `count` alone, then an optional order and
-    window: the aggregate pipelines every unit runs."""
+    """`group by F | count` or `| agg …` (F a field the unit groups by; the functions of fields it
+    aggregates), or either alone, then an optional order and window: the aggregate pipelines every
+    unit runs."""
+    functions = st.lists(
+        st.one_of(
+            st.just(("count", "")),
+            st.tuples(st.sampled_from(AGGREGATE_FUNCTIONS), st.sampled_from(aggregable_fields(unit) or ("",))),
+        ).filter(lambda fn: fn[0] == "count" or bool(fn[1])),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ).map(lambda fns: ast.Aggregate(tuple(fns)))
+    ending = st.one_of(st.just(ast.Count()), functions)
     head = st.one_of(
-        st.sampled_from(GROUP_FIELDS[unit]).map(lambda name: (ast.GroupBy(name), ast.Count())),
-        st.just((ast.Count(),)),
+        st.builds(lambda name, end: (ast.GroupBy(name), end), st.sampled_from(GROUP_FIELDS[unit]), ending),
+        ending.map(lambda end: (end,)),
     )
     tail = st.lists(
         st.one_of(

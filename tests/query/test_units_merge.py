@@ -188,3 +188,38 @@ def test_a_limit_in_the_query_narrows_the_callers_and_an_offset_adds(rows: list[
     assert [r.message.id for r in envelope.rows] == full_sort(rows, descending=True)[3:7]
     # the caller's smaller limit wins over the query's
     assert units.envelope("q", plan, [], 2, 0).limit == 2
+
+
+def test_agg_partials_merge_across_shards_as_over_one() -> None:
+    """sum, avg, min and max merge from each shard's partials; percentiles from every value (nearest
+    rank); a field no row of a group has is empty, not 0."""
+    pairs = [("count", ""), *((f, "x") for f in ("sum", "avg", "min", "max", "p50", "p90")), ("max", "y")]
+    functions = [plan_pb2.AggregateFunction(function=f, field=field) for f, field in pairs]
+    values = {"a": [[4.0, 1.0], [10.0, 2.0, 3.0]], "b": [[7.0], []]}
+
+    def shard(i: int) -> list[index_pb2.AggregateRow]:
+        rows = []
+        for key, per_shard in values.items():
+            xs = per_shard[i]
+            row = index_pb2.AggregateRow(key=key, count=len(xs) + 1)  # one more row, without x
+            if xs:
+                row.fields.add(field="x", count=len(xs), sum=sum(xs), min=min(xs), max=max(xs), values=xs)
+            rows.append(row)
+        return rows
+
+    groups, total = units.merge_groups([shard(0), shard(1)], 50, 0, "key", False, functions)
+    assert total == 2
+    got = {g.key: {v.name: None if v.empty else v.value for v in g.values} for g in groups}
+    assert got["a"] == {
+        "count": 7, "sum:x": 20, "avg:x": 4, "min:x": 1, "max:x": 10, "p50:x": 3, "p90:x": 10, "max:y": None
+    }  # fmt: skip
+    assert got["b"] == {
+        "count": 3,
+        "sum:x": 7,
+        "avg:x": 7,
+        "min:x": 7,
+        "max:x": 7,
+        "p50:x": 7,
+        "p90:x": 7,
+        "max:y": None,
+    }

@@ -319,12 +319,30 @@ class UnitRow(_message.Message):
     def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., file: _Optional[_Union[_units_pb2.FileTouch, _Mapping]] = ..., assertion: _Optional[_Union[_units_pb2.Assertion, _Mapping]] = ..., run: _Optional[_Union[_units_pb2.Run, _Mapping]] = ..., observed_event: _Optional[_Union[_units_pb2.ObservedEvent, _Mapping]] = ..., context_snapshot: _Optional[_Union[_units_pb2.ContextSnapshot, _Mapping]] = ..., delegation: _Optional[_Union[_units_pb2.Delegation, _Mapping]] = ..., session_id: _Optional[str] = ..., sort_time_ms: _Optional[int] = ..., sort_id: _Optional[str] = ...) -> None: ...
 
 class AggregateRow(_message.Message):
-    __slots__ = ("key", "count")
+    __slots__ = ("key", "count", "fields")
     KEY_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
     key: str
     count: int
-    def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+    fields: _containers.RepeatedCompositeFieldContainer[FieldAggregate]
+    def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ..., fields: _Optional[_Iterable[_Union[FieldAggregate, _Mapping]]] = ...) -> None: ...
+
+class FieldAggregate(_message.Message):
+    __slots__ = ("field", "count", "sum", "min", "max", "values")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    SUM_FIELD_NUMBER: _ClassVar[int]
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    count: int
+    sum: float
+    min: float
+    max: float
+    values: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, field: _Optional[str] = ..., count: _Optional[int] = ..., sum: _Optional[float] = ..., min: _Optional[float] = ..., max: _Optional[float] = ..., values: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class ShardUnitsResponse(_message.Message):
     __slots__ = ("rows", "partition", "groups")

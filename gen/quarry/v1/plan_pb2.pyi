@@ -109,20 +109,36 @@ class SessionIdSet(_message.Message):
     def __init__(self, ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PipelineStage(_message.Message):
-    __slots__ = ("sort", "limit", "offset", "group_by", "count", "session_scope")
+    __slots__ = ("sort", "limit", "offset", "group_by", "count", "session_scope", "agg")
     SORT_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     GROUP_BY_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
     SESSION_SCOPE_FIELD_NUMBER: _ClassVar[int]
+    AGG_FIELD_NUMBER: _ClassVar[int]
     sort: SortStage
     limit: int
     offset: int
     group_by: str
     count: bool
     session_scope: SessionScopeStage
-    def __init__(self, sort: _Optional[_Union[SortStage, _Mapping]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., group_by: _Optional[str] = ..., count: _Optional[bool] = ..., session_scope: _Optional[_Union[SessionScopeStage, _Mapping]] = ...) -> None: ...
+    agg: AggregateStage
+    def __init__(self, sort: _Optional[_Union[SortStage, _Mapping]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., group_by: _Optional[str] = ..., count: _Optional[bool] = ..., session_scope: _Optional[_Union[SessionScopeStage, _Mapping]] = ..., agg: _Optional[_Union[AggregateStage, _Mapping]] = ...) -> None: ...
+
+class AggregateStage(_message.Message):
+    __slots__ = ("functions",)
+    FUNCTIONS_FIELD_NUMBER: _ClassVar[int]
+    functions: _containers.RepeatedCompositeFieldContainer[AggregateFunction]
+    def __init__(self, functions: _Optional[_Iterable[_Union[AggregateFunction, _Mapping]]] = ...) -> None: ...
+
+class AggregateFunction(_message.Message):
+    __slots__ = ("function", "field")
+    FUNCTION_FIELD_NUMBER: _ClassVar[int]
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    function: str
+    field: str
+    def __init__(self, function: _Optional[str] = ..., field: _Optional[str] = ...) -> None: ...
 
 class SortStage(_message.Message):
     __slots__ = ("key", "descending")

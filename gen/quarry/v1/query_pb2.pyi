@@ -235,12 +235,24 @@ class QueryUnitEnvelope(_message.Message):
     def __init__(self, query: _Optional[str] = ..., unit: _Optional[str] = ..., rows: _Optional[_Iterable[_Union[QueryUnitRow, _Mapping]]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., caveats: _Optional[_Iterable[str]] = ..., aggregate: _Optional[bool] = ..., group_by: _Optional[str] = ..., groups: _Optional[_Iterable[_Union[AggregateCount, _Mapping]]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ..., has_more: _Optional[bool] = ..., next_cursor: _Optional[str] = ..., groups_total: _Optional[int] = ...) -> None: ...
 
 class AggregateCount(_message.Message):
-    __slots__ = ("key", "count")
+    __slots__ = ("key", "count", "values")
     KEY_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
     key: str
     count: int
-    def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+    values: _containers.RepeatedCompositeFieldContainer[AggregateValue]
+    def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ..., values: _Optional[_Iterable[_Union[AggregateValue, _Mapping]]] = ...) -> None: ...
+
+class AggregateValue(_message.Message):
+    __slots__ = ("name", "value", "empty")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    EMPTY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: float
+    empty: bool
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[float] = ..., empty: _Optional[bool] = ...) -> None: ...
 
 class QueryUnitRow(_message.Message):
     __slots__ = ("message", "action", "block", "file", "assertion", "run", "observed_event", "context_snapshot", "delegation", "session_id", "ref")

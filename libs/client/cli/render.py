@@ -249,7 +249,9 @@ def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, out: Lines) -
         emit_ndjson(to_dict(item) for item in (envelope.groups if envelope.aggregate else envelope.rows))
     elif fmt == "csv":
         if envelope.aggregate:
-            emit_csv(AGGREGATE_COLUMNS, ([g.key, g.count] for g in envelope.groups))
+            names = [v.name for v in envelope.groups[0].values] if envelope.groups else []
+            rows = ([g.key, g.count, *("" if v.empty else v.value for v in g.values)] for g in envelope.groups)
+            emit_csv([*AGGREGATE_COLUMNS, *names], rows)
         else:
             columns = unit_csv_columns(envelope.unit)
             emit_csv(columns, (_row_cells(row, columns) for row in envelope.rows))
@@ -286,9 +288,12 @@ def _notes(caveats: Iterable[str], missing: Iterable[query_pb2.MissingPartition]
 
 
 def _plain_groups(envelope: query_pb2.QueryUnitEnvelope, out: Lines) -> None:
-    if not envelope.group_by:  # `| count`: the rows counted
+    if not envelope.group_by:  # `| count` or `| agg …` over every row
         total = sum(group.count for group in envelope.groups)
         out.line((f"{total} {envelope.unit}", "bold"), f" · {envelope.query!r}", wrap=True)
+        for group in envelope.groups:
+            if group.values:
+                out.line("  ", (_aggregate_values(group), "dim"))
         return
     out.line(
         (f"{len(envelope.groups)} groups", "bold"),
@@ -297,7 +302,13 @@ def _plain_groups(envelope: query_pb2.QueryUnitEnvelope, out: Lines) -> None:
     )
     width = max((len(str(g.count)) for g in envelope.groups), default=1)
     for group in envelope.groups:
-        out.line(f"{group.count:>{width}}  ", group.key if group.key else ("(none)", "dim"))
+        values = ("  " + _aggregate_values(group), "dim") if group.values else ""
+        out.line(f"{group.count:>{width}}  ", group.key if group.key else ("(none)", "dim"), values)
+
+
+def _aggregate_values(group: query_pb2.AggregateCount) -> str:
+    """`avg:output_tokens 812.5 · p90:input_tokens 4100` (– for a field no row of the group has)."""
+    return " · ".join(f"{v.name} {'–' if v.empty else f'{v.value:.6g}'}" for v in group.values)
 
 
 def _plain_rows(envelope: query_pb2.QueryUnitEnvelope, out: Lines) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import orjson
 import tantivy
 from tantivy import Order
 
@@ -69,8 +70,57 @@ def group_field(plan: plan_pb2.QueryPlan) -> str:
 
 
 def aggregate(plan: plan_pb2.QueryPlan) -> bool:
-    """Whether the plan counts rows (`| count`, alone or after `group by`) rather than lists them."""
-    return any(s.WhichOneof("stage") == "count" for s in plan.stages)
+    """Whether the plan aggregates rows (`| count` or `| agg …`, alone or after `group by`) rather
+    than lists them."""
+    return any(s.WhichOneof("stage") in ("count", "agg") for s in plan.stages)
+
+
+_PERCENTILES = ("p50", "p90", "p99")
+
+
+def aggregated_fields(plan: plan_pb2.QueryPlan) -> dict[str, bool]:
+    """The fields an `agg` stage aggregates, each with whether a percentile of it is asked for (then
+    every value travels: percentiles do not merge)."""
+    fields: dict[str, bool] = {}
+    for stage in plan.stages:
+        if stage.WhichOneof("stage") == "agg":
+            for function in stage.agg.functions:
+                if function.field:
+                    fields[function.field] = fields.get(function.field, False) or function.function in _PERCENTILES
+    return fields
+
+
+def _number_expr(unit: str, field: str) -> str:
+    """The SQL value of an aggregable field of a unit row `u` (a flag as 0 / 1)."""
+    spec = TABLES[unit]
+    if unit == "actions" and field == "is_error":
+        return "u.failed"
+    if field in spec.proto_numbers:
+        return f"quarry_field('{unit}', u.proto, '{field}')"
+    if unit == "messages":
+        return f"u.{field}"  # the message's numbers are columns
+    raise QuarryError(errors_pb2.UNKNOWN_FIELD, f"{unit} cannot aggregate {field!r}", token=field)
+
+
+def _field_partials(unit: str, field: str, values: bool) -> list[str]:
+    expr = _number_expr(unit, field)
+    parts = [f"COUNT({expr})", f"TOTAL({expr})", f"MIN({expr})", f"MAX({expr})"]
+    return [*parts, f"json_group_array({expr})"] if values else parts
+
+
+def _aggregate_row(row: Sequence[object], fields: dict[str, bool]) -> index_pb2.AggregateRow:
+    key, count, *rest = row
+    out = index_pb2.AggregateRow(key=key, count=count)  # type: ignore[arg-type]
+    for field, values in fields.items():
+        width = 5 if values else 4
+        n, total, least, greatest, *listed = rest[:width]
+        rest = rest[width:]
+        partial = out.fields.add(field=field, count=n, sum=total)  # type: ignore[arg-type]
+        if n:
+            partial.min, partial.max = least, greatest  # type: ignore[assignment]
+        if values:
+            partial.values.extend(v for v in orjson.loads(listed[0]) if v is not None)  # type: ignore[arg-type]
+    return out
 
 
 def listing_sql(unit: str, condition: Sql, desc: bool, limit: int, select: str = "u.ord") -> Sql:
@@ -121,10 +171,12 @@ class UnitRows:
         if unit == "assertions" and not self.assertions:
             return []
         condition = self._filter(unit, [plan.where] if plan.HasField("where") else [], plan)
+        fields = aggregated_fields(plan)
+        columns = "".join(", " + ", ".join(_field_partials(unit, field, values)) for field, values in fields.items())
         rows = self.store.reader().execute(
-            f"SELECT {key}, COUNT(*) FROM {source} WHERE {condition.text} GROUP BY 1", condition.params
+            f"SELECT {key}, COUNT(*){columns} FROM {source} WHERE {condition.text} GROUP BY 1", condition.params
         )
-        return [index_pb2.AggregateRow(key=k, count=n) for k, n in rows]
+        return [_aggregate_row(row, fields) for row in rows]
 
     def run(
         self, plan: plan_pb2.QueryPlan, limit: int, after: index_pb2.UnitAnchor | None = None
