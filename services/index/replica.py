@@ -43,6 +43,7 @@ from nats.js import api
 from quarry.cluster import placement
 from quarry.cluster.cluster_map import HEARTBEAT_S, ClusterWatch, Heartbeat, Progress, now_ms
 from quarry.cluster.loop import LoopThread, connect
+from quarry.cluster.loop_watch import LoopWatch
 from quarry.cluster.records import decode
 from quarry.cluster.setup import STREAM, applied_subject, partition_filter
 from quarry.core.node import Node
@@ -110,6 +111,7 @@ class ReplicaNode:
         self._apply_slots = asyncio.Semaphore(APPLY_SLOTS)
         self._node: Node | None = None
         self._stopping = threading.Event()
+        self._loop_watch = LoopWatch(self.loop.loop, node_id)
 
     # ----- lifecycle (blocking) -----------------------------------------------------------------
 
@@ -134,10 +136,12 @@ class ReplicaNode:
         self.loop.run(self._beat())
         for job in (self._heartbeats(), self._reconcile_forever(), self._control_forever()):
             self.loop.spawn(self._supervised(job))
+        self._loop_watch.start()
 
     def stop(self) -> None:
         """Leave the cluster (heartbeat removed: queries avoid this node at once), stop following, close."""
         self._stopping.set()
+        self._loop_watch.stop()
 
         async def leave() -> None:
             for follower in list(self._followers.values()):

@@ -5,6 +5,7 @@ a real process on free loopback ports. Tests may kill nodes; each leaves the clu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.cluster
 # with every heartbeat put succeeding (each put slow, not failing), so the tests' cluster leaves it
 # three times that: short enough for the failover tests, long enough not to drop a busy joiner.
 NODE_LEFT_DELAY_MS = 15_000
-LOG_LINES_ON_FAILURE = 40
+LOG_LINES_ON_FAILURE = 80
 _home: list[Path] = []  # the package cluster's home, for the failure report
 
 
@@ -67,18 +68,30 @@ def scratch(tmp_path: Path) -> Path:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: Item, call: CallInfo[None]) -> object:
-    """A failed test's report carries the last warnings of every node's log: what the cluster did is
-    the cause to look for (a node taken for gone, a heartbeat that failed), and under CI the logs are
-    gone with the run."""
+    """A failed test's report carries the last warnings of every node's log (each whole, with the lines
+    that continue it: a stack, a traceback): what the cluster did is the cause to look for (a node
+    taken for gone, a heartbeat that failed, a loop held), and under CI the logs are gone with the run."""
     report = yield
     if report.failed and _home:
         for log in sorted((_home[0] / "logs").glob("*.log")):
-            lines = [line for line in log.read_text(errors="replace").splitlines() if _warns(line)]
+            lines = _warnings(log.read_text(errors="replace").splitlines())
             if lines:
                 report.sections.append((f"{log.stem} log (warnings)", "\n".join(lines[-LOG_LINES_ON_FAILURE:])))
     return report
 
 
-def _warns(line: str) -> bool:
-    """A warning or an error of a node's log (Python's logging) or of a NATS server's."""
-    return any(mark in line for mark in (" WARNING ", " ERROR ", "[WRN]", "[ERR]"))
+_RECORD_START = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\[\d+\] \d{4}/")  # a node's or a NATS server's line
+
+
+def _warnings(lines: list[str]) -> list[str]:
+    """The warning and error records of a log, each with its continuation lines, and any traceback."""
+    kept: list[str] = []
+    keeping = False
+    for line in lines:
+        if _RECORD_START.match(line):
+            keeping = any(mark in line for mark in (" WARNING ", " ERROR ", "[WRN]", "[ERR]"))
+        elif line.startswith("Traceback"):
+            keeping = True
+        if keeping:
+            kept.append(line)
+    return kept
