@@ -97,12 +97,14 @@ def test_every_index_node_is_ready_once_its_partitions_are_caught_up(whole: Loca
 
 def test_a_node_joins_from_the_command_line_and_leaves_on_sigterm(whole: LocalCluster, tmp_path: Path) -> None:
     run_file = tmp_path / "joined.json"
-    joined = subprocess.Popen(
-        [sys.executable, "-m", "quarry.client.cli", "node", "index", "--join", "--home", str(whole.home),
-         "--run-file", str(run_file)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
+    # Its log goes to a file beside the cluster's: a pipe nobody reads would fill and stop the node.
+    with open(whole.home / "logs" / "joined-cli.log", "ab") as log:
+        joined = subprocess.Popen(
+            [sys.executable, "-m", "quarry.client.cli", "node", "index", "--join", "--home", str(whole.home),
+             "--run-file", str(run_file)],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )  # fmt: skip
     try:
         wait_for(run_file.exists, 60, "the joining node did not start")
         name = orjson.loads(run_file.read_bytes())["name"]
