@@ -37,6 +37,7 @@ from quarry.cluster.setup import (
 HEARTBEAT_S = 1.0
 NODE_TTL_MS = 5_000  # a heartbeat older than this: the node is not alive (queries avoid it at once)
 REFRESH_S = 3.0
+REFRESH_TIMEOUT_S = 10.0
 STOP_S = 1.0
 _log = logging.getLogger(__name__)
 
@@ -142,7 +143,12 @@ class ClusterWatch:
         js = self.nc.jetstream()
         self._map_kv = await until_ready(lambda: js.key_value(MAP_BUCKET))
         self._nodes_kv = await until_ready(lambda: js.key_value(NODES_BUCKET))
-        await until_ready(self.refresh)
+        while True:
+            try:
+                await until_ready(self.refresh)
+                break
+            except TimeoutError as error:  # a read that never answered (refresh's bound): read again
+                _log.warning("reading the cluster map failed (%s); again", error)
         self._tasks = [
             asyncio.create_task(self._follow(self._map_kv, ASSIGNMENT_KEY, self._on_map)),
             asyncio.create_task(self._follow(self._nodes_kv, "node.>", self._on_node)),
@@ -157,7 +163,14 @@ class ClusterWatch:
             await asyncio.wait(self._tasks, timeout=STOP_S)
 
     async def refresh(self) -> None:
-        """Read the map and every heartbeat now."""
+        """Read the map and every heartbeat now, within REFRESH_TIMEOUT_S (TimeoutError past it): the
+        key listing is a KV watch that waits for its end-of-initial-values marker, which a log server
+        restarting under it has been seen never to send, and an unbounded wait here held a joining node
+        before its first heartbeat with nothing in its log."""
+        async with asyncio.timeout(REFRESH_TIMEOUT_S):
+            await self._read_all()
+
+    async def _read_all(self) -> None:
         changed = False
         try:
             entry = await self._map_kv.get(ASSIGNMENT_KEY)
@@ -184,7 +197,7 @@ class ClusterWatch:
             try:
                 await self.refresh()
             except Exception as error:  # the log failing over: the next round reads again
-                _log.info("cluster map refresh failed: %s", error)
+                _log.info("cluster map refresh failed: %r", error)
 
     async def _follow(self, kv: Any, keys: str, apply: Callable[[Any], bool]) -> None:
         """Watch keys, re-creating the watch when it errs or stays silent past a refresh period."""

@@ -133,10 +133,11 @@ class ReplicaNode:
         self._node = node
         self.address = address
         node.health.set(READY_SERVICE, health_pb2.HealthCheckResponse.NOT_SERVING)
-        self.loop.run(self._beat())
+        self._loop_watch.start()
+        with contextlib.suppress(TimeoutError):  # said in the log; the heartbeat loop sends the next
+            self.loop.run(self._beat_within(HEARTBEAT_TIMEOUT_S))
         for job in (self._heartbeats(), self._reconcile_forever(), self._control_forever()):
             self.loop.spawn(self._supervised(job))
-        self._loop_watch.start()
 
     def stop(self) -> None:
         """Leave the cluster (heartbeat removed: queries avoid this node at once), stop following, close."""
