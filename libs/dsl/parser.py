@@ -205,8 +205,11 @@ def _session_scoped(predicate: ast.Predicate) -> ast.Predicate | None:
 
 # Tokens that open a `where` predicate: written right after another one, AND was left out.
 _PREDICATE_OPENERS = frozenset(
-    ("FIELD", "TILDE_STRING", "NEAR_TEXT", "NEAR_ID", "LINEAGE_ID", "CMP_FIELD", "EXISTS", "SEQ", "NOT", "MINUS")
-) | {"LPAR"}
+    {
+        *("FIELD", "TILDE_STRING", "NEAR_TEXT", "NEAR_ID", "LINEAGE_ID", "CMP_FIELD"),
+        *("EXISTS", "SEQ", "NOT", "MINUS", "LPAR"),
+    }
+)
 _FIELD_WITH_EQUALS = re.compile(r"((?:session\.)?[A-Za-z_][A-Za-z0-9_]*)=([^=<>].*)")
 
 
