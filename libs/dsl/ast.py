@@ -235,6 +235,24 @@ class Offset:
 Stage = Sort | GroupBy | Count | Aggregate | Limit | Offset
 
 
+# ---------------------------------------------------------------- projections
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """One item of `with`: `messages(id, role, text)[role:user, last:10]`. Of each session hit, the
+    unit's rows passing `filters` (AND-joined; `first:N` / `last:N` among them say which rows are kept),
+    each holding `fields` (as written: aliases are resolved when the query is lowered; empty: the unit's
+    default fields)."""
+
+    unit: str
+    fields: tuple[str, ...] = ()
+    filters: tuple[Predicate, ...] = ()
+    unit_span: Span | None = field(default=None, compare=False, repr=False)
+    field_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
 # ---------------------------------------------------------------- queries
 
 
@@ -244,14 +262,16 @@ class CompactQuery:
 
     predicate: Predicate | None
     span: Span | None = field(default=None, compare=False, repr=False)
+    projections: tuple[Projection, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class SessionsQuery:
-    """`sessions where <predicate>`."""
+    """`sessions where <predicate>`, with the `with` items that follow it."""
 
     predicate: Predicate
     span: Span | None = field(default=None, compare=False, repr=False)
+    projections: tuple[Projection, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

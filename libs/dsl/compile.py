@@ -30,7 +30,7 @@ from typing import Literal
 
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import LANES, ORIGINS, well_formed_origin
-from quarry.dsl import ast, comparisons
+from quarry.dsl import ast, comparisons, projections
 from quarry.dsl.errors import (
     BAD_VALUE,
     UNKNOWN_FIELD,
@@ -139,6 +139,9 @@ def lower(query: ast.Query, now_ms: int | None = None) -> CompiledQuery:
                 plan.session_scope.CopyFrom(scope.predicate(query.session_scope))
             plan.where.CopyFrom(_Lowering(query.unit, context).predicate(query.predicate))
             plan.stages.extend(_stages(query.unit, query.stages))
+    if isinstance(query, ast.CompactQuery | ast.SessionsQuery):
+        lower_filter = lambda unit, node: _Lowering(unit, context).predicate(node)  # noqa: E731
+        plan.projections.extend(projections.lower(query.projections, lower_filter))
     semantic = context.semantic
     if len(semantic) > 1:
         raise query_error(

@@ -17,7 +17,7 @@ import json
 from quarry.dsl.compile import parse_and_lower
 from quarry.v1 import plan_pb2, query_pb2
 
-_POSITIONS = frozenset({"span", "unit_span"})
+_POSITIONS = frozenset({"span", "unit_span", "field_spans"})
 
 
 def explain(text: str, now_ms: int | None = None) -> query_pb2.ExplainResponse:

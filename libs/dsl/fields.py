@@ -194,6 +194,8 @@ MESSAGE_FIELDS: dict[str, FieldSpec] = _table(
     _number("output_tokens", "the message's output tokens"),
     _number("cache_read_tokens", "the message's cache-read tokens"),
     _number("cache_write_tokens", "the message's cache-write tokens"),
+    _number("words", "the words of the message's text"),
+    _number("word_count", "the words of the message's text (the peer's name for `words`)"),
     *_dates("the message time"),
 )
 

@@ -287,7 +287,8 @@ def _children(node: object) -> tuple[object, ...]:
         case ast.Seq():
             return node.steps
         case ast.CompactQuery() | ast.SessionsQuery():
-            return (node.predicate,) if node.predicate is not None else ()
+            filters = tuple(f for projection in node.projections for f in projection.filters)
+            return ((node.predicate,) if node.predicate is not None else ()) + filters
         case ast.UnitQuery():
             return (node.predicate,) + ((node.session_scope,) if node.session_scope is not None else ())
     return ()
@@ -390,11 +391,42 @@ class _Builder(Transformer):
     # ------------------------------------------------------------ queries
 
     def compact_query(self, children: list[Any]) -> ast.CompactQuery:
+        projections: tuple[ast.Projection, ...] = ()
+        if children and isinstance(children[-1], tuple):
+            projections = children.pop()
         predicate = children[0] if children else None
-        return ast.CompactQuery(predicate, _span(predicate) if predicate is not None else None)
+        parts = [part for part in (predicate, *projections) if part is not None]
+        span = _span(parts[0], parts[-1]) if parts else None
+        return ast.CompactQuery(predicate, span, projections)
 
     def sessions_query(self, children: list[Any]) -> ast.SessionsQuery:
-        return ast.SessionsQuery(children[2], _span(children[0], children[2]))
+        projections = children[3] if len(children) > 3 else ()
+        end = projections[-1] if projections else children[2]
+        return ast.SessionsQuery(children[2], _span(children[0], end), projections)
+
+    # ------------------------------------------------------------ projections
+
+    def projection(self, children: list[Any]) -> tuple[ast.Projection, ...]:
+        return tuple(child for child in children if isinstance(child, ast.Projection))
+
+    def projected(self, children: list[Any]) -> ast.Projection:
+        unit, rest = children[0], children[1:]
+        names: list[Token] = next((c for c in rest if isinstance(c, list) and c and isinstance(c[0], Token)), [])
+        filters: tuple[ast.Predicate, ...] = next((c for c in rest if isinstance(c, tuple)), ())
+        return ast.Projection(
+            str(unit.value),
+            tuple(str(n.value) for n in names),
+            filters,
+            unit_span=_span(unit),
+            field_spans=tuple(s for s in (_span(n) for n in names) if s is not None),
+            span=_span(unit, rest[-1][-1] if rest else unit),
+        )
+
+    def field_list(self, children: list[Token]) -> list[Token]:
+        return [token for token in children if token.type == "NAME"]
+
+    def row_filter(self, children: list[Any]) -> tuple[ast.Predicate, ...]:
+        return tuple(child for child in children if not isinstance(child, Token))
 
     def unit_source(self, children: list[Any]) -> tuple[Token, ast.Predicate]:
         return children[0], children[2]

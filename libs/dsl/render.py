@@ -12,15 +12,18 @@ import re
 from quarry.dsl import ast
 
 _BARE_VALUE = re.compile(r'[^\s()"|]+')
+_BARE_FILTER_VALUE = re.compile(r'[^\s()"|,\[\]]+')  # inside a projection's [filters]
 
 
 def render(query: ast.Query) -> str:
     """The canonical text of `query`."""
     match query:
-        case ast.CompactQuery(predicate):
-            return "" if predicate is None else _Printer(compact=True).predicate(predicate)
-        case ast.SessionsQuery(predicate):
-            return f"sessions where {_Printer(compact=False).predicate(predicate)}"
+        case ast.CompactQuery(predicate, _, projections):
+            text = "" if predicate is None else _Printer(compact=True).predicate(predicate)
+            return " ".join(part for part in (text, _projections(projections)) if part)
+        case ast.SessionsQuery(predicate, _, projections):
+            text = f"sessions where {_Printer(compact=False).predicate(predicate)}"
+            return " ".join(part for part in (text, _projections(projections)) if part)
         case ast.UnitQuery():
             printer = _Printer(compact=False)
             parts = [f"{query.unit} where {printer.predicate(query.predicate)}"]
@@ -29,6 +32,23 @@ def render(query: ast.Query) -> str:
                 parts.insert(0, f"sessions where {printer.predicate(query.session_scope)}")
             return " | ".join(parts)
     raise TypeError(f"not a query: {query!r}")
+
+
+def _projections(projections: tuple[ast.Projection, ...]) -> str:
+    """`with unit(fields)[filters], …` (the parser gives the compact form's first unit its fields or
+    filters, so every tree it builds renders back to a query it parses alike)."""
+    if not projections:
+        return ""
+    return "with " + ", ".join(_projection(p) for p in projections)
+
+
+def _projection(projection: ast.Projection) -> str:
+    text = projection.unit
+    if projection.fields:
+        text += "(" + ", ".join(projection.fields) + ")"
+    if projection.filters:
+        text += "[" + ", ".join(_FILTER.predicate(f, _AND) for f in projection.filters) + "]"
+    return text
 
 
 def _stage(stage: ast.Stage) -> str:
@@ -56,8 +76,8 @@ def _scalar(text: str) -> str:
     return text if _BARE_VALUE.fullmatch(text) else _quoted(text)
 
 
-def _value(value: ast.Value) -> str:
-    if value.quoted or not _BARE_VALUE.fullmatch(value.text):
+def _value(value: ast.Value, bare: re.Pattern[str] = _BARE_VALUE) -> str:
+    if value.quoted or not bare.fullmatch(value.text):
         return _quoted(value.text)
     return value.text
 
@@ -67,9 +87,10 @@ _OR, _AND, _UNARY = 0, 1, 2
 
 
 class _Printer:
-    def __init__(self, compact: bool) -> None:
+    def __init__(self, compact: bool, bare: re.Pattern[str] = _BARE_VALUE) -> None:
         self.compact = compact
         self.and_sep = " " if compact else " AND "
+        self.bare = bare
 
     def predicate(self, node: ast.Predicate, need: int = _OR) -> str:
         match node:
@@ -86,8 +107,8 @@ class _Printer:
             case ast.Field(name, values, session_scoped):
                 prefix = f"session.{name}:" if session_scoped else f"{name}:"
                 if len(values) == 1:
-                    return prefix + _value(values[0])
-                return prefix + "(" + "|".join(_value(v) for v in values) + ")"
+                    return prefix + _value(values[0], self.bare)
+                return prefix + "(" + "|".join(_value(v, self.bare) for v in values) + ")"
             case ast.Semantic(text, via="semantic"):
                 return "semantic:" + _quoted(text)
             case ast.Semantic(text):
@@ -137,3 +158,4 @@ class _Printer:
 
 
 _WHERE = _Printer(compact=False)
+_FILTER = _Printer(compact=False, bare=_BARE_FILTER_VALUE)

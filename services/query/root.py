@@ -40,7 +40,7 @@ from quarry.core import auth, telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import LANES, ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
-from quarry.query import controls, cursors, unit_cursors, units
+from quarry.query import controls, cursors, projections, unit_cursors, units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.cluster_client import ClusterClient, Fanned, missing_partitions, partitions_of, require
 from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins, unread_origin_caveats
@@ -221,6 +221,10 @@ class Coordinator:
             for hit in page:
                 hit.match.ClearField("scores")
         self._complete(run, page)
+        if plan.projections:
+            started_projections = time.perf_counter()
+            projections.attach(self.cluster, plan.projections, page, deadline, run.missing)
+            run.timings["projections"] = _ms(started_projections)
         require(run.missing, request.require_complete)
         if not page and cursor is None and offset == 0 and not run.missing:
             run.caveats.extend(self._why_empty(run.plan, lane, deadline))

@@ -33,7 +33,10 @@ def search_envelope() -> query_pb2.SearchEnvelope:
     hits.append(
         query_pb2.SearchHit(session=units_pb2.Session(id=f"{SID}3"), match=query_pb2.SessionSearchMatch(rank=3))
     )
-    return query_pb2.SearchEnvelope(query="pool", retrieval_lane="dialogue", hits=hits, limit=20)
+    projected = hits[0].projections.add(unit="actions", fields=["tool_name", "is_error", "input"], total=44, cut=True)
+    for n in range(2):
+        projected.rows.add().update({"tool_name": "Bash", "is_error": n == 1, "input": {"command": "pytest\n-q"}})
+    return query_pb2.SearchEnvelope(query="pool with actions[first:2]", retrieval_lane="dialogue", hits=hits, limit=20)
 
 
 # one row per unit kind, with text that needs quoting in csv
@@ -195,6 +198,18 @@ def test_plain_lists_every_item(name: str, capsys: pytest.CaptureFixture[str]) -
         assert "3 groups" in text and "assistant" in text and "(none)" in text
     else:
         assert all(row.ref in text for row in envelope.rows)
+
+
+def test_projected_rows_are_json_objects_and_plain_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    document = orjson.loads(rendered(search_envelope(), "json", capsys))
+    assert document["hits"][0]["projections"][0]["rows"][1] == {
+        "tool_name": "Bash",
+        "is_error": True,
+        "input": {"command": "pytest\n-q"},
+    }
+    text = rendered(search_envelope(), "plain", capsys)
+    assert "actions · 2 of 44 rows" in text
+    assert 'tool_name=Bash · is_error=true · input={"command":"pytest\\n-q"}' in text
 
 
 # ----- explain ----------------------------------------------------------------------------------

@@ -552,6 +552,10 @@ class ConformanceCluster:
         envelope = self.stub.Search(query_pb2.SearchRequest(query=query, limit=1000))
         return frozenset(hit.session.id for hit in envelope.hits)
 
+    def search(self, query: str) -> query_pb2.SearchEnvelope:
+        """QueryService.Search of every session the query selects, the whole envelope."""
+        return self.stub.Search(query_pb2.SearchRequest(query=query, limit=1000))
+
     def units(self, query: str) -> query_pb2.QueryUnitEnvelope:
         """QueryService.QueryUnits with the caller's default limit and offset."""
         return self.stub.QueryUnits(query_pb2.QueryUnitsRequest(query=query))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from quarry.v1 import errors_pb2
-from tests.dsl.conformance_archive import A, B, C, ConformanceCluster, D, E, F, G, H, I, J, action
+from tests.dsl.conformance_archive import A, B, C, ConformanceCluster, D, E, F, G, H, I, J, action, message
 from tests.dsl.test_conformance import Expected, answer, error, groups, rows, sessions
 
 UNSUPPORTED = errors_pb2.UNSUPPORTED_FORM
@@ -31,6 +31,9 @@ TABLE: list[tuple[str, Expected]] = [
     ("actions where is_error:true | group by tool | count", groups(("bash", 1))),
     # ------------------------------------------------------------------ fields
     ("actions where is_error:true", rows(action(B, 1))),
+    (f"messages where session.id:{B} AND words >= 8", rows(message(B, 0), message(B, 1))),
+    (f"messages where session.id:{B} AND word_count between 1 and 5", rows(message(B, 5))),
+    (f"messages where session.id:{B} AND type:code", rows(message(B, 1))),
     # ------------------------------------------------------------------ feature filters
     ("has:tools", sessions(B, C, D, E, I, J)),
     ("has:paste", sessions(C)),
@@ -87,6 +90,14 @@ AGGREGATES: list[tuple[str, list[tuple[str, int, dict[str, float | None]]]]] = [
             ("tool", 3, {"count": 3, "sum:duration_ms": 0}),
             ("assistant", 2, {"count": 2, "sum:duration_ms": 4500}),
             ("user", 1, {"count": 1, "sum:duration_ms": 0}),
+        ],
+    ),
+    (
+        f"messages where session.id:{B} | group by role | agg sum:words, max:word_count",
+        [
+            ("tool", 3, {"sum:words": 0, "max:word_count": 0}),
+            ("assistant", 2, {"sum:words": 14, "max:word_count": 10}),
+            ("user", 1, {"sum:words": 8, "max:word_count": 8}),
         ],
     ),
     (

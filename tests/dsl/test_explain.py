@@ -45,6 +45,7 @@ def test_ast_json_names_node_types_and_fields_without_positions() -> None:
                 {"type": "Comparison", "field": "messages", "op": ">=", "values": ["2"], "session_scoped": False},
             ],
         },
+        "projections": [],
     }
 
 

@@ -60,7 +60,9 @@ def test_message_numbers_belong_to_messages_and_exists_message() -> None:
 
 def test_session_counts_inside_a_unit_query_are_session_scoped() -> None:
     assert _where("messages where session.words between 1 and 9") == cmp("words", "between", 1, 9, scoped=True)
-    assert "session.words" in _fail("messages where words >= 5").message
+    assert "session.words" in _fail("actions where words >= 5").message
+    # a message has words of its own (issue 14)
+    assert _where("messages where words >= 5") == cmp("words", ">=", 5)
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,8 @@ _SOUP = st.sampled_from(
         "semantic:", "near:text:", "near:id:", "origin:(", "exists", "message(", "seq(", "->", ">=", "=",
         "between", "and", "sort", "by", "time", "desc", "limit", "offset", "group", "count", "10",
         "lineage:id:", "codex-session:a", "observed-events", "runs", "run(", "date", "since:", "7d",
-        "2026-01-02", "messages:>=", "words", "key", "delete", "session.date:",
+        "2026-01-02", "messages:>=", "words", "key", "delete", "session.date:", "with", "[", "]", ",",
+        "first:", "last:3",
         "x", "pool", "\\", "\n", " ", "{", "}", "\u00a0", "é",
     ]
 )  # fmt: skip
@@ -193,9 +194,41 @@ _stages = st.one_of(
     st.builds(ast.Offset, st.integers(0, 2**31 - 1)),
 )
 
+_filter_values = st.one_of(  # `,` `[` `]` end a bare value inside [filters]
+    st.from_regex(r"[^\s()\"|,\[\]]{1,10}", fullmatch=True).map(ast.Value),
+    st.text(max_size=10).map(lambda text: ast.Value(text, quoted=True)),
+)
+_filter_fields = st.builds(
+    ast.Field, _field_names, st.lists(_filter_values, min_size=1, max_size=3).map(tuple), st.booleans()
+)
+_filter_leaves = st.one_of(_filter_fields, _comparisons, _fts.map(ast.FtsLeaf))
+_filters = st.one_of(_filter_leaves, _filter_leaves.map(ast.Not))
+_projections = st.lists(
+    st.builds(
+        ast.Projection,
+        st.sampled_from(UNIT_SOURCES),
+        st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,7}", fullmatch=True), max_size=3).map(tuple),
+        st.lists(_filters, max_size=3).map(tuple),
+    ),
+    max_size=3,
+).map(tuple)
+
+
+def _compact_projections(projections: tuple[ast.Projection, ...]) -> tuple[ast.Projection, ...]:
+    """The compact form's first unit takes a field list or a filter (a bare one there is text)."""
+    if projections and not projections[0].fields and not projections[0].filters:
+        first = projections[0]
+        return (ast.Projection(first.unit, ("ref",)), *projections[1:])
+    return projections
+
+
 _queries = st.one_of(
-    st.builds(ast.CompactQuery, st.one_of(st.none(), _compact)),
-    st.builds(ast.SessionsQuery, _where),
+    st.builds(
+        lambda predicate, projections: ast.CompactQuery(predicate, None, _compact_projections(projections)),
+        st.one_of(st.none(), _compact),
+        _projections,
+    ),
+    st.builds(lambda predicate, projections: ast.SessionsQuery(predicate, None, projections), _where, _projections),
     st.builds(
         ast.UnitQuery,
         st.sampled_from(UNIT_SOURCES),

@@ -271,16 +271,26 @@ class GetSessionsResponse(_message.Message):
     def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionSessions, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class ShardUnitsRequest(_message.Message):
-    __slots__ = ("plan", "limit", "partitions", "after")
+    __slots__ = ("plan", "limit", "partitions", "after", "per_session")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     AFTER_FIELD_NUMBER: _ClassVar[int]
+    PER_SESSION_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     limit: int
     partitions: _containers.RepeatedScalarFieldContainer[int]
     after: UnitAnchor
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., limit: _Optional[int] = ..., partitions: _Optional[_Iterable[int]] = ..., after: _Optional[_Union[UnitAnchor, _Mapping]] = ...) -> None: ...
+    per_session: PerSession
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., limit: _Optional[int] = ..., partitions: _Optional[_Iterable[int]] = ..., after: _Optional[_Union[UnitAnchor, _Mapping]] = ..., per_session: _Optional[_Union[PerSession, _Mapping]] = ...) -> None: ...
+
+class PerSession(_message.Message):
+    __slots__ = ("session_ids", "last")
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    last: bool
+    def __init__(self, session_ids: _Optional[_Iterable[str]] = ..., last: _Optional[bool] = ...) -> None: ...
 
 class UnitAnchor(_message.Message):
     __slots__ = ("time_ms", "id")
@@ -345,14 +355,23 @@ class FieldAggregate(_message.Message):
     def __init__(self, field: _Optional[str] = ..., count: _Optional[int] = ..., sum: _Optional[float] = ..., min: _Optional[float] = ..., max: _Optional[float] = ..., values: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class ShardUnitsResponse(_message.Message):
-    __slots__ = ("rows", "partition", "groups")
+    __slots__ = ("rows", "partition", "groups", "session_rows")
+    class SessionRowsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     ROWS_FIELD_NUMBER: _ClassVar[int]
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     GROUPS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ROWS_FIELD_NUMBER: _ClassVar[int]
     rows: _containers.RepeatedCompositeFieldContainer[UnitRow]
     partition: int
     groups: _containers.RepeatedCompositeFieldContainer[AggregateRow]
-    def __init__(self, rows: _Optional[_Iterable[_Union[UnitRow, _Mapping]]] = ..., partition: _Optional[int] = ..., groups: _Optional[_Iterable[_Union[AggregateRow, _Mapping]]] = ...) -> None: ...
+    session_rows: _containers.ScalarMap[str, int]
+    def __init__(self, rows: _Optional[_Iterable[_Union[UnitRow, _Mapping]]] = ..., partition: _Optional[int] = ..., groups: _Optional[_Iterable[_Union[AggregateRow, _Mapping]]] = ..., session_rows: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class NodeUnitsResponse(_message.Message):
     __slots__ = ("partitions", "failures")

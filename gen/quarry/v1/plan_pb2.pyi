@@ -155,17 +155,35 @@ class SessionScopeStage(_message.Message):
     def __init__(self, where: _Optional[_Union[Predicate, _Mapping]] = ...) -> None: ...
 
 class QueryPlan(_message.Message):
-    __slots__ = ("unit", "where", "session_scope", "stages", "ranking_text", "semantic_text")
+    __slots__ = ("unit", "where", "session_scope", "stages", "ranking_text", "semantic_text", "projections")
     UNIT_FIELD_NUMBER: _ClassVar[int]
     WHERE_FIELD_NUMBER: _ClassVar[int]
     SESSION_SCOPE_FIELD_NUMBER: _ClassVar[int]
     STAGES_FIELD_NUMBER: _ClassVar[int]
     RANKING_TEXT_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_TEXT_FIELD_NUMBER: _ClassVar[int]
+    PROJECTIONS_FIELD_NUMBER: _ClassVar[int]
     unit: str
     where: Predicate
     session_scope: Predicate
     stages: _containers.RepeatedCompositeFieldContainer[PipelineStage]
     ranking_text: FtsExpr
     semantic_text: str
-    def __init__(self, unit: _Optional[str] = ..., where: _Optional[_Union[Predicate, _Mapping]] = ..., session_scope: _Optional[_Union[Predicate, _Mapping]] = ..., stages: _Optional[_Iterable[_Union[PipelineStage, _Mapping]]] = ..., ranking_text: _Optional[_Union[FtsExpr, _Mapping]] = ..., semantic_text: _Optional[str] = ...) -> None: ...
+    projections: _containers.RepeatedCompositeFieldContainer[Projection]
+    def __init__(self, unit: _Optional[str] = ..., where: _Optional[_Union[Predicate, _Mapping]] = ..., session_scope: _Optional[_Union[Predicate, _Mapping]] = ..., stages: _Optional[_Iterable[_Union[PipelineStage, _Mapping]]] = ..., ranking_text: _Optional[_Union[FtsExpr, _Mapping]] = ..., semantic_text: _Optional[str] = ..., projections: _Optional[_Iterable[_Union[Projection, _Mapping]]] = ...) -> None: ...
+
+class Projection(_message.Message):
+    __slots__ = ("unit", "fields", "labels", "where", "rows", "last")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    WHERE_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    unit: str
+    fields: _containers.RepeatedScalarFieldContainer[str]
+    labels: _containers.RepeatedScalarFieldContainer[str]
+    where: Predicate
+    rows: int
+    last: bool
+    def __init__(self, unit: _Optional[str] = ..., fields: _Optional[_Iterable[str]] = ..., labels: _Optional[_Iterable[str]] = ..., where: _Optional[_Union[Predicate, _Mapping]] = ..., rows: _Optional[int] = ..., last: _Optional[bool] = ...) -> None: ...

@@ -1,3 +1,4 @@
+from google.protobuf import struct_pb2 as _struct_pb2
 from quarry.v1 import assertions_pb2 as _assertions_pb2
 from quarry.v1 import plan_pb2 as _plan_pb2
 from quarry.v1 import refs_pb2 as _refs_pb2
@@ -132,12 +133,28 @@ class SessionSearchMatch(_message.Message):
     def __init__(self, rank: _Optional[int] = ..., score: _Optional[float] = ..., score_kind: _Optional[str] = ..., score_components: _Optional[_Mapping[str, float]] = ..., matched_terms: _Optional[_Iterable[str]] = ..., snippet: _Optional[str] = ..., match_surface: _Optional[str] = ..., message_id: _Optional[str] = ..., target_ref: _Optional[str] = ..., scores: _Optional[_Union[HitScores, _Mapping]] = ...) -> None: ...
 
 class SearchHit(_message.Message):
-    __slots__ = ("session", "match")
+    __slots__ = ("session", "match", "projections")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     MATCH_FIELD_NUMBER: _ClassVar[int]
+    PROJECTIONS_FIELD_NUMBER: _ClassVar[int]
     session: _units_pb2.Session
     match: SessionSearchMatch
-    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., match: _Optional[_Union[SessionSearchMatch, _Mapping]] = ...) -> None: ...
+    projections: _containers.RepeatedCompositeFieldContainer[ProjectedRows]
+    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., match: _Optional[_Union[SessionSearchMatch, _Mapping]] = ..., projections: _Optional[_Iterable[_Union[ProjectedRows, _Mapping]]] = ...) -> None: ...
+
+class ProjectedRows(_message.Message):
+    __slots__ = ("unit", "fields", "rows", "total", "cut")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    CUT_FIELD_NUMBER: _ClassVar[int]
+    unit: str
+    fields: _containers.RepeatedScalarFieldContainer[str]
+    rows: _containers.RepeatedCompositeFieldContainer[_struct_pb2.Struct]
+    total: int
+    cut: bool
+    def __init__(self, unit: _Optional[str] = ..., fields: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[_struct_pb2.Struct, _Mapping]]] = ..., total: _Optional[int] = ..., cut: _Optional[bool] = ...) -> None: ...
 
 class SearchEnvelope(_message.Message):
     __slots__ = ("query", "requested_lane", "retrieval_lane", "ranking_policy", "ranking_policy_version", "hits", "next_cursor", "caveats", "limit", "offset", "timings_ms", "controls", "partial", "missing")

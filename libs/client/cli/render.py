@@ -4,9 +4,10 @@
 - json: the whole envelope, proto field names, every field (unset optional fields null, int64
   numbers); yaml: the same document as YAML;
 - ndjson: one JSON object per hit / row / aggregate group;
-- csv: a header, then one line per hit / row / group, with a fixed column set per unit (CSV_COLUMNS:
-  `ref` and `session_id` first, then the unit's scalar fields in proto names and json values; lists
-  space-joined, maps as `key=value` pairs; booleans true/false; times in epoch ms as in json).
+- csv: a header, then one line per hit / row / group, with a fixed column set per unit
+  (row_fields.SUMMARY_FIELDS: `ref` and `session_id` first, then the unit's scalar fields in proto
+  names and json values; lists space-joined, maps as `key=value` pairs; booleans true/false; times
+  in epoch ms as in json). A hit's projected rows are in json, yaml, ndjson and plain only.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ if TYPE_CHECKING:
 orjson = lazy_module("orjson")
 yaml = lazy_module("yaml")
 text_format = lazy_module("google.protobuf.text_format")
+json_format = lazy_module("google.protobuf.json_format")
 ingest_pb2 = lazy_module("quarry.v1.ingest_pb2")
 query_pb2 = lazy_module("quarry.v1.query_pb2")
+row_fields = lazy_module("quarry.core.row_fields")
 
 
 FORMATS = ("plain", "json", "ndjson", "yaml", "csv")
@@ -55,7 +58,13 @@ def to_dict(message: Message) -> dict[str, Any]:
     return out
 
 
+# JSON's own values carried in proto (a projected row): shown as the JSON they stand for.
+_JSON_TYPES = ("google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue")
+
+
 def _value(field: FieldDescriptor, value: Any) -> Any:
+    if field.type == field.TYPE_MESSAGE and field.message_type.full_name in _JSON_TYPES:
+        return json_format.MessageToDict(value)
     if field.type == field.TYPE_MESSAGE:
         return to_dict(value)
     if field.type == field.TYPE_BYTES:
@@ -165,6 +174,8 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, out: Lines) ->
         out.line("     ", (session.title or "(untitled)", "bold"))
         if match.snippet:
             out.line(f"     {' '.join(match.snippet.split())}")
+        for projected in hit.projections:
+            _plain_projection(projected, out)
     _notes(envelope.caveats, envelope.missing, out)
     if envelope.next_cursor:
         from quarry.client.controls_json import controls_to_json
@@ -177,6 +188,31 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, out: Lines) ->
         if _chosen(chosen):
             command += f" --controls {shlex.quote(orjson.dumps(chosen).decode())}"
         out.line(f"next: {command}")
+
+
+PROJECTED_VALUE_CHARS = 160  # a projected value in plain output: one line, cut past this
+
+
+def _plain_projection(projected: query_pb2.ProjectedRows, out: Lines) -> None:
+    """`     actions · 5 of 44 rows` and one line per row: `field=value · …`, each value on one line."""
+    shown = f"{len(projected.rows)} of {projected.total} rows" if projected.cut else f"{projected.total} rows"
+    out.line("     ", (projected.unit, "bold"), (f" · {shown}", "dim"))
+    for row in projected.rows:
+        plain = json_format.MessageToDict(row)
+        out.line("       " + " · ".join(f"{name}={_one_line(plain.get(name, ''))}" for name in projected.fields))
+
+
+def _one_line(value: object) -> str:
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    elif isinstance(value, str):
+        text = value
+    else:
+        text = orjson.dumps(value).decode()
+    text = " ".join(text.split())
+    return text if len(text) <= PROJECTED_VALUE_CHARS else text[: PROJECTED_VALUE_CHARS - 1] + "…"
 
 
 def hit_scores(scores: query_pb2.HitScores) -> str:
@@ -203,43 +239,16 @@ def _chosen(controls: dict[str, Any]) -> bool:
 
 # ----- unit rows and aggregates -----------------------------------------------------------------
 
-# The csv columns of each unit: `ref` and `session_id` of the row, then fields of its payload
-# (`text` of a message: its text and code blocks joined). Long bodies go last.
-CSV_COLUMNS: dict[str, tuple[str, ...]] = {
-    "messages": ("seq", "role", "authored", "time_ms", "model", "surface", "words", "input_tokens",
-                 "output_tokens", "text"),
-    "actions": ("seq", "time_ms", "category", "tool", "failed", "path", "command", "message_id", "output"),
-    "blocks": ("index", "type", "language", "tool_name", "path", "is_error", "text"),
-    "files": ("path", "actions", "failed", "categories", "first_time_ms", "last_time_ms", "first_ref", "last_ref"),
-    "assertions": ("kind", "status", "author", "target_ref", "created_ms", "updated_ms", "supersedes", "reason",
-                   "evidence_refs", "body"),
-    "runs": ("role", "status", "agent", "model", "started_ms", "ended_ms", "duration_ms", "tool_uses",
-             "total_tokens", "child_session_id", "delegation_id"),
-    "observed-events": ("seq", "kind", "time_ms", "delivery_state", "object_ref", "source_ref", "text"),
-    "context-snapshots": ("seq", "boundary", "time_ms", "trigger", "tokens_before", "model", "cwd", "branch",
-                          "message_ref", "preview"),
-    "delegations": ("time_ms", "tool", "agent", "mapping_state", "child_session_id", "result_state", "tool_use_ref",
-                    "description", "result_preview", "result_sha256", "child_excerpt_preview",
-                    "child_excerpt_sha256"),
-}  # fmt: skip
 AGGREGATE_COLUMNS = ("key", "count")
 
 
 def unit_csv_columns(unit: str) -> tuple[str, ...]:
-    return ("ref", "session_id", *CSV_COLUMNS[unit])
+    """The csv columns of a unit's rows: `ref` and `session_id`, then its summary fields."""
+    return (*row_fields.ROW_ONLY, *row_fields.SUMMARY_FIELDS[unit])
 
 
-def _row_cells(row: query_pb2.QueryUnitRow, columns: Sequence[str]) -> list[Any]:
-    kind = row.WhichOneof("row")
-    payload = to_dict(getattr(row, kind))
-    cells: dict[str, Any] = {"ref": row.ref, "session_id": row.session_id}
-    if kind == "message":
-        cells["text"] = _message_text(getattr(row, kind))
-    return [cells[c] if c in cells else payload[c] for c in columns]
-
-
-def _message_text(message: Any) -> str:
-    return "\n".join(b.text for b in message.blocks if b.text and b.type in ("text", "code"))
+def _row_cells(unit: str, row: query_pb2.QueryUnitRow, columns: Sequence[str]) -> list[Any]:
+    return [row_fields.value(unit, row, column) for column in columns]
 
 
 def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, out: Lines) -> None:
@@ -254,7 +263,7 @@ def unit_envelope(envelope: query_pb2.QueryUnitEnvelope, fmt: str, out: Lines) -
             emit_csv([*AGGREGATE_COLUMNS, *names], rows)
         else:
             columns = unit_csv_columns(envelope.unit)
-            emit_csv(columns, (_row_cells(row, columns) for row in envelope.rows))
+            emit_csv(columns, (_row_cells(envelope.unit, row, columns) for row in envelope.rows))
     elif envelope.aggregate:
         _plain_groups(envelope, out)
     else:
@@ -325,7 +334,7 @@ def _plain_row(row: query_pb2.QueryUnitRow) -> tuple[str, str]:
     kind = row.WhichOneof("row")
     item = getattr(row, kind)
     if kind == "message":
-        return f"{item.role} · {minute_time(item.time_ms)}", _message_text(item)
+        return f"{item.role} · {minute_time(item.time_ms)}", row_fields.message_text(item)
     if kind == "action":
         failed = " (failed)" if item.failed else ""
         return f"{item.category} {item.tool}{failed} · {minute_time(item.time_ms)}", item.command or item.path

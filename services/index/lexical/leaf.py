@@ -535,6 +535,8 @@ class Leaf:
         if aggregate(plan):
             return index_pb2.ShardUnitsResponse(groups=units.groups(plan), partition=partition)
         limit = request.limit if request.limit > 0 else DEFAULT_ROWS
+        if request.HasField("per_session"):
+            return units.per_session(plan, request.per_session, limit, partition)
         after = request.after if request.HasField("after") else None
         return index_pb2.ShardUnitsResponse(rows=units.run(plan, limit, after), partition=partition)
 

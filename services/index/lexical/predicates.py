@@ -36,6 +36,8 @@ TRUE = "1"
 FALSE = "0"
 _TIME_FIELDS = ("date", "since", "until")
 _MESSAGE_NUMBERS = ("duration_ms", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+# Message numbers read from the row's proto, by the names a query gives them.
+MESSAGE_PROTO_NUMBERS = {"words": "words", "word_count": "words"}
 _ACTION_TEXT_COLUMNS = ("u.command", "u.path", "u.output", "u.input_json")
 
 
@@ -400,6 +402,8 @@ def _message_field(clause: plan_pb2.FieldClause) -> Sql:
     name = clause.field
     if name in _MESSAGE_NUMBERS:
         return _compare(f"u.{name}", clause)
+    if name in MESSAGE_PROTO_NUMBERS:
+        return _compare(f"quarry_field('messages', u.proto, '{MESSAGE_PROTO_NUMBERS[name]}')", clause)
     if name == "role":
         return _in("u.role", _values(clause))
     if name in ("tool", "type"):

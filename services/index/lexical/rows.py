@@ -31,11 +31,12 @@ import tantivy
 from tantivy import Order
 
 from quarry.core.errors import QuarryError
+from quarry.core.row_fields import ROW_KINDS
 from quarry.index.lexical import fts, schema
 from quarry.index.lexical.assertions import COLUMNS as ASSERTION_COLUMNS
 from quarry.index.lexical.assertions import from_row as assertion_from_row
 from quarry.index.lexical.fulltext import FullText, all_values, block_candidates, matching_blocks
-from quarry.index.lexical.predicates import Lowering, Sql
+from quarry.index.lexical.predicates import MESSAGE_PROTO_NUMBERS, Lowering, Sql
 from quarry.index.lexical.store import ACTION_COLUMNS, Store, action_from_row, json_list
 from quarry.index.lexical.unit_tables import TABLES, UnitTable, prepare
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
@@ -44,14 +45,6 @@ _FIRST_PAGE = 64
 _MAX_PAGED_HITS = 20_000
 _ACTION_SELECT = ", ".join(f"u.{c.strip()}" for c in ACTION_COLUMNS.split(","))
 _INDEXED_UNITS = ("messages", "actions", "blocks")
-# The UnitRow field of each derived unit (read from the row's proto).
-_ROW_FIELDS = {
-    "files": "file",
-    "runs": "run",
-    "observed-events": "observed_event",
-    "context-snapshots": "context_snapshot",
-    "delegations": "delegation",
-}
 _SESSION_GROUPS = ("session.origin", "session.repo")
 
 
@@ -97,8 +90,10 @@ def _number_expr(unit: str, field: str) -> str:
         return "u.failed"
     if field in spec.proto_numbers:
         return f"quarry_field('{unit}', u.proto, '{field}')"
+    if unit == "messages" and field in MESSAGE_PROTO_NUMBERS:
+        return f"quarry_field('messages', u.proto, '{MESSAGE_PROTO_NUMBERS[field]}')"
     if unit == "messages":
-        return f"u.{field}"  # the message's numbers are columns
+        return f"u.{field}"  # the message's other numbers are columns
     raise QuarryError(errors_pb2.UNKNOWN_FIELD, f"{unit} cannot aggregate {field!r}", token=field)
 
 
@@ -200,6 +195,33 @@ class UnitRows:
         if ords is None:  # a selective condition: check it against every text match at once instead
             ords = self._every_text_match(unit, node, condition, desc, limit)
         return self._materialize(unit, ords)
+
+    def per_session(
+        self, plan: plan_pb2.QueryPlan, wanted: index_pb2.PerSession, limit: int, partition: int
+    ) -> index_pb2.ShardUnitsResponse:
+        """A projection's rows: of each named session held here, its first `limit` rows of the plan in
+        time order (its last, in time order too, when `wanted.last`), and how many it has in all. The
+        plan's session scope (the caller's visibility) still applies."""
+        response = index_pb2.ShardUnitsResponse(partition=partition)
+        held = self.store.reader().execute(
+            "SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            [json_list(list(wanted.session_ids))],
+        )
+        for (session_id,) in held.fetchall():
+            one = plan_pb2.QueryPlan()
+            one.CopyFrom(plan)
+            named = plan_pb2.Predicate(session_ids=plan_pb2.SessionIdSet(ids=[session_id]))
+            if plan.HasField("session_scope"):
+                named = plan_pb2.Predicate(all=plan_pb2.PredicateList(items=[plan.session_scope, named]))
+            one.session_scope.CopyFrom(named)
+            del one.stages[:]
+            if wanted.last:
+                one.stages.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="time", descending=True)))
+            rows = self.run(one, limit)
+            response.rows.extend(reversed(rows) if wanted.last else rows)
+            counted = self.groups(_counting(one))
+            response.session_rows[session_id] = counted[0].count if counted else 0
+        return response
 
     def _filter(
         self,
@@ -331,6 +353,15 @@ class UnitRows:
         return [by_ord[o] for o in ords if o in by_ord]
 
 
+def _counting(plan: plan_pb2.QueryPlan) -> plan_pb2.QueryPlan:
+    """The plan's rows counted (`| count`), its order dropped."""
+    counted = plan_pb2.QueryPlan()
+    counted.CopyFrom(plan)
+    del counted.stages[:]
+    counted.stages.append(plan_pb2.PipelineStage(count=True))
+    return counted
+
+
 def _assertion_row(a: units_pb2.Assertion) -> index_pb2.UnitRow:
     return index_pb2.UnitRow(assertion=a, session_id=a.session_id, sort_time_ms=a.created_ms, sort_id=a.id)
 
@@ -339,7 +370,7 @@ def _derived_row(spec: UnitTable, time_ms: int, blob: bytes) -> index_pb2.UnitRo
     assert spec.proto is not None
     unit = spec.proto.FromString(blob)
     row = index_pb2.UnitRow(session_id=unit.session_id, sort_time_ms=time_ms, sort_id=unit.id)  # type: ignore[attr-defined]
-    getattr(row, _ROW_FIELDS[spec.unit]).CopyFrom(unit)
+    getattr(row, ROW_KINDS[spec.unit]).CopyFrom(unit)
     return row
 
 

@@ -82,6 +82,7 @@ TABLES: dict[str, UnitTable] = {
             "messages",
             "messages",
             "time_ms",
+            proto=units_pb2.Message,
             group_fields=_keys(role="u.role"),
         ),
         UnitTable(
