@@ -294,19 +294,25 @@ class ClusterWatch:
             self._notify()
         return True
 
-    async def confirm(self, nodes: list[str]) -> None:
+    async def confirm(self, nodes: list[str]) -> dict[str, str]:
         """Read these nodes' heartbeats afresh from the bucket (a read on the stream's leader), into this
-        view. A view can lag one node's heartbeats while it holds its own (a watch stalled through a log
-        failover, then kept current only in part): before a node is taken for gone, its heartbeat is
-        read, not remembered."""
+        view; returns what each read found, for the log. A view can lag one node's heartbeats while it
+        holds its own (a watch stalled through a log failover, then kept current only in part): before a
+        node is taken for gone, its heartbeat is read, not remembered."""
         changed = False
+        found: dict[str, str] = {}
         for node in nodes:
             try:
-                changed |= self._on_node(await self._nodes_kv.get(node_key(node)))
+                entry = await self._nodes_kv.get(node_key(node))
             except (KeyNotFoundError, NotFoundError):
+                found[node] = "no heartbeat in the bucket"
                 continue
+            changed |= self._on_node(entry)
+            beat = Heartbeat.from_json(entry.value) if entry.value else None
+            found[node] = f"revision {entry.revision}" + (f", written at {beat.at_ms}" if beat else ", deleted")
         if changed:
             self._notify()
+        return found
 
     async def beat(self, heartbeat: Heartbeat) -> None:
         """Put the node's heartbeat. It is not taken into this view here: it comes back through the

@@ -111,7 +111,8 @@ class ReplicaNode:
         self._apply_slots = asyncio.Semaphore(APPLY_SLOTS)
         self._node: Node | None = None
         self._stopping = threading.Event()
-        self._loop_watch = LoopWatch(self.loop.loop, node_id)
+        self._beat_attempted = time.monotonic()
+        self._loop_watch = LoopWatch(self.loop.loop, node_id, pulse=lambda: self._beat_attempted)
 
     # ----- lifecycle (blocking) -----------------------------------------------------------------
 
@@ -194,6 +195,7 @@ class ReplicaNode:
 
     async def _beat_within(self, timeout: float) -> None:
         """A heartbeat, given up after `timeout` with where it waited logged (the NATS client's stack)."""
+        self._beat_attempted = time.monotonic()
         beat = asyncio.ensure_future(self._beat())
         done, _ = await asyncio.wait({beat}, timeout=timeout)
         if beat in done:
@@ -281,8 +283,9 @@ class ReplicaNode:
         nodes = watch.node_views(at, self.started_ms)
         placed = _nodes_of(current)
         silent = sorted(n for n, view in nodes.items() if not view.alive and n in placed)
+        read: dict[str, str] = {}
         if silent:  # gone by this view: read their heartbeats afresh before acting on it (ClusterWatch.confirm)
-            await watch.confirm(silent)
+            read = await watch.confirm(silent)
             nodes = watch.node_views(at, self.started_ms)
         if not any(view.alive for view in nodes.values()):
             return
@@ -294,10 +297,12 @@ class ReplicaNode:
             return
         for node in sorted(placed - _nodes_of(following)):
             _log.warning(
-                "%s: the map no longer places anything on %s (last heartbeat %d ms before)",
+                "%s: the map no longer places anything on %s (last heartbeat %d ms before, at %d; read afresh: %s)",
                 self.node_id,
                 node,
                 at - nodes[node].last_seen_ms,
+                at,
+                read.get(node, "not read"),
             )
 
     # ----- following one partition ----------------------------------------------------------------

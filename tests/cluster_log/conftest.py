@@ -15,6 +15,8 @@ from _pytest.runner import CallInfo
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
+from quarry.core.config import ClusterInfo
+from tests.cluster_log import log_state
 from tests.cluster_log.inspect import heal
 
 pytestmark = pytest.mark.cluster
@@ -77,9 +79,14 @@ def pytest_runtest_makereport(item: Item, call: CallInfo[None]) -> object:
             lines = _warnings(log.read_text(errors="replace").splitlines())
             if lines:
                 report.sections.append((f"{log.stem} log (warnings)", "\n".join(lines[-LOG_LINES_ON_FAILURE:])))
+        info = ClusterInfo.load(_home[0])
+        if info is not None and info.nats:
+            report.sections.append(("heartbeats as each log server answers", log_state.describe(list(info.nats))))
     return report
 
 
+# Said every second per peer while a log server is down: the records around it say more.
+_NOISE = ("Error trying to connect to route",)
 _RECORD_START = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\[\d+\] \d{4}/")  # a node's or a NATS server's line
 
 
@@ -92,6 +99,6 @@ def _warnings(lines: list[str]) -> list[str]:
             keeping = any(mark in line for mark in (" WARNING ", " ERROR ", "[WRN]", "[ERR]"))
         elif line.startswith("Traceback"):
             keeping = True
-        if keeping:
+        if keeping and not any(noise in line for noise in _NOISE):
             kept.append(line)
     return kept

@@ -1,8 +1,10 @@
 """A node's event loop held past the stall time is reported with every thread's stack (the holder's
-among them), and again when it answers; a loop that answers is never reported."""
+among them), and again when it answers; a loop that answers is never reported; heartbeats that stop
+while it answers are reported with every task."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -44,3 +46,31 @@ def test_a_loop_that_answers_is_not_reported(caplog: pytest.LogCaptureFixture) -
         watch.stop()
         loop.stop()
     assert not caplog.records
+
+
+async def wait_for_an_answer_that_never_comes() -> None:
+    await asyncio.Event().wait()
+
+
+def test_heartbeats_that_stop_while_the_loop_answers_are_reported_with_where_each_task_waits(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    loop = LoopThread("beating")
+    attempted = [time.monotonic()]
+    watch = LoopWatch(loop.loop, "index-9", stall_s=0.3, pulse=lambda: attempted[0], pulse_s=0.8)
+    stuck = loop.spawn(wait_for_an_answer_that_never_comes())
+    watch.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="quarry.cluster.loop_watch"):
+            time.sleep(2.0)
+            attempted[0] = time.monotonic()
+            time.sleep(1.0)
+    finally:
+        stuck.cancel()
+        watch.stop()
+        loop.stop()
+    messages = [r.getMessage() for r in caplog.records]
+    silent = [m for m in messages if "no heartbeat attempted" in m]
+    assert len(silent) == 1, messages  # once per silence
+    assert "wait_for_an_answer_that_never_comes" in silent[0]
+    assert any("heartbeats are sent again" in m for m in messages)

@@ -1,0 +1,59 @@
+"""What each NATS server of a cluster says of the heartbeats bucket, for a failed test's report: the
+bucket's stream (its leader, each replica's currency and lag) and every node's newest heartbeat (its
+revision and age) as that server answers. A node taken for gone while it says it beats is explained
+here or nowhere: a server that lags, or a heartbeat that never landed."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import nats
+import orjson
+
+from quarry.cluster.setup import NODES_BUCKET
+
+READ_TIMEOUT_S = 3.0
+
+
+def describe(urls: list[str]) -> str:
+    try:
+        return asyncio.run(asyncio.wait_for(_describe(urls), READ_TIMEOUT_S * 4 * max(1, len(urls))))
+    except Exception as error:  # a report must not fail the report
+        return f"(the log could not be read: {error!r})"
+
+
+async def _describe(urls: list[str]) -> str:
+    return "\n".join([await _one(url) for url in urls])
+
+
+async def _one(url: str) -> str:
+    try:
+        nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0)
+    except Exception as error:
+        return f"{url}: does not answer ({error!r})"
+    lines = [f"{url}:"]
+    try:
+        js = nc.jetstream(timeout=READ_TIMEOUT_S)
+        stream = f"KV_{NODES_BUCKET}"
+        try:
+            info = await js.stream_info(stream)
+            cluster = info.cluster
+            replicas = ", ".join(
+                f"{r.name} current={r.current} lag={r.lag} active={r.active}" for r in (cluster.replicas or [])
+            )
+            lines.append(f"  {stream}: leader {cluster.leader}; {replicas}; last seq {info.state.last_seq}")
+        except Exception as error:
+            lines.append(f"  {stream}: no info ({error!r})")
+        try:
+            kv = await js.key_value(NODES_BUCKET)
+            now = int(time.time() * 1000)
+            for key in sorted(await kv.keys()):
+                entry = await kv.get(key)
+                beat = orjson.loads(entry.value) if entry.value else {}
+                lines.append(f"  {key}: revision {entry.revision}, {now - beat.get('at_ms', now)} ms old")
+        except Exception as error:
+            lines.append(f"  heartbeats: not read ({error!r})")
+    finally:
+        await nc.close()
+    return "\n".join(lines)
