@@ -591,6 +591,8 @@ def _checked_value(spec: FieldSpec, node: ast.Field, value: ast.Value) -> str:
         )
     if spec.kind is FieldKind.SESSION_ID:
         return _session_id(canonical, value.span)
+    if spec.name == "contains" and not canonical.strip():
+        raise query_error(BAD_VALUE, "contains: needs some text to find", value.span, value.text)
     return canonical
 
 

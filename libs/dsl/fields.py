@@ -149,6 +149,14 @@ SESSION_FIELDS: dict[str, FieldSpec] = _table(
         "the scope (team, project) the session was ingested into; only scopes the caller may read match",
     ),
     FieldSpec("title", FieldKind.CONTAINS, False, "the session title contains the value"),
+    FieldSpec(
+        "contains",
+        FieldKind.CONTAINS,
+        True,
+        "a message's dialogue text (its text, code and thinking) holds the value literally, a substring of "
+        'a word included: case-insensitive, any run of whitespace matching any other (`contains:"retry the '
+        'write"`), as seed 002\'s text clause',
+    ),
     FieldSpec("cwd", FieldKind.CONTAINS, False, "the session's working directory contains the value"),
     FieldSpec("tag", FieldKind.KEYWORD, True, "the session carries the tag"),
     FieldSpec("tool", FieldKind.KEYWORD, True, "the session has an action using this tool"),

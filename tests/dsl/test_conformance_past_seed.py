@@ -44,6 +44,16 @@ TABLE: list[tuple[str, Expected]] = [
     ("has:(paste|compaction)", sessions(C, I)),
     ("-has:tools", sessions(A, F, G, H)),
     ("sessions where has:subagents AND NOT has:errors", sessions(C, D)),
+    # ------------------------------------------------------------------ literal text (seed 002's text clause)
+    ('contains:"QUERY   envelope"', sessions(A, B, C, D)),
+    ("contains:envel", sessions(A, B, C, D)),  # part of a word
+    ('contains:"timeout = 30"', sessions(B)),  # a code block
+    ('timeout contains:"timeout = 30"', sessions(B)),  # beside ranked text
+    ('sessions where contains:"fix the query envelope from the stale" AND repo:polylogue', sessions(B)),
+    ('contains:"the envelope query"', sessions()),  # the words, not in that order
+    ("-contains:envel", sessions(E, F, G, H, I, J)),
+    ('messages where session.contains:"rename step 1" AND role:user', rows(message(J, 0))),
+    ('contains:" "', error(errors_pb2.BAD_VALUE)),
     # ------------------------------------------------------------------ origins Quarry does not read
     ("origin:cursor-session", sessions()),
     ("session:cline-task:abc123", sessions()),

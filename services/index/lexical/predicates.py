@@ -319,7 +319,22 @@ class Lowering:
             return _contains("lower(s.cwd)", _values(clause), str.lower)
         if name == "tag":
             return _exists("session_tags t", "t.session_ord = s.ord", _in("t.tag", _values(clause)))
+        if name == "contains":
+            return _any([self._holding(text) for text in _values(clause)])
         raise _unknown("sessions", name)
+
+    def _holding(self, text: str) -> Sql:
+        """The session has a message whose dialogue text holds `text` literally (quarry_holds). Its inner
+        words (those with whitespace on both sides) are whole words of any text holding it, so the index
+        narrows the messages to check to those holding them all; a literal of one or two words may be
+        part of a longer word, and every message is checked."""
+        inner = [word for word in text.split()[1:-1] if any(c.isalnum() for c in word)]
+        check = Sql("quarry_holds(m.proto, ?)", [text])
+        if inner:
+            words = plan_pb2.FtsExpr(all=plan_pb2.FtsList(items=[plan_pb2.FtsExpr(term=w) for w in inner]))
+            candidates = self.full_text.units("messages", words)
+            check = Sql(f"m.ord IN (SELECT value FROM json_each(?)) AND {check.text}", [json_list(candidates), text])
+        return Sql(f"s.ord IN (SELECT m.session_ord FROM messages m WHERE {check.text})", check.params)
 
     # unit rows
 

@@ -31,6 +31,7 @@ from quarry.core.errors import QuarryError
 from quarry.core.event_trace import record_of
 from quarry.index.lexical import analyzer, visibility
 from quarry.index.lexical.store import EVENT_COLUMNS, Store, json_list
+from quarry.index.lexical.unit_tables import literal_pattern
 from quarry.index.lexical.visibility import Visible
 from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
 
@@ -42,11 +43,10 @@ _local = threading.local()
 
 
 def text_pattern(text: str) -> re.Pattern[str]:
-    """Seed 002's text clause: the literal text, case-insensitive, any run of whitespace matching any other."""
-    words = text.split()
-    if not words:
+    """Seed 002's text clause (unit_tables.literal_pattern), refused without any text."""
+    if not text.split():
         raise QuarryError(errors_pb2.INVALID_REQUEST, "a text filter needs some text", parameter="filters.text")
-    return re.compile(r"\s+".join(re.escape(word) for word in words), re.IGNORECASE)
+    return literal_pattern(text)
 
 
 def list_sessions(

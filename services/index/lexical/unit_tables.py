@@ -17,13 +17,15 @@ assertion rows: the unit is empty and `exists assertion(...)` is false.
 
 from __future__ import annotations
 
+import functools
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from google.protobuf.message import Message as ProtoMessage
 
-from quarry.core.vocab import UNIT_SOURCES
+from quarry.core.vocab import DIALOGUE_BLOCK_TYPES, UNIT_SOURCES
 from quarry.v1 import units_pb2
 
 ASSERTIONS_FILE = "assertions.sqlite3"
@@ -195,6 +197,19 @@ def _text(unit: str, blob: bytes) -> str:
     return "\n".join(getattr(decoded, name) for name in _TEXT_FIELDS[unit])
 
 
+@functools.lru_cache(maxsize=64)
+def literal_pattern(text: str) -> re.Pattern[str]:
+    """Seed 002's text clause: the literal text, case-insensitive, any run of whitespace matching any other."""
+    return re.compile(r"\s+".join(re.escape(word) for word in text.split()), re.IGNORECASE)
+
+
+def _holds(blob: bytes, text: str) -> int:
+    """Whether a message (its proto) holds `text` in its dialogue text (text, code and thinking blocks)."""
+    message = units_pb2.Message.FromString(blob)
+    dialogue = "\n".join(b.text for b in message.blocks if b.text and b.type in DIALOGUE_BLOCK_TYPES)
+    return int(literal_pattern(text).search(dialogue) is not None)
+
+
 def prepare(conn: sqlite3.Connection, shard_dir: Path) -> bool:
     """Make a reader connection ready for unit queries (idempotent): the proto functions registered
     and the assertions database attached when the file exists. Returns whether assertions are
@@ -204,6 +219,7 @@ def prepare(conn: sqlite3.Connection, shard_dir: Path) -> bool:
         return True
     conn.create_function("quarry_field", 3, _field, deterministic=True)
     conn.create_function("quarry_text", 2, _text, deterministic=True)
+    conn.create_function("quarry_holds", 2, _holds, deterministic=True)
     path = shard_dir / ASSERTIONS_FILE
     if not path.exists():
         return False
