@@ -73,6 +73,7 @@ ALIASES: dict[str, dict[str, str]] = {
         "semantic_type": "category",
         "is_error": "failed",
         "input": "input_json",
+        "followup_class": "followup",
     },
     "blocks": {"block_id": "id", "block_type": "type", "tool_input": "tool_input_json"},
     "files": {
@@ -146,6 +147,8 @@ def value(unit: str, row: query_pb2.QueryUnitRow, name: str) -> Any:
     if derived is not None:
         return derived(payload)
     field = payload.DESCRIPTOR.fields_by_name[name]
+    if field.has_presence and field.message_type is None and not payload.HasField(name):
+        return None  # an optional number the source does not record (an action's exit_code)
     raw = getattr(payload, name)
     if field.message_type is not None and field.message_type.GetOptions().map_entry:
         return dict(raw)

@@ -42,6 +42,7 @@ from quarry.core.vocab import (
     BLOCK_TYPES,
     DELIVERY_STATES,
     EVENT_KINDS,
+    FOLLOWUP_CLASSES,
     MAPPING_STATES,
     ORIGINS,
     RESULT_STATES,
@@ -210,6 +211,15 @@ MESSAGE_FIELDS: dict[str, FieldSpec] = _table(
 ACTION_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("tool", FieldKind.KEYWORD, True, "the tool the action called"),
     FieldSpec("is_error", FieldKind.KEYWORD, True, "whether the tool call failed", ("true", "false")),
+    _number("exit_code", "the command's exit status, where the source records it (Codex, Claude Code, Gemini CLI)"),
+    FieldSpec(
+        "followup_class",
+        FieldKind.KEYWORD,
+        True,
+        "a failed action: what the agent's next turn did about it, a label read off its text "
+        "(quarry.ingest.followup): acknowledged, silent_proceed, wordless_continuation or ambiguous",
+        FOLLOWUP_CLASSES,
+    ),
     FieldSpec("action", FieldKind.KEYWORD, True, "the action category", ACTION_CATEGORIES),
     FieldSpec("path", FieldKind.PATH, False, "the action's path contains the value"),
     FieldSpec("command", FieldKind.CONTAINS, False, "the shell command contains the value"),
@@ -305,7 +315,7 @@ EXISTS_UNITS: dict[str, str] = UNIT_SOURCES
 _SESSION_GROUPS = ("session.origin", "session.repo")
 GROUP_FIELDS: dict[str, tuple[str, ...]] = {
     "messages": ("role", *_SESSION_GROUPS),
-    "actions": ("tool", "action", "is_error", *_SESSION_GROUPS),
+    "actions": ("tool", "action", "is_error", "exit_code", "followup_class", *_SESSION_GROUPS),
     "blocks": ("type", "tool", *_SESSION_GROUPS),
     "files": ("path", *_SESSION_GROUPS),
     "assertions": ("kind", "status", "author", *_SESSION_GROUPS),

@@ -32,6 +32,7 @@ import orjson
 from quarry.core import refs, vocab
 from quarry.ingest import events
 from quarry.ingest.derive import ToolResult, add_units, normalize_path, paired_results
+from quarry.ingest.followup import followup
 from quarry.ingest.prompts import first_prompt, prompt_text
 from quarry.ingest.sources import SYNTHETIC_MODELS, DraftBlock, DraftMessage, DraftSession
 from quarry.v1 import units_pb2
@@ -353,7 +354,7 @@ def _add_actions(
         result = results.get(block.tool_use_id) if block.tool_use_id else None
         output, failed = (cap_output(result.block.text), result.block.is_error) if result else ("", False)
         message_id = refs.message_id(session_id, message_seq)
-        session.actions.add(
+        action = session.actions.add(
             id=refs.action_id(session_id, seq),
             session_id=session_id,
             message_id=message_id,
@@ -368,3 +369,24 @@ def _add_actions(
             input_json=block.tool_input_json,
             time_ms=message.time_ms,
         )
+        exit_code = exit_status(result.block) if result else None
+        if exit_code is not None:
+            action.exit_code = exit_code
+        if failed:
+            action.followup = followup(draft.messages, result.message_seq if result else message_seq)
+
+
+# How a tool result states its exit status in its first lines: Claude Code's `Exit code 1` (`Error: Exit code
+# 1`), Gemini CLI's `Exit Code: 1`, Codex's `Process exited with code 1`.
+_EXIT_STATUS = re.compile(
+    r"^(?:Error: )?(?:Exit code|Exit Code:|Process exited with code)\s+(-?\d{1,6})\b", re.MULTILINE
+)
+_EXIT_STATUS_CHARS = 600
+
+
+def exit_status(block: DraftBlock) -> int | None:
+    """The exit status a tool result records: the parser's, else the one its text states first."""
+    if block.exit_code is not None:
+        return block.exit_code
+    match = _EXIT_STATUS.search(block.text, 0, _EXIT_STATUS_CHARS)
+    return int(match.group(1)) if match else None

@@ -210,6 +210,9 @@ def _session_b() -> units_pb2.Session:
         tool_use_messages=1,
     )
     s.duration_ms = 59_999
+    s.actions[1].exit_code = 1  # the failing pytest; its next turn says the timeout is fixed
+    s.actions[1].followup = "acknowledged"
+    s.actions[2].exit_code = 0
     _tokens(s, 1, 1000, 2000)
     _tokens(s, 5, 999, 2500)
     _files(s, PLAN_PY, {"file_edit": 2})

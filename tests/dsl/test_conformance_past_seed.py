@@ -31,6 +31,13 @@ TABLE: list[tuple[str, Expected]] = [
     ("actions where is_error:true | group by tool | count", groups(("bash", 1))),
     # ------------------------------------------------------------------ fields
     ("actions where is_error:true", rows(action(B, 1))),
+    ("actions where exit_code >= 1", rows(action(B, 1))),
+    ("actions where exit_code:0", rows(action(B, 2))),
+    ("actions where followup_class:acknowledged", rows(action(B, 1))),
+    ("actions where is_error:true AND -followup_class:acknowledged", rows()),
+    (f"actions where session.id:{B} | group by exit_code | count", groups(("", 1), ("0", 1), ("1", 1))),
+    ("actions where is_error:true | group by followup_class | count", groups(("acknowledged", 1))),
+    ("actions where followup_class:shrugged", error(errors_pb2.BAD_VALUE)),
     (f"messages where session.id:{B} AND words >= 8", rows(message(B, 0), message(B, 1))),
     (f"messages where session.id:{B} AND word_count between 1 and 5", rows(message(B, 5))),
     (f"messages where session.id:{B} AND type:code", rows(message(B, 1))),

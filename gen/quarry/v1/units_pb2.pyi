@@ -97,7 +97,7 @@ class Message(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., role: _Optional[str] = ..., authored: _Optional[bool] = ..., time_ms: _Optional[int] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., duration_ms: _Optional[int] = ..., surface: _Optional[str] = ..., blocks: _Optional[_Iterable[_Union[Block, _Mapping]]] = ..., words: _Optional[int] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("id", "session_id", "message_id", "block_id", "seq", "category", "tool", "command", "path", "output", "failed", "input_json", "time_ms")
+    __slots__ = ("id", "session_id", "message_id", "block_id", "seq", "category", "tool", "command", "path", "output", "failed", "input_json", "time_ms", "exit_code", "followup")
     ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -111,6 +111,8 @@ class Action(_message.Message):
     FAILED_FIELD_NUMBER: _ClassVar[int]
     INPUT_JSON_FIELD_NUMBER: _ClassVar[int]
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    FOLLOWUP_FIELD_NUMBER: _ClassVar[int]
     id: str
     session_id: str
     message_id: str
@@ -124,7 +126,9 @@ class Action(_message.Message):
     failed: bool
     input_json: str
     time_ms: int
-    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., block_id: _Optional[str] = ..., seq: _Optional[int] = ..., category: _Optional[str] = ..., tool: _Optional[str] = ..., command: _Optional[str] = ..., path: _Optional[str] = ..., output: _Optional[str] = ..., failed: _Optional[bool] = ..., input_json: _Optional[str] = ..., time_ms: _Optional[int] = ...) -> None: ...
+    exit_code: int
+    followup: str
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., block_id: _Optional[str] = ..., seq: _Optional[int] = ..., category: _Optional[str] = ..., tool: _Optional[str] = ..., command: _Optional[str] = ..., path: _Optional[str] = ..., output: _Optional[str] = ..., failed: _Optional[bool] = ..., input_json: _Optional[str] = ..., time_ms: _Optional[int] = ..., exit_code: _Optional[int] = ..., followup: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
     __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash", "agent", "files", "runs", "events", "snapshots", "delegations", "log_events", "title_snapshot", "scope")

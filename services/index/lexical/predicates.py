@@ -410,6 +410,10 @@ def _action_field(clause: plan_pb2.FieldClause, alias: str) -> Sql:
         return _contains(f"lower({alias}.{name})", _values(clause), str.lower)
     if name == "is_error":
         return _in(f"{alias}.failed", [1 if value == "true" else 0 for value in _values(clause)])
+    if name == "exit_code":  # rows without a recorded status (NULL) match no comparison
+        return _compare(f"{alias}.exit_code", clause)
+    if name == "followup_class":
+        return _in(f"{alias}.followup", _values(clause))
     raise _unknown("actions", name)
 
 

@@ -207,6 +207,8 @@ def decompose(
                     a.failed,
                     a.input_json,
                     a.time_ms,
+                    a.exit_code if a.HasField("exit_code") else None,
+                    a.followup,
                     analyzer.normalize_path(path) if path else "",
                 )
             )

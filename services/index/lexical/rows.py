@@ -88,6 +88,8 @@ def _number_expr(unit: str, field: str) -> str:
     spec = TABLES[unit]
     if unit == "actions" and field == "is_error":
         return "u.failed"
+    if unit == "actions" and field == "exit_code":
+        return "u.exit_code"
     if field in spec.proto_numbers:
         return f"quarry_field('{unit}', u.proto, '{field}')"
     if unit == "messages" and field in MESSAGE_PROTO_NUMBERS:

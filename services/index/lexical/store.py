@@ -76,8 +76,17 @@ if TYPE_CHECKING:
     from quarry.index.lexical.records import SessionRecords
 
 COUNT_FIELDS = tuple(f.name for f in units_pb2.SessionCounts.DESCRIPTOR.fields)
-FORMAT_VERSION = 7  # PRAGMA user_version of the layout below (5: seed 002's raw log events; 6: scopes;
-# 7: message and unit protos without the ids their row gives back, log_event_chunks a rowid table)
+FORMAT_VERSION = 8  # PRAGMA user_version of the layout below (5: seed 002's raw log events; 6: scopes;
+# 7: message and unit protos without the ids their row gives back, log_event_chunks a rowid table;
+# 8: actions' exit_code and followup)
+# A store of an earlier format these statements bring to this one in place (its rows keep their values;
+# what the new columns record is filled in for sessions written from then on).
+_MIGRATIONS = {
+    7: (
+        "ALTER TABLE actions ADD COLUMN exit_code INTEGER",
+        "ALTER TABLE actions ADD COLUMN followup TEXT NOT NULL DEFAULT ''",
+    ),
+}
 _PAGE_BYTES = 16384
 _WAL_LIMIT_BYTES = 64 << 20
 _READER_MMAP_BYTES = 1 << 40
@@ -209,7 +218,9 @@ CREATE TABLE IF NOT EXISTS actions (
   own_id TEXT,  -- NULL: the id is `<message_id's first id_prefix characters>:action:<seq>`
   id_prefix INTEGER,
   own_block_id TEXT,  -- NULL: the block id is `<message_id>:<block_index>`
-  block_index INTEGER
+  block_index INTEGER,
+  exit_code INTEGER,  -- NULL: the source does not record it
+  followup TEXT NOT NULL DEFAULT ''  -- a failed action's quarry.ingest.followup label
 );
 CREATE INDEX IF NOT EXISTS actions_session ON actions (session_ord, seq);
 CREATE INDEX IF NOT EXISTS actions_tool ON actions (tool, session_ord);
@@ -287,7 +298,8 @@ CREATE INDEX IF NOT EXISTS delegations_child ON delegations (child_session_id) W
 """
 
 ACTION_COLUMNS = (
-    "id, session_ord, message_id, block_id, seq, category, tool, command, path, output, failed, input_json, time_ms"
+    "id, session_ord, message_id, block_id, seq, category, tool, command, path, output, failed, input_json, time_ms, "
+    "exit_code, followup"
 )
 SESSION_COLUMNS = (
     "ord",
@@ -342,8 +354,8 @@ _INSERT_MESSAGE = _insert("messages", MESSAGE_COLUMNS)
 _INSERT_BLOCK = _insert("blocks", BLOCK_COLUMNS)
 _INSERT_ACTION = _insert(
     "actions",
-    "session_ord, message_id, seq, category, tool, command, path, output, failed, input_json, time_ms, path_norm, "
-    "own_id, id_prefix, own_block_id, block_index",
+    "session_ord, message_id, seq, category, tool, command, path, output, failed, input_json, time_ms, exit_code, "
+    "followup, path_norm, own_id, id_prefix, own_block_id, block_index",
 )
 _INSERT_UNITS = {table: _insert(table, columns) for table, columns in UNIT_TABLES.items()}
 EVENT_COLUMNS = "seq, type, time_ms, surface, message_seq, links"
@@ -376,8 +388,9 @@ def json_list(values: Iterable[object]) -> str:
 
 def action_from_row(row: Sequence[object], session_id: str) -> units_pb2.Action:
     """An Action from the `ACTION_COLUMNS` of a row (session_ord replaced by the session id)."""
-    (id_, _, message_id, block_id, seq, category, tool, command, path, output, failed, input_json, time_ms) = row
-    return units_pb2.Action(
+    (id_, _, message_id, block_id, seq, category, tool, command, path, output, failed, input_json, time_ms) = row[:13]
+    exit_code, followup = row[13:15]
+    action = units_pb2.Action(
         id=id_,
         session_id=session_id,
         message_id=message_id,
@@ -391,7 +404,11 @@ def action_from_row(row: Sequence[object], session_id: str) -> units_pb2.Action:
         failed=bool(failed),
         input_json=input_json,
         time_ms=time_ms,
+        followup=followup,
     )
+    if exit_code is not None:
+        action.exit_code = exit_code
+    return action
 
 
 def pack_proto(proto: bytes, unit_id: str) -> bytes:
@@ -562,10 +579,22 @@ class Store:
         return conn
 
     def _check_format(self) -> None:
-        """Refuse a store written in another layout (its rows would not fit these statements)."""
+        """Bring a store of an earlier format this build migrates up to this one, in one transaction;
+        refuse one of any other layout (its rows would not fit these statements)."""
         conn = self._writer
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         has_tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").fetchone()
+        if has_tables and version in _MIGRATIONS:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _MIGRATIONS[version]:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={FORMAT_VERSION}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return
         if has_tables and version != FORMAT_VERSION:
             conn.close()
             raise QuarryError(

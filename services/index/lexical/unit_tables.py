@@ -91,7 +91,11 @@ TABLES: dict[str, UnitTable] = {
             "actions",
             "actions",
             "time_ms",
-            group_fields={**_keys(tool="u.tool", action="u.category"), "is_error": _BOOLEAN_KEY.format("u.failed")},
+            group_fields={
+                **_keys(tool="u.tool", action="u.category", followup_class="u.followup"),
+                "is_error": _BOOLEAN_KEY.format("u.failed"),
+                "exit_code": "COALESCE(CAST(u.exit_code AS TEXT), '')",  # "": not recorded
+            },
         ),
         UnitTable(
             "blocks",

@@ -40,6 +40,7 @@ class DraftBlock:
     tool_input_json: str = ""
     path: str = ""
     is_error: bool = False
+    exit_code: int | None = None  # tool_result: the command's exit status, when the source records it
     media_type: str = ""
     command: str = ""  # tool_use: the command it runs, carried to its Action (not a Block field)
 

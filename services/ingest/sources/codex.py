@@ -253,6 +253,7 @@ class _Parser:
             tool_name=self.call_names.get(call_id, ""),
             tool_use_id=call_id,
             is_error=failed or bool(exit_code),
+            exit_code=exit_code,
         )
         if call_id:
             self.results.setdefault(call_id, block)
@@ -341,8 +342,9 @@ class _Parser:
         self._flush_usage()
         for call_id, exit_code in self.exit_codes.items():
             block = self.results.get(call_id)
-            if block is not None and exit_code != 0:
-                block.is_error = True
+            if block is not None:
+                block.exit_code = exit_code
+                block.is_error = block.is_error or exit_code != 0
         if self.draft.messages:
             if not self.draft.native_id:
                 self.draft.native_id = os.path.splitext(os.path.basename(self.path))[0]
