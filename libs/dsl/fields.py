@@ -156,7 +156,7 @@ SESSION_FIELDS: dict[str, FieldSpec] = _table(
         True,
         "a message's dialogue text (its text, code and thinking) holds the value literally, a substring of "
         'a word included: case-insensitive, any run of whitespace matching any other (`contains:"retry the '
-        'write"`), as seed 002\'s text clause',
+        "write\"`), as seed 002's text clause",
     ),
     FieldSpec("cwd", FieldKind.CONTAINS, False, "the session's working directory contains the value"),
     FieldSpec("tag", FieldKind.KEYWORD, True, "the session carries the tag"),
@@ -261,6 +261,8 @@ RUN_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("status", FieldKind.KEYWORD, True, "the run status", RUN_STATUSES),
     FieldSpec("agent", FieldKind.KEYWORD, True, "the subagent type (Explore, general-purpose, …)"),
     FieldSpec("model", FieldKind.KEYWORD, True, "the model the run used"),
+    FieldSpec("provider", FieldKind.KEYWORD, True, "who serves the run's model (anthropic, openai, google, …)"),
+    FieldSpec("branch", FieldKind.KEYWORD, True, "the git branch the session worked on"),
     _number("duration_ms", "the run duration, in milliseconds"),
     _number("tool_uses", "the tool calls the run made"),
     _number("total_tokens", "the tokens the run used"),
@@ -291,6 +293,8 @@ DELEGATION_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("result_state", FieldKind.KEYWORD, True, "the recorded result", RESULT_STATES),
     FieldSpec("agent", FieldKind.KEYWORD, True, "the subagent type"),
     FieldSpec("tool", FieldKind.KEYWORD, True, "the dispatching tool (task, agent, …)"),
+    FieldSpec("child_model", FieldKind.KEYWORD, True, "the model the subagent ran, when recorded"),
+    FieldSpec("is_error", FieldKind.KEYWORD, True, "whether the dispatch's result is an error", ("true", "false")),
     FieldSpec("instruction", FieldKind.CONTAINS, False, "the recorded instruction contains the value"),
     *_dates("the dispatch time"),
 )
@@ -319,10 +323,10 @@ GROUP_FIELDS: dict[str, tuple[str, ...]] = {
     "blocks": ("type", "tool", *_SESSION_GROUPS),
     "files": ("path", *_SESSION_GROUPS),
     "assertions": ("kind", "status", "author", *_SESSION_GROUPS),
-    "runs": ("role", "status", "agent", "model", *_SESSION_GROUPS),
+    "runs": ("role", "status", "agent", "model", "provider", "branch", *_SESSION_GROUPS),
     "observed-events": ("kind", "delivery_state", *_SESSION_GROUPS),
     "context-snapshots": ("boundary", "trigger", "model", *_SESSION_GROUPS),
-    "delegations": ("mapping_state", "result_state", "agent", "tool", *_SESSION_GROUPS),
+    "delegations": ("mapping_state", "result_state", "agent", "tool", "child_model", "is_error", *_SESSION_GROUPS),
 }
 
 # `session.<name>` inside a unit query names a session field; the session id is `session.id`.

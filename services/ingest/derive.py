@@ -227,7 +227,9 @@ def _add_delegations(
             tool_use_ref=refs.ref("block", action.block_id),
             result_state=_result_state(result, run_status),
             time_ms=action.time_ms,
+            child_model=facts.model or as_str(tool_input.get("model")),
         )
+        delegation.is_error = delegation.result_state == "failed"
         if result is not None:
             delegation.result_preview = result.block.text[:PREVIEW_CHARS]
             delegation.result_sha256 = _sha256(result.block.text)
@@ -272,6 +274,8 @@ def _add_runs(session: units_pb2.Session, draft: DraftSession, dispatches: list[
         tool_uses=len(session.actions),
         total_tokens=tokens,
         model=session.model,
+        provider=provider(session.model, session.origin),
+        branch=session.branch,
     )
     for item in dispatches:
         started = item.action.time_ms
@@ -291,8 +295,45 @@ def _add_runs(session: units_pb2.Session, draft: DraftSession, dispatches: list[
             duration_ms=duration,
             tool_uses=facts.tool_uses,
             total_tokens=facts.total_tokens,
-            model=facts.model or as_str(item.tool_input.get("model")),
+            model=item.delegation.child_model,
+            provider=provider(item.delegation.child_model or session.model, session.origin),
+            branch=session.branch,
         )
+
+
+# Who serves a model, by its name's first word; else by the agent that wrote the log.
+_MODEL_PROVIDERS = (
+    ("claude", "anthropic"),
+    ("gpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("codex", "openai"),
+    ("gemini", "google"),
+    ("gemma", "google"),
+    ("llama", "meta"),
+    ("mistral", "mistral"),
+    ("codestral", "mistral"),
+    ("deepseek", "deepseek"),
+    ("qwen", "alibaba"),
+    ("grok", "xai"),
+)
+_ORIGIN_PROVIDERS = {
+    "claude-code-session": "anthropic",
+    "codex-session": "openai",
+    "chatgpt-export": "openai",
+    "gemini-cli-session": "google",
+}
+
+
+def provider(model: str, origin: str) -> str:
+    """The provider of a run's model: from the model's name (`claude-…`: anthropic, `gpt-…`: openai), else
+    the one the agent that wrote the log uses; "" when neither tells."""
+    name = model.lower().rsplit("/", 1)[-1]
+    for prefix, who in _MODEL_PROVIDERS:
+        if name.startswith(prefix):
+            return who
+    return _ORIGIN_PROVIDERS.get(origin, "")
 
 
 def _main_status(draft: DraftSession, last_reply: int) -> str:

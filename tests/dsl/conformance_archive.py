@@ -216,7 +216,15 @@ def _session_b() -> units_pb2.Session:
     _tokens(s, 1, 1000, 2000)
     _tokens(s, 5, 999, 2500)
     _files(s, PLAN_PY, {"file_edit": 2})
-    s.runs.add(id=refs.run_id(s.id), session_id=s.id, role="main", status="completed", started_ms=at(6, 17, 9))
+    s.runs.add(
+        id=refs.run_id(s.id),
+        session_id=s.id,
+        role="main",
+        status="completed",
+        started_ms=at(6, 17, 9),
+        provider="anthropic",
+        branch="main",
+    )
     s.runs.add(
         id=refs.run_id(s.id, 1),
         session_id=s.id,
@@ -236,6 +244,7 @@ def _session_b() -> units_pb2.Session:
         agent="Explore",
         instruction="Review the query planner for regressions",
         result_state="completed",
+        child_model="claude-haiku-4",
         time_ms=at(6, 17, 11),
     )
     s.events.add(
@@ -314,7 +323,8 @@ def _session_c() -> units_pb2.Session:
         tool="Task",
         agent="Explore",
         instruction="review the sinex tests",
-        result_state="missing",
+        result_state="failed",
+        is_error=True,
         time_ms=at(6, 19, 12) + MINUTE,
     )
     s.events.add(
@@ -353,7 +363,15 @@ def _session_d() -> units_pb2.Session:
     )
     _counts(s, messages=10, words=400, user_messages=3, assistant_words=499, tool_messages=2, tool_use_messages=1)
     _files(s, "docs/notes.md", {"file_write": 1})
-    s.runs.add(id=refs.run_id(s.id), session_id=s.id, role="main", status="completed", started_ms=at(5, 31))
+    s.runs.add(
+        id=refs.run_id(s.id),
+        session_id=s.id,
+        role="main",
+        status="completed",
+        started_ms=at(5, 31),
+        provider="openai",
+        branch="refactor/schema",
+    )
     s.runs.add(
         id=refs.run_id(s.id, 1),
         session_id=s.id,

@@ -9,7 +9,23 @@ from __future__ import annotations
 import pytest
 
 from quarry.v1 import errors_pb2
-from tests.dsl.conformance_archive import A, B, C, ConformanceCluster, D, E, F, G, H, I, J, action, message
+from tests.dsl.conformance_archive import (
+    A,
+    B,
+    C,
+    ConformanceCluster,
+    D,
+    E,
+    F,
+    G,
+    H,
+    I,
+    J,
+    action,
+    delegation,
+    message,
+    run,
+)
 from tests.dsl.test_conformance import Expected, answer, error, groups, rows, sessions
 
 UNSUPPORTED = errors_pb2.UNSUPPORTED_FORM
@@ -27,6 +43,13 @@ TABLE: list[tuple[str, Expected]] = [
         groups(("resolved", 2), ("unresolved", 1)),
     ),
     ("context-snapshots where boundary:compaction | count", groups(("", 1))),
+    ("runs where provider:anthropic", rows(run(B))),
+    ("runs where role:main AND branch:refactor/schema", rows(run(D))),
+    ("runs where role:main | group by provider | count", groups(("", 2), ("anthropic", 1), ("openai", 1))),
+    ("delegations where is_error:true", rows(delegation(C, 1))),
+    ("delegations where child_model:claude-haiku-4", rows(delegation(B, 1))),
+    ("delegations where tool:task | group by is_error | count", groups(("false", 2), ("true", 1))),
+    ("delegations where tool:task | agg sum:is_error", groups(("", 3))),
     (f"actions where session.id:{B} | group by is_error | count", groups(("false", 2), ("true", 1))),
     ("actions where is_error:true | group by tool | count", groups(("bash", 1))),
     # ------------------------------------------------------------------ fields

@@ -47,6 +47,7 @@ def test_conversation_units() -> None:
             "duration_ms": 99_750,
             "tool_uses": 1,
             "model": "gpt-4o",
+            "provider": "openai",
         }
     ]
     assert rows(first.snapshots) == [

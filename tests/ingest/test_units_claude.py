@@ -113,6 +113,7 @@ def test_delegating_files_runs_and_delegations() -> None:
             "result_preview": interrupted,
             "result_sha256": _sha(interrupted),
             "time_ms": T3 + 13000,
+            "is_error": True,
         },
     ]
     # usage per reply: 5 input + 100 cache read + output (30 for the merged msg_1, 10 x 4, 40) -> 740
@@ -128,6 +129,8 @@ def test_delegating_files_runs_and_delegations() -> None:
             "tool_uses": 5,
             "total_tokens": 740,
             "model": "claude-sonnet-4-6",
+            "provider": "anthropic",
+            "branch": "main",
         },
         {
             "id": f"{MAIN}:run:1",
@@ -142,6 +145,8 @@ def test_delegating_files_runs_and_delegations() -> None:
             "duration_ms": 4000,  # toolUseResult.totalDurationMs, not the 5 s between the records
             "tool_uses": 1,
             "total_tokens": 1234,
+            "provider": "anthropic",
+            "branch": "main",
         },
         {
             "id": f"{MAIN}:run:2",
@@ -153,6 +158,8 @@ def test_delegating_files_runs_and_delegations() -> None:
             "started_ms": T3 + 13000,
             "ended_ms": T3 + 20000,
             "duration_ms": 7000,
+            "provider": "anthropic",
+            "branch": "main",
         },
     ]
 
@@ -294,6 +301,8 @@ def test_subagent_file_is_a_child_session_with_lineage() -> None:
             "tool_uses": 1,
             "total_tokens": 26,
             "model": "claude-haiku-4-5",
+            "provider": "anthropic",
+            "branch": "main",
         }
     ]
     assert [(f.path, dict(f.categories)) for f in child.files] == [("db", {"search": 1})]  # Grep over db/
@@ -406,6 +415,7 @@ def test_old_layout_sidechain_resolves_its_task_with_the_child_excerpt() -> None
             "child_excerpt_preview": excerpt,
             "child_excerpt_sha256": _sha(excerpt),
             "time_ms": T4 + 2000,
+            "child_model": "claude-haiku-4-5",
         },
         {  # no subagent_type, no sidechain answered it
             "id": f"{sid}:delegation:2",
@@ -419,6 +429,7 @@ def test_old_layout_sidechain_resolves_its_task_with_the_child_excerpt() -> None
             "result_preview": failure,
             "result_sha256": _sha(failure),
             "time_ms": T4 + 2000,
+            "is_error": True,
         },
     ]
     assert rows(main.runs)[1:] == [
@@ -436,6 +447,8 @@ def test_old_layout_sidechain_resolves_its_task_with_the_child_excerpt() -> None
             "tool_uses": 1,
             "total_tokens": 900,
             "model": "claude-haiku-4-5",  # the child's, seen in the same file
+            "provider": "anthropic",
+            "branch": "main",
         },
         {
             "id": f"{sid}:run:2",
@@ -446,6 +459,8 @@ def test_old_layout_sidechain_resolves_its_task_with_the_child_excerpt() -> None
             "started_ms": T4 + 2000,
             "ended_ms": T4 + 8000,
             "duration_ms": 6000,
+            "provider": "anthropic",
+            "branch": "main",
         },
     ]
     assert [(e.kind, e.text, e.object_ref, e.delivery_state) for e in main.events[1:]] == [

@@ -116,6 +116,8 @@ def test_resumed_rollout_events_runs_files_and_snapshots() -> None:
             "duration_ms": 611_000,
             "tool_uses": 3,
             "model": "gpt-5-codex",
+            "provider": "openai",
+            "branch": "fix/login",
         }
     ]
     assert rows(session.files) == [

@@ -72,6 +72,7 @@ def test_quota_error_units() -> None:
             "tool_uses": 1,
             "total_tokens": 1300,
             "model": "gemini-2.5-pro",
+            "provider": "google",
         }
     ]
     error = "[API Error: You exceeded your current quota, please check your plan and billing details.]"

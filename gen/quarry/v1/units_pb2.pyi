@@ -266,7 +266,7 @@ class FileTouch(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., path: _Optional[str] = ..., actions: _Optional[int] = ..., categories: _Optional[_Mapping[str, int]] = ..., failed: _Optional[int] = ..., first_ref: _Optional[str] = ..., last_ref: _Optional[str] = ..., first_time_ms: _Optional[int] = ..., last_time_ms: _Optional[int] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("id", "session_id", "role", "status", "agent", "child_session_id", "delegation_id", "started_ms", "ended_ms", "duration_ms", "tool_uses", "total_tokens", "model")
+    __slots__ = ("id", "session_id", "role", "status", "agent", "child_session_id", "delegation_id", "started_ms", "ended_ms", "duration_ms", "tool_uses", "total_tokens", "model", "provider", "branch")
     ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
@@ -280,6 +280,8 @@ class Run(_message.Message):
     TOOL_USES_FIELD_NUMBER: _ClassVar[int]
     TOTAL_TOKENS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
     id: str
     session_id: str
     role: str
@@ -293,7 +295,9 @@ class Run(_message.Message):
     tool_uses: int
     total_tokens: int
     model: str
-    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., role: _Optional[str] = ..., status: _Optional[str] = ..., agent: _Optional[str] = ..., child_session_id: _Optional[str] = ..., delegation_id: _Optional[str] = ..., started_ms: _Optional[int] = ..., ended_ms: _Optional[int] = ..., duration_ms: _Optional[int] = ..., tool_uses: _Optional[int] = ..., total_tokens: _Optional[int] = ..., model: _Optional[str] = ...) -> None: ...
+    provider: str
+    branch: str
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., role: _Optional[str] = ..., status: _Optional[str] = ..., agent: _Optional[str] = ..., child_session_id: _Optional[str] = ..., delegation_id: _Optional[str] = ..., started_ms: _Optional[int] = ..., ended_ms: _Optional[int] = ..., duration_ms: _Optional[int] = ..., tool_uses: _Optional[int] = ..., total_tokens: _Optional[int] = ..., model: _Optional[str] = ..., provider: _Optional[str] = ..., branch: _Optional[str] = ...) -> None: ...
 
 class ObservedEvent(_message.Message):
     __slots__ = ("id", "session_id", "seq", "kind", "time_ms", "text", "source_ref", "object_ref", "delivery_state")
@@ -346,7 +350,7 @@ class ContextSnapshot(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., boundary: _Optional[str] = ..., time_ms: _Optional[int] = ..., message_ref: _Optional[str] = ..., trigger: _Optional[str] = ..., tokens_before: _Optional[int] = ..., preview: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
 
 class Delegation(_message.Message):
-    __slots__ = ("id", "session_id", "child_session_id", "mapping_state", "tool", "agent", "description", "instruction", "tool_use_ref", "result_state", "result_preview", "result_sha256", "child_excerpt_preview", "child_excerpt_sha256", "time_ms")
+    __slots__ = ("id", "session_id", "child_session_id", "mapping_state", "tool", "agent", "description", "instruction", "tool_use_ref", "result_state", "result_preview", "result_sha256", "child_excerpt_preview", "child_excerpt_sha256", "time_ms", "child_model", "is_error")
     ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     CHILD_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -362,6 +366,8 @@ class Delegation(_message.Message):
     CHILD_EXCERPT_PREVIEW_FIELD_NUMBER: _ClassVar[int]
     CHILD_EXCERPT_SHA256_FIELD_NUMBER: _ClassVar[int]
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    CHILD_MODEL_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
     id: str
     session_id: str
     child_session_id: str
@@ -377,7 +383,9 @@ class Delegation(_message.Message):
     child_excerpt_preview: str
     child_excerpt_sha256: str
     time_ms: int
-    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., child_session_id: _Optional[str] = ..., mapping_state: _Optional[str] = ..., tool: _Optional[str] = ..., agent: _Optional[str] = ..., description: _Optional[str] = ..., instruction: _Optional[str] = ..., tool_use_ref: _Optional[str] = ..., result_state: _Optional[str] = ..., result_preview: _Optional[str] = ..., result_sha256: _Optional[str] = ..., child_excerpt_preview: _Optional[str] = ..., child_excerpt_sha256: _Optional[str] = ..., time_ms: _Optional[int] = ...) -> None: ...
+    child_model: str
+    is_error: bool
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., child_session_id: _Optional[str] = ..., mapping_state: _Optional[str] = ..., tool: _Optional[str] = ..., agent: _Optional[str] = ..., description: _Optional[str] = ..., instruction: _Optional[str] = ..., tool_use_ref: _Optional[str] = ..., result_state: _Optional[str] = ..., result_preview: _Optional[str] = ..., result_sha256: _Optional[str] = ..., child_excerpt_preview: _Optional[str] = ..., child_excerpt_sha256: _Optional[str] = ..., time_ms: _Optional[int] = ..., child_model: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
 
 class Assertion(_message.Message):
     __slots__ = ("id", "kind", "status", "target_ref", "session_id", "body", "author", "evidence_refs", "supersedes", "reason", "created_ms", "updated_ms", "promotion_required", "context_inject")

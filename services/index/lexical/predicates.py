@@ -457,6 +457,8 @@ def _derived_field(spec: UnitTable, clause: plan_pb2.FieldClause) -> Sql:
         return _in(f"lower({decoded})", [v.lower() for v in _values(clause)])
     if name in spec.proto_contains:
         return _contains(f"lower({decoded})", _values(clause), str.lower)
+    if name in spec.proto_flags:
+        return _in(decoded, [1 if value == "true" else 0 for value in _values(clause)])
     raise _unknown(spec.unit, name)
 
 

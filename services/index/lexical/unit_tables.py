@@ -48,6 +48,7 @@ class UnitTable:
     proto_keywords: tuple[str, ...] = ()  # string fields compared equal, case-insensitively
     proto_contains: tuple[str, ...] = ()  # string fields compared by substring, case-insensitively
     proto_numbers: tuple[str, ...] = ()  # integer fields, with every comparison
+    proto_flags: tuple[str, ...] = ()  # bool fields, compared with true / false
     text_fields: tuple[str, ...] = ()  # what `text:` searches
     group_fields: dict[str, str] = field(default_factory=dict)  # `group by` field -> SQL key
 
@@ -127,10 +128,17 @@ TABLES: dict[str, UnitTable] = {
             "started_ms",
             columns={"role": "role", "status": "status", "agent": "agent", "child_session_id": "child_session_id"},
             proto=units_pb2.Run,
-            proto_keywords=("model", "delegation_id"),
+            proto_keywords=("model", "delegation_id", "provider", "branch"),
             proto_numbers=("duration_ms", "tool_uses", "total_tokens"),
             text_fields=("role", "status", "agent", "model"),
-            group_fields=_keys(role="u.role", status="u.status", agent="u.agent", model=_proto_key("runs", "model")),
+            group_fields=_keys(
+                role="u.role",
+                status="u.status",
+                agent="u.agent",
+                model=_proto_key("runs", "model"),
+                provider=_proto_key("runs", "provider"),
+                branch=_proto_key("runs", "branch"),
+            ),
         ),
         UnitTable(
             "observed-events",
@@ -169,7 +177,8 @@ TABLES: dict[str, UnitTable] = {
                 "child_session_id": "child_session_id",
             },
             proto=units_pb2.Delegation,
-            proto_keywords=("tool",),
+            proto_keywords=("tool", "child_model"),
+            proto_flags=("is_error",),
             proto_contains=("instruction", "description", "result_preview", "child_excerpt_preview"),
             text_fields=("description", "instruction", "result_preview", "child_excerpt_preview"),
             group_fields=_keys(
@@ -177,7 +186,9 @@ TABLES: dict[str, UnitTable] = {
                 result_state="u.result_state",
                 agent="u.agent",
                 tool=_proto_key("delegations", "tool"),
-            ),
+                child_model=_proto_key("delegations", "child_model"),
+            )
+            | {"is_error": _BOOLEAN_KEY.format(_proto_key("delegations", "is_error"))},
         ),
     )
 }
