@@ -327,13 +327,19 @@ class Lowering:
         """The session has a message whose dialogue text holds `text` literally (quarry_holds). Its inner
         words (those with whitespace on both sides) are whole words of any text holding it, so the index
         narrows the messages to check to those holding them all; a literal of one or two words may be
-        part of a longer word, and every message is checked."""
+        part of a longer word, and every message is checked, first by a byte search of its stored row
+        (which holds its text verbatim) for the literal's longest ASCII word, in SQLite, so that only the
+        messages holding that word are decoded (quarry_has_bytes)."""
         inner = [word for word in text.split()[1:-1] if any(c.isalnum() for c in word)]
         check = Sql("quarry_holds(m.proto, ?)", [text])
+        ascii_words = [word for word in text.split() if word.isascii()]
+        if ascii_words:  # bytes fold ASCII only: a necessary condition for ASCII words
+            longest = max(ascii_words, key=len).lower()
+            check = Sql(f"quarry_has_bytes(m.body, ?) AND {check.text}", [longest, *check.params])
         if inner:
             words = plan_pb2.FtsExpr(all=plan_pb2.FtsList(items=[plan_pb2.FtsExpr(term=w) for w in inner]))
-            candidates = self.full_text.units("messages", words)
-            check = Sql(f"m.ord IN (SELECT value FROM json_each(?)) AND {check.text}", [json_list(candidates), text])
+            candidates = json_list(self.full_text.units("messages", words))
+            check = Sql(f"m.ord IN (SELECT value FROM json_each(?)) AND {check.text}", [candidates, *check.params])
         return Sql(f"s.ord IN (SELECT m.session_ord FROM messages m WHERE {check.text})", check.params)
 
     # unit rows

@@ -225,6 +225,12 @@ def _holds(blob: bytes, text: str) -> int:
     return int(literal_pattern(text).search(dialogue) is not None)
 
 
+def _has_bytes(blob: bytes, word: str) -> int:
+    """Whether a stored row holds the (lower-case ASCII) word in its bytes, ASCII case folded: a cheap
+    necessary condition before a row is decoded."""
+    return int(word.encode() in blob.lower())
+
+
 def prepare(conn: sqlite3.Connection, shard_dir: Path) -> bool:
     """Make a reader connection ready for unit queries (idempotent): the proto functions registered
     and the assertions database attached when the file exists. Returns whether assertions are
@@ -235,6 +241,7 @@ def prepare(conn: sqlite3.Connection, shard_dir: Path) -> bool:
     conn.create_function("quarry_field", 3, _field, deterministic=True)
     conn.create_function("quarry_text", 2, _text, deterministic=True)
     conn.create_function("quarry_holds", 2, _holds, deterministic=True)
+    conn.create_function("quarry_has_bytes", 2, _has_bytes, deterministic=True)
     path = shard_dir / ASSERTIONS_FILE
     if not path.exists():
         return False
