@@ -16,6 +16,7 @@ import grpc
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
 from quarry.v1 import index_pb2, index_pb2_grpc, query_pb2
+from tests.cluster_log import log_state
 from tests.shared_paths import REPO
 
 WAIT_S = 120.0
@@ -83,11 +84,15 @@ def converged(cluster: LocalCluster) -> bool:
 
 
 def heal(cluster: LocalCluster, timeout: float = WAIT_S) -> None:
-    """Restart every stopped node and wait until the cluster has converged."""
+    """Restart every stopped node and wait until the cluster has converged and its log is whole again
+    (a restarted log server caught up on every stream): a test after a log failover starts from a
+    cluster as whole as the ones before it."""
     for name, proc in list(cluster.procs.items()):
         if proc.poll() is not None:
             cluster.restart(name)
     wait_for(lambda: converged(cluster), timeout, "the cluster did not converge")
+    urls = list(cluster.nats_urls)
+    wait_for(lambda: log_state.whole(urls), timeout, "the log's streams did not all have every replica current")
 
 
 def wait_for(check: object, timeout: float, what: str) -> None:

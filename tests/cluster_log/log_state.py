@@ -1,7 +1,9 @@
-"""What each NATS server of a cluster says of the heartbeats bucket, for a failed test's report: the
-bucket's stream (its leader, each replica's currency and lag) and every node's newest heartbeat (its
-revision and age) as that server answers. A node taken for gone while it says it beats is explained
-here or nowhere: a server that lags, or a heartbeat that never landed."""
+"""The log's servers as a test sees them. For a failed test's report, what each NATS server says of the
+heartbeats bucket: the bucket's stream (its leader, each replica's currency and lag) and every node's
+newest heartbeat (its revision and age) as that server answers; a node taken for gone while it says it
+beats is explained here or nowhere: a server that lags, or a heartbeat that never landed. And whether
+the log is whole (`whole`): every stream led, every replica current, as after a restarted server has
+caught up."""
 
 from __future__ import annotations
 
@@ -11,9 +13,33 @@ import time
 import nats
 import orjson
 
-from quarry.cluster.setup import NODES_BUCKET
+from quarry.cluster.setup import MAP_BUCKET, NODES_BUCKET, STREAM
 
 READ_TIMEOUT_S = 3.0
+
+
+def whole(urls: list[str]) -> bool:
+    """Whether every stream of the cluster (the log and both buckets) has a leader and every other
+    replica current, as the first server that answers says."""
+    try:
+        return asyncio.run(asyncio.wait_for(_whole(urls), READ_TIMEOUT_S * 3))
+    except Exception:
+        return False
+
+
+async def _whole(urls: list[str]) -> bool:
+    nc = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0)
+    try:
+        js = nc.jetstream(timeout=READ_TIMEOUT_S)
+        for stream in (STREAM, f"KV_{MAP_BUCKET}", f"KV_{NODES_BUCKET}"):
+            cluster = (await js.stream_info(stream)).cluster
+            if cluster is None or not cluster.leader:
+                return False
+            if any(not r.current or r.offline for r in cluster.replicas or []):
+                return False
+        return True
+    finally:
+        await nc.close()
 
 
 def describe(urls: list[str]) -> str:
