@@ -142,6 +142,13 @@ FEATURES: dict[str, str] = {
 
 SESSION_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("repo", FieldKind.KEYWORD, True, "the repository the session worked in"),
+    FieldSpec("project", FieldKind.KEYWORD, True, "the project the session worked in: its repository (as `repo:`)"),
+    FieldSpec(
+        "root",
+        FieldKind.SESSION_ID,
+        False,
+        "the family's root session: that session and every session below it (its subagents', `<root id>/…`)",
+    ),
     FieldSpec("origin", FieldKind.KEYWORD, True, "the agent that wrote the session log", ORIGINS),
     FieldSpec(
         "scope",

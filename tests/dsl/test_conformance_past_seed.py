@@ -74,6 +74,11 @@ TABLE: list[tuple[str, Expected]] = [
     ("has:(paste|compaction)", sessions(C, I)),
     ("-has:tools", sessions(A, F, G, H)),
     ("sessions where has:subagents AND NOT has:errors", sessions(C, D)),
+    # ------------------------------------------------------------------ session fields
+    (f"root:{B}", sessions(B, I)),
+    (f"root:{I}", sessions(I)),
+    ("project:polylogue", sessions(A, B, D, E, I, J)),  # as repo:polylogue
+    (f"messages where session.root:{B} AND role:user", rows(message(B, 0), message(I, 0))),
     # ------------------------------------------------------------------ literal text (seed 002's text clause)
     ('contains:"QUERY   envelope"', sessions(A, B, C, D)),
     ("contains:envel", sessions(A, B, C, D)),  # part of a word

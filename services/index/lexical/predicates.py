@@ -311,6 +311,10 @@ class Lowering:
             return _exists("actions a", "a.session_ord = s.ord", _action_field(clause, "a"))
         if name in ("repo", "origin", "scope"):
             return _in(f"s.{name}", _values(clause))
+        if name == "project":  # the peer's name for the repository
+            return _in("s.repo", _values(clause))
+        if name == "root":
+            return _any([_below(root) for root in _values(clause)])
         if name == "session":
             return _in("s.id", _values(clause))
         if name == "title":
@@ -473,8 +477,12 @@ def _lineage(session_id: str) -> Sql:
     id is `<parent id>/<…>`) and every session below the root, as a range on the unique id index."""
     if not session_id:
         raise QuarryError(errors_pb2.BAD_VALUE, "lineage needs a session id", token="lineage")
-    root = session_id.split("/", 1)[0]
-    return Sql("(s.id = ? OR (s.id >= ? AND s.id < ?))", [root, root + "/", root + "0"])
+    return _below(session_id.split("/", 1)[0])
+
+
+def _below(session_id: str) -> Sql:
+    """The session and every session below it (`<id>/…`), as a range on the unique id index."""
+    return Sql("(s.id = ? OR (s.id >= ? AND s.id < ?))", [session_id, session_id + "/", session_id + "0"])
 
 
 def _unit_table(unit: str) -> UnitTable:
