@@ -110,7 +110,9 @@ def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str
         query: str, lane: str = "auto", limit: int = 20, cursor: str = "", require_complete: bool = False
     ) -> CallToolResult:
         """Sessions ranked for a query of Quarry's language (SearchRequest -> SearchEnvelope). lane: auto,
-        dialogue, actions, semantic or hybrid."""
+        dialogue, actions, semantic or hybrid. End the query with a projection to get each session's rows
+        in the same call: `repo:ledger with messages(role, text)[role:user, last:5], actions(tool_name,
+        is_error)[is_error:true]` (each hit's `projections`)."""
         return call(
             lambda: current().search(query, lane=lane, limit=limit, cursor=cursor, require_complete=require_complete)
         )

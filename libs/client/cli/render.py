@@ -195,7 +195,8 @@ PROJECTED_VALUE_CHARS = 160  # a projected value in plain output: one line, cut 
 
 def _plain_projection(projected: query_pb2.ProjectedRows, out: Lines) -> None:
     """`     actions · 5 of 44 rows` and one line per row: `field=value · …`, each value on one line."""
-    shown = f"{len(projected.rows)} of {projected.total} rows" if projected.cut else f"{projected.total} rows"
+    total = f"{projected.total} row{'' if projected.total == 1 else 's'}"
+    shown = f"{len(projected.rows)} of {total}" if projected.cut else total
     out.line("     ", (projected.unit, "bold"), (f" · {shown}", "dim"))
     for row in projected.rows:
         plain = json_format.MessageToDict(row)
@@ -203,6 +204,8 @@ def _plain_projection(projected: query_pb2.ProjectedRows, out: Lines) -> None:
 
 
 def _one_line(value: object) -> str:
+    if value is None:  # not recorded (an action's exit_code where the source has none)
+        return ""
     if isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, float) and value.is_integer():
