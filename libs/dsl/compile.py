@@ -49,6 +49,7 @@ from quarry.dsl.fields import (
     FieldSpec,
     aggregable_fields,
     canonical_value,
+    planned_name,
     unit_fields,
 )
 from quarry.dsl.parser import parse
@@ -238,7 +239,7 @@ def _stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineS
                         ("count", "agg"),
                     )
                 _check_group_field(unit, stage)
-                out.append(plan_pb2.PipelineStage(group_by=name))
+                out.append(plan_pb2.PipelineStage(group_by=planned_name(unit, name)))
             case ast.Count() | ast.Aggregate():
                 word = "count" if isinstance(stage, ast.Count) else "agg"
                 after_group = index > 0 and isinstance(stages[index - 1], ast.GroupBy)
@@ -466,7 +467,9 @@ class _Lowering:
         if spec.name == "has":
             features = [_feature(value, node.session_scoped) for value in values]
             return features[0] if len(features) == 1 else _joined("any", features)
-        clause = plan_pb2.FieldClause(field=spec.name, values=values, session_scoped=node.session_scoped)
+        clause = plan_pb2.FieldClause(
+            field=spec.alias_of or spec.name, values=values, session_scoped=node.session_scoped
+        )
         return plan_pb2.Predicate(field=clause)
 
     def comparison(self, node: ast.Comparison) -> plan_pb2.Predicate:

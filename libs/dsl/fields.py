@@ -76,6 +76,8 @@ class FieldSpec:
     allowed: tuple[str, ...] = ()  # a closed vocabulary; empty = any non-empty value
     # For session fields: usable as `session.<name>` inside a unit query.
     session_scopable: bool = True
+    # Another name for a field of the unit (the peer tool's): the plan carries that field's name.
+    alias_of: str = ""
 
     @property
     def compared(self) -> bool:
@@ -280,6 +282,21 @@ EVENT_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("kind", FieldKind.KEYWORD, True, "the event kind", EVENT_KINDS),
     FieldSpec("delivery_state", FieldKind.KEYWORD, True, "recorded, acted_on or failed", DELIVERY_STATES),
     FieldSpec("object_ref", FieldKind.CONTAINS, False, "what the event is about contains the value"),
+    FieldSpec(
+        "handler",
+        FieldKind.CONTAINS,
+        False,
+        "what handled the event (a tool, a command, a child session's ref) contains the value (as object_ref)",
+        alias_of="object_ref",
+    ),
+    FieldSpec(
+        "status",
+        FieldKind.KEYWORD,
+        True,
+        "the event's outcome (as delivery_state)",
+        DELIVERY_STATES,
+        alias_of="delivery_state",
+    ),
     FieldSpec("text", FieldKind.FTS, True, "full-text over the event description"),
     *_dates("the event time"),
 )
@@ -331,7 +348,7 @@ GROUP_FIELDS: dict[str, tuple[str, ...]] = {
     "files": ("path", *_SESSION_GROUPS),
     "assertions": ("kind", "status", "author", *_SESSION_GROUPS),
     "runs": ("role", "status", "agent", "model", "provider", "branch", *_SESSION_GROUPS),
-    "observed-events": ("kind", "delivery_state", *_SESSION_GROUPS),
+    "observed-events": ("kind", "delivery_state", "status", *_SESSION_GROUPS),
     "context-snapshots": ("boundary", "trigger", "model", *_SESSION_GROUPS),
     "delegations": ("mapping_state", "result_state", "agent", "tool", "child_model", "is_error", *_SESSION_GROUPS),
 }
@@ -340,6 +357,12 @@ GROUP_FIELDS: dict[str, tuple[str, ...]] = {
 SESSION_SCOPE_NAMES: dict[str, str] = {
     ("id" if name == "session" else name): name for name, spec in SESSION_FIELDS.items() if spec.session_scopable
 }
+
+
+def planned_name(unit: str, name: str) -> str:
+    """The name the plan gives a field of the unit: its own, or the field it is another name for."""
+    spec = FIELDS_BY_UNIT.get(unit, {}).get(name)
+    return spec.alias_of if spec is not None and spec.alias_of else name
 
 
 def unit_fields(unit: str) -> dict[str, FieldSpec]:

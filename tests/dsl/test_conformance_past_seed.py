@@ -23,6 +23,7 @@ from tests.dsl.conformance_archive import (
     J,
     action,
     delegation,
+    event,
     message,
     run,
 )
@@ -36,6 +37,8 @@ TABLE: list[tuple[str, Expected]] = [
     ("runs where role:subagent | group by agent | count | sort by key", groups(("explore", 2), ("general-purpose", 1))),
     ("runs where role:main | count", groups(("", 4))),
     ("observed-events where kind:command | group by kind | count", groups(("command", 3))),
+    ("observed-events where handler:bash AND status:acted_on", rows(event(B, 0))),
+    ("observed-events where kind:command | group by status | count", groups(("recorded", 2), ("acted_on", 1))),
     ("delegations where mapping_state:resolved | count", groups(("", 2))),
     ("delegations where agent:nobody | count", groups(("", 0))),
     (
