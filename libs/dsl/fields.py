@@ -342,7 +342,7 @@ EXISTS_UNITS: dict[str, str] = UNIT_SOURCES
 # `group by FIELD | count`: the fields each unit aggregates over (seed 000's, and past it on every unit).
 _SESSION_GROUPS = ("session.origin", "session.repo")
 GROUP_FIELDS: dict[str, tuple[str, ...]] = {
-    "messages": ("role", *_SESSION_GROUPS),
+    "messages": ("role", "type", *_SESSION_GROUPS),
     "actions": ("tool", "action", "is_error", "exit_code", "followup_class", *_SESSION_GROUPS),
     "blocks": ("type", "tool", *_SESSION_GROUPS),
     "files": ("path", *_SESSION_GROUPS),

@@ -67,6 +67,11 @@ TABLE: list[tuple[str, Expected]] = [
     (f"messages where session.id:{B} AND words >= 8", rows(message(B, 0), message(B, 1))),
     (f"messages where session.id:{B} AND word_count between 1 and 5", rows(message(B, 5))),
     (f"messages where session.id:{B} AND type:code", rows(message(B, 1))),
+    # a message holding several kinds of block counts in each kind's group
+    (
+        f"messages where session.id:{B} | group by type | count",
+        groups(("text", 3), ("tool_result", 3), ("code", 1), ("tool_use", 1)),
+    ),
     # ------------------------------------------------------------------ feature filters
     ("has:tools", sessions(B, C, D, E, I, J)),
     ("has:paste", sessions(C)),

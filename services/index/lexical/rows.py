@@ -163,6 +163,9 @@ class UnitRows:
             source = f"{spec.table} u JOIN sessions s ON {spec.session_link()}"
         elif name in spec.group_fields:
             key, source = spec.group_fields[name], f"{spec.table} u"
+        elif name in spec.group_joins:  # a field of several values per row: the row counts in each group
+            key, joined = spec.group_joins[name]
+            source = f"{spec.table} u JOIN {joined}"
         else:
             raise QuarryError(errors_pb2.UNKNOWN_FIELD, f"{unit} cannot be grouped by {name!r}", token=name)
         if unit == "assertions" and not self.assertions:

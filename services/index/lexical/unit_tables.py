@@ -51,6 +51,9 @@ class UnitTable:
     proto_flags: tuple[str, ...] = ()  # bool fields, compared with true / false
     text_fields: tuple[str, ...] = ()  # what `text:` searches
     group_fields: dict[str, str] = field(default_factory=dict)  # `group by` field -> SQL key
+    # `group by` a field a row holds several values of: field -> (SQL key, the join giving one row per
+    # (row, value)), so a row counts once in each of its values' groups
+    group_joins: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def session_link(self, session_alias: str = "s") -> str:
         """The condition tying a row `u` to its owning session."""
@@ -87,6 +90,12 @@ TABLES: dict[str, UnitTable] = {
             "time_ms",
             proto=units_pb2.Message,
             group_fields=_keys(role="u.role"),
+            group_joins={
+                "type": (
+                    "t.type",
+                    "(SELECT DISTINCT message_ord, lower(type) AS type FROM blocks) t ON t.message_ord = u.ord",
+                )
+            },
         ),
         UnitTable(
             "actions",
