@@ -44,6 +44,7 @@ DELIVERY_STATES = ("recorded", "acted_on", "failed")
 # A failed action's next turn (quarry.ingest.followup, where the rule is).
 FOLLOWUP_CLASSES = ("acknowledged", "silent_proceed", "wordless_continuation", "ambiguous")
 SNAPSHOT_BOUNDARIES = ("session_start", "subagent_start", "compaction")
+SNAPSHOT_INHERITANCE = ("fresh", "prompt", "inherited", "summary")  # ContextSnapshot.inheritance
 MAPPING_STATES = ("resolved", "unresolved")
 RESULT_STATES = ("completed", "failed", "missing")
 

@@ -50,6 +50,7 @@ from quarry.core.vocab import (
     RUN_ROLES,
     RUN_STATUSES,
     SNAPSHOT_BOUNDARIES,
+    SNAPSHOT_INHERITANCE,
     UNIT_SOURCES,
     well_formed_origin,
 )
@@ -306,6 +307,14 @@ SNAPSHOT_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("trigger", FieldKind.KEYWORD, True, "what triggered a compaction", SNAPSHOT_TRIGGERS),
     FieldSpec("model", FieldKind.KEYWORD, True, "the model at the boundary"),
     FieldSpec("branch", FieldKind.KEYWORD, True, "the git branch at the boundary"),
+    FieldSpec(
+        "inheritance",
+        FieldKind.KEYWORD,
+        True,
+        "how the context at the boundary was formed: fresh (a new session), prompt (a subagent's instruction "
+        "only), inherited (a conversation's branch: all before the fork), summary (a compaction)",
+        SNAPSHOT_INHERITANCE,
+    ),
     FieldSpec("cwd", FieldKind.CONTAINS, False, "the working directory at the boundary contains the value"),
     _number("tokens_before", "the context's tokens before a compaction"),
     FieldSpec("text", FieldKind.FTS, True, "full-text over the context preview"),
@@ -349,7 +358,7 @@ GROUP_FIELDS: dict[str, tuple[str, ...]] = {
     "assertions": ("kind", "status", "author", *_SESSION_GROUPS),
     "runs": ("role", "status", "agent", "model", "provider", "branch", *_SESSION_GROUPS),
     "observed-events": ("kind", "delivery_state", "status", *_SESSION_GROUPS),
-    "context-snapshots": ("boundary", "trigger", "model", *_SESSION_GROUPS),
+    "context-snapshots": ("boundary", "trigger", "model", "inheritance", *_SESSION_GROUPS),
     "delegations": ("mapping_state", "result_state", "agent", "tool", "child_model", "is_error", *_SESSION_GROUPS),
 }
 

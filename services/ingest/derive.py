@@ -476,12 +476,26 @@ def _add_snapshots(session: units_pb2.Session, draft: DraftSession) -> None:
         return
     start = _start_message(draft.messages)
     boundary = "subagent_start" if session.parent_session_id else "session_start"
-    _add_snapshot(session, draft, boundary, start, session.created_ms or start.time_ms)
+    first = _add_snapshot(session, draft, boundary, start, session.created_ms or start.time_ms)
+    first.inheritance = _inheritance(session)
     for compaction in draft.compactions:
         message = draft.messages[compaction.message_seq] if compaction.message_seq >= 0 else None
         snapshot = _add_snapshot(session, draft, "compaction", message, compaction.time_ms)
         snapshot.trigger = compaction.trigger
         snapshot.tokens_before = compaction.tokens_before
+        snapshot.inheritance = "summary"
+
+
+# Sessions with a parent that continue its conversation (a branch) rather than start from an instruction.
+_BRANCHING_ORIGINS = ("chatgpt-export",)
+
+
+def _inheritance(session: units_pb2.Session) -> str:
+    """How a session's first context was formed: fresh, or with a parent: its instruction only (a
+    subagent), or the parent's conversation up to the fork (a branch)."""
+    if not session.parent_session_id:
+        return "fresh"
+    return "inherited" if session.origin in _BRANCHING_ORIGINS else "prompt"
 
 
 def _add_snapshot(

@@ -450,6 +450,7 @@ def _family() -> list[units_pb2.Session]:
     _counts(h, messages=1, words=50, system_messages=1)
     for s, when in ((f, at(1, 1)), (g, at(1, 2)), (h, at(1, 3))):
         s.snapshots.add(id=refs.snapshot_id(s.id, 0), session_id=s.id, seq=0, boundary="subagent_start", time_ms=when)
+    g.snapshots[0].inheritance = "inherited"  # a branch of F's conversation
     return [f, g, h]
 
 
@@ -465,7 +466,12 @@ def _session_i() -> units_pb2.Session:
     _counts(s, messages=4, words=120, tool_messages=1, tool_use_messages=1)
     _files(s, PLAN_PY, {"file_read": 1})
     s.snapshots.add(
-        id=refs.snapshot_id(s.id, 0), session_id=s.id, seq=0, boundary="subagent_start", time_ms=at(6, 17, 11)
+        id=refs.snapshot_id(s.id, 0),
+        session_id=s.id,
+        seq=0,
+        boundary="subagent_start",
+        time_ms=at(6, 17, 11),
+        inheritance="prompt",
     )
     s.snapshots.add(
         id=refs.snapshot_id(s.id, 1),
@@ -474,6 +480,7 @@ def _session_i() -> units_pb2.Session:
         boundary="compaction",
         trigger="auto",
         time_ms=at(6, 17, 11) + MINUTE,
+        inheritance="summary",
     )
     return s
 

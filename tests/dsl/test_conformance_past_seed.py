@@ -26,6 +26,7 @@ from tests.dsl.conformance_archive import (
     event,
     message,
     run,
+    snapshot,
 )
 from tests.dsl.test_conformance import Expected, answer, error, groups, rows, sessions
 
@@ -46,6 +47,12 @@ TABLE: list[tuple[str, Expected]] = [
         groups(("resolved", 2), ("unresolved", 1)),
     ),
     ("context-snapshots where boundary:compaction | count", groups(("", 1))),
+    ("context-snapshots where inheritance:summary", rows(snapshot(I, 1))),
+    ("context-snapshots where inheritance:(prompt|inherited)", rows(snapshot(G, 0), snapshot(I, 0))),
+    (
+        "context-snapshots where boundary:subagent_start | group by inheritance | count",
+        groups(("", 2), ("inherited", 1), ("prompt", 1)),
+    ),
     ("runs where provider:anthropic", rows(run(B))),
     ("runs where role:main AND branch:refactor/schema", rows(run(D))),
     ("runs where role:main | group by provider | count", groups(("", 2), ("anthropic", 1), ("openai", 1))),

@@ -59,6 +59,7 @@ def test_conversation_units() -> None:
             "message_ref": f"message:{SID}:m0",
             "preview": "Plot the sales by month from this screenshot",
             "model": "gpt-4o",
+            "inheritance": "fresh",
         }
     ]
     assert list(first.files) == [] and list(first.delegations) == []

@@ -258,6 +258,7 @@ def test_delegating_events_and_snapshot() -> None:
             "cwd": "/home/dev/projects/quarry",
             "branch": "main",
             "model": "claude-sonnet-4-6",
+            "inheritance": "fresh",
         }
     ]
 
@@ -287,6 +288,7 @@ def test_subagent_file_is_a_child_session_with_lineage() -> None:
             "cwd": "/home/dev/projects/quarry",
             "branch": "main",
             "model": "claude-haiku-4-5",
+            "inheritance": "prompt",
         }
     ]
     assert rows(child.runs) == [
@@ -344,6 +346,7 @@ def test_compaction_shadows_and_snapshots() -> None:
             "cwd": "/home/dev/projects/quarry",
             "branch": "main",
             "model": "claude-opus-4-5",
+            "inheritance": "fresh",
         },
         {
             "id": f"{sid}:snapshot:1",
@@ -358,6 +361,7 @@ def test_compaction_shadows_and_snapshots() -> None:
             "cwd": "/home/dev/projects/quarry",
             "branch": "main",
             "model": "claude-opus-4-5",
+            "inheritance": "summary",
         },
     ]
     got = [(e.kind, e.time_ms, e.text, e.source_ref, e.delivery_state) for e in session.events]

@@ -143,6 +143,7 @@ def test_resumed_rollout_events_runs_files_and_snapshots() -> None:
             "message_ref": f"message:{SID}:m2",
             "preview": "Fix the login bug",
             "model": "gpt-5-codex",
+            "inheritance": "fresh",
         },
         {
             "id": f"{SID}:snapshot:1",
@@ -153,6 +154,7 @@ def test_resumed_rollout_events_runs_files_and_snapshots() -> None:
             "message_ref": f"message:{SID}:m11",
             "preview": "Summary: login fixed in src/login.py; a test for it is being written.",
             "model": "gpt-5.1-codex",  # the model in use when the context was compacted
+            "inheritance": "summary",
         },
     ]
     assert list(session.delegations) == []

@@ -101,6 +101,7 @@ def test_quota_error_units() -> None:
             "message_ref": f"message:{SID}:m0",
             "preview": "Write what this screenshot shows to notes/screen.md",
             "model": "gemini-2.5-pro",
+            "inheritance": "fresh",
         }
     ]
     assert list(session.delegations) == []

@@ -322,7 +322,7 @@ class ObservedEvent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., kind: _Optional[str] = ..., time_ms: _Optional[int] = ..., text: _Optional[str] = ..., source_ref: _Optional[str] = ..., object_ref: _Optional[str] = ..., delivery_state: _Optional[str] = ...) -> None: ...
 
 class ContextSnapshot(_message.Message):
-    __slots__ = ("id", "session_id", "seq", "boundary", "time_ms", "message_ref", "trigger", "tokens_before", "preview", "cwd", "branch", "model")
+    __slots__ = ("id", "session_id", "seq", "boundary", "time_ms", "message_ref", "trigger", "tokens_before", "preview", "cwd", "branch", "model", "inheritance")
     ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -335,6 +335,7 @@ class ContextSnapshot(_message.Message):
     CWD_FIELD_NUMBER: _ClassVar[int]
     BRANCH_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    INHERITANCE_FIELD_NUMBER: _ClassVar[int]
     id: str
     session_id: str
     seq: int
@@ -347,7 +348,8 @@ class ContextSnapshot(_message.Message):
     cwd: str
     branch: str
     model: str
-    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., boundary: _Optional[str] = ..., time_ms: _Optional[int] = ..., message_ref: _Optional[str] = ..., trigger: _Optional[str] = ..., tokens_before: _Optional[int] = ..., preview: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+    inheritance: str
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., boundary: _Optional[str] = ..., time_ms: _Optional[int] = ..., message_ref: _Optional[str] = ..., trigger: _Optional[str] = ..., tokens_before: _Optional[int] = ..., preview: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., model: _Optional[str] = ..., inheritance: _Optional[str] = ...) -> None: ...
 
 class Delegation(_message.Message):
     __slots__ = ("id", "session_id", "child_session_id", "mapping_state", "tool", "agent", "description", "instruction", "tool_use_ref", "result_state", "result_preview", "result_sha256", "child_excerpt_preview", "child_excerpt_sha256", "time_ms", "child_model", "is_error")

@@ -165,7 +165,7 @@ TABLES: dict[str, UnitTable] = {
             "time_ms",
             columns={"boundary": "boundary"},
             proto=units_pb2.ContextSnapshot,
-            proto_keywords=("trigger", "model", "branch"),
+            proto_keywords=("trigger", "model", "branch", "inheritance"),
             proto_contains=("cwd", "message_ref"),
             proto_numbers=("tokens_before",),
             text_fields=("preview",),
@@ -173,6 +173,7 @@ TABLES: dict[str, UnitTable] = {
                 boundary="u.boundary",
                 trigger=_proto_key("context-snapshots", "trigger"),
                 model=_proto_key("context-snapshots", "model"),
+                inheritance=_proto_key("context-snapshots", "inheritance"),
             ),
         ),
         UnitTable(
