@@ -243,6 +243,25 @@ def test_explain_prints_the_response_as_json_yaml_or_plain(capsys: pytest.Captur
     assert "unit source messages" in text and '"UnitQuery"' in text and 'group_by: "role"' in text
 
 
+def test_explain_shows_projections_and_aggregate_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    from quarry.dsl import explain
+
+    for query, shown in (
+        (
+            "repo:x with actions(tool_name, is_error)[is_error:true, last:3]",
+            ('unit: "actions"', 'labels: "tool_name"', "rows: 3", "last: true", 'field: "is_error"'),
+        ),
+        (
+            "messages where role:assistant | group by type | agg count, p90:duration_ms",
+            ('group_by: "type"', 'function: "p90"', 'field: "duration_ms"'),
+        ),
+    ):
+        console, plain = plain_console()
+        render.explain(explain(query), "plain", console)
+        text = plain.getvalue()
+        assert all(part in text for part in shown), text
+
+
 def test_explain_and_ingest_reports_have_no_csv_form() -> None:
     console, _ = plain_console()
     with pytest.raises(QuarryError, match="not a table"):

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from google.protobuf.json_format import MessageToDict
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quarry.core import refs
 from quarry.core.errors import QuarryError
@@ -15,7 +17,24 @@ from quarry.dsl import compile_query
 from quarry.dsl.parser import parse
 from quarry.dsl.render import render
 from quarry.v1 import errors_pb2, query_pb2
-from tests.dsl.conformance_archive import J_TURNS, PLAN_PY, B, ConformanceCluster, J, action, j_assistant, message
+from tests.dsl.conformance_archive import (
+    J_TURNS,
+    PLAN_PY,
+    A,
+    B,
+    C,
+    ConformanceCluster,
+    D,
+    E,
+    F,
+    G,
+    H,
+    I,
+    J,
+    action,
+    j_assistant,
+    message,
+)
 
 PEER_FORM = (
     "sessions where repo:polylogue with messages(message_id,role,text)[role:user, last:10], "
@@ -122,6 +141,9 @@ def test_first_and_last_cut_each_sessions_rows_in_time_order(cluster: Conformanc
     last = projected(cluster, f"session:{J} with messages(ref)[role:assistant, last:3]")[J][0]
     assert [r["ref"] for r in last["rows"]] == [message(J, j_assistant(t)) for t in range(J_TURNS - 3, J_TURNS)]
     assert (last["total"], last["cut"]) == (str(J_TURNS), True)
+    # two actions share each turn's time: the last three are the last turn's two and the one before them
+    ties = projected(cluster, f"session:{J} with actions(ref)[last:3]")[J][0]
+    assert [r["ref"] for r in ties["rows"]] == [action(J, n) for n in range(2 * J_TURNS - 3, 2 * J_TURNS)]
 
 
 def test_filters_keep_the_matching_rows_and_the_text_field_joins_the_prose(cluster: ConformanceCluster) -> None:
@@ -147,3 +169,43 @@ def test_several_items_and_sessions_each_get_their_own_rows(cluster: Conformance
 def test_a_session_without_matching_rows_has_an_empty_projection(cluster: ConformanceCluster) -> None:
     got = projected(cluster, f"session:{B} with delegations(agent)[agent:nobody]")
     assert got[B] == [{"unit": "delegations", "fields": ["agent"], "rows": [], "total": "0", "cut": False}]
+
+
+# ------------------------------------------------------------------ the same rows as the unit query
+
+# Filters each unit takes (joined with AND), and the sessions of the archive.
+_FILTERS = {
+    "messages": ["role:user", "role:assistant", "type:code", "text:timeout", "words >= 3", "tool:edit"],
+    "actions": ["tool:bash", "tool:edit", "is_error:true", "action:file_edit", "exit_code >= 0"],
+    "blocks": ["type:text", "type:tool_use", "tool:bash"],
+    "files": ["path:src", "action:file_edit"],
+    "assertions": ["kind:decision", "status:active"],
+    "runs": ["role:subagent", "role:main", "status:completed"],
+    "observed-events": ["kind:command", "status:recorded"],
+    "context-snapshots": ["boundary:compaction", "boundary:session_start"],
+    "delegations": ["mapping_state:resolved", "tool:task"],
+}
+_SESSIONS = [A, B, C, D, E, F, G, H, I, J]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    unit=st.sampled_from(sorted(_FILTERS)),
+    data=st.data(),
+    session=st.sampled_from(_SESSIONS),
+    rows=st.integers(1, 6),
+    last=st.booleans(),
+)
+def test_a_projection_holds_exactly_what_the_session_scoped_unit_query_returns(
+    cluster: ConformanceCluster, unit: str, data: st.DataObject, session: str, rows: int, last: bool
+) -> None:
+    filters = data.draw(st.lists(st.sampled_from(_FILTERS[unit]), max_size=2, unique=True))
+    cut = f"{'last' if last else 'first'}:{rows}"
+    hit = projected(cluster, f"session:{session} with {unit}(ref)[{', '.join([*filters, cut])}]")[session][0]
+    where = " AND ".join([f"session.id:{session}", *filters])
+    request = query_pb2.QueryUnitsRequest(query=f"{unit} where {where} | sort by time", limit=1000)
+    listing = [row.ref for row in cluster.stub.QueryUnits(request).rows]
+    assert [r["ref"] for r in hit["rows"]] == (listing[-rows:] if last else listing[:rows])
+    counted = cluster.units(f"{unit} where {where} | count").groups
+    assert int(hit["total"]) == (counted[0].count if counted else 0)
+    assert hit["cut"] == (int(hit["total"]) > len(hit["rows"]))

@@ -220,13 +220,24 @@ class UnitRows:
                 named = plan_pb2.Predicate(all=plan_pb2.PredicateList(items=[plan.session_scope, named]))
             one.session_scope.CopyFrom(named)
             del one.stages[:]
-            if wanted.last:
-                one.stages.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="time", descending=True)))
-            rows = self.run(one, limit)
-            response.rows.extend(reversed(rows) if wanted.last else rows)
             counted = self.groups(_counting(one))
-            response.session_rows[session_id] = counted[0].count if counted else 0
+            total = counted[0].count if counted else 0
+            response.session_rows[session_id] = total
+            response.rows.extend(self._last(one, limit, total) if wanted.last else self.run(one, limit))
         return response
+
+    def _last(self, plan: plan_pb2.QueryPlan, limit: int, total: int) -> list[index_pb2.UnitRow]:
+        """The last `limit` rows of the listing, in its (time, id) order. The descending listing finds
+        the earliest time among them; rows sharing that time break their tie on the id ascending in both
+        directions, so the rows from that time on are listed again ascending and the last ones kept."""
+        if total <= limit:
+            return self.run(plan, limit)
+        newest = plan_pb2.QueryPlan()
+        newest.CopyFrom(plan)
+        newest.stages.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="time", descending=True)))
+        boundary = self.run(newest, limit)[-1].sort_time_ms
+        from_boundary = self.run(plan, total, index_pb2.UnitAnchor(time_ms=boundary, id=""))
+        return from_boundary[-limit:]
 
     def _filter(
         self,
