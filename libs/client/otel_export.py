@@ -89,12 +89,14 @@ AGENTS = {
     "codex-session": "codex",
     "chatgpt-export": "chatgpt",
     "gemini-cli-session": "gemini-cli",
+    "claude-ai-export": "claude-ai",
 }
 PROVIDERS = {
     "claude-code-session": "anthropic",
     "codex-session": "openai",
     "chatgpt-export": "openai",
     "gemini-cli-session": "gcp.gemini",
+    "claude-ai-export": "anthropic",
 }
 
 # Log severities (OTLP SeverityNumber).

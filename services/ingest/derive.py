@@ -322,6 +322,7 @@ _ORIGIN_PROVIDERS = {
     "claude-code-session": "anthropic",
     "codex-session": "openai",
     "chatgpt-export": "openai",
+    "claude-ai-export": "anthropic",
     "gemini-cli-session": "google",
 }
 

@@ -24,8 +24,9 @@ CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 CHATGPT = "chatgpt"
 GEMINI = "gemini"
+CLAUDE_AI = "claude-ai"
 UNKNOWN = "unknown"
-FORMATS = (CLAUDE_CODE, CODEX, CHATGPT, GEMINI, UNKNOWN)
+FORMATS = (CLAUDE_CODE, CODEX, CHATGPT, GEMINI, CLAUDE_AI, UNKNOWN)
 
 VOTE_RECORDS = 64
 _NON_SPACE = re.compile(rb"\S")
@@ -126,7 +127,7 @@ def _describe(document: Any) -> str:
         keys = ", ".join(list(document)[:5])
         return f"object with keys {keys}" if keys else "empty object"
     if isinstance(document, list):
-        return "array that holds no ChatGPT conversation"
+        return "array that holds no ChatGPT or Claude.ai conversation"
     return "scalar"
 
 
@@ -135,14 +136,23 @@ def document_format(document: Any) -> str:
         first = next((item for item in document if isinstance(item, dict)), None)
         if first is not None and isinstance(first.get("mapping"), dict):
             return CHATGPT
+        if first is not None and _claude_ai_conversation(first):
+            return CLAUDE_AI
         return UNKNOWN
     if not isinstance(document, dict):
         return UNKNOWN
     if isinstance(document.get("mapping"), dict) and "current_node" in document:
         return CHATGPT
+    if _claude_ai_conversation(document):
+        return CLAUDE_AI
     if isinstance(document.get("messages"), list) and ("sessionId" in document or "projectHash" in document):
         return GEMINI
     return UNKNOWN
+
+
+def _claude_ai_conversation(item: dict[str, Any]) -> bool:
+    """A Claude.ai export's conversation: its messages in `chat_messages`, beside its `uuid`."""
+    return isinstance(item.get("chat_messages"), list) and "uuid" in item
 
 
 def records_format(records: list[Record]) -> str:

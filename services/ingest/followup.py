@@ -1,10 +1,12 @@
 """What the agent did right after a failed tool call (`Action.followup`): a label read off the text of its
 next turn, so it is a heuristic, documented as one, and this module is its whole rule.
 
-For a failed action, the next turn is the run of assistant messages that first follows the message
-holding the call's result (the call's own message when no result was recorded), up to the next message
-of another role: some agents write one turn as several messages (thinking, then a call). Its prose is
-the text and code blocks of those messages (thinking is not said to the user):
+For a failed action, the next turn is what the assistant writes after the call's result (after the call
+when no result was recorded): the rest of that message when it is the assistant's own (Claude.ai's
+server-side tools put calls, results and the reply in one message), then the run of assistant messages
+that follows, up to the next message of another role (some agents write one turn as several messages:
+thinking, then a call). Its prose is the text and code blocks of all that (thinking is not said to the
+user):
 
 - `acknowledged`: the prose speaks of the failure (ACKNOWLEDGING: error, fail, exit code, not found,
   traceback, retry, instead, …);
@@ -35,17 +37,21 @@ ACKNOWLEDGING = re.compile(
 )
 
 
-def followup(messages: Sequence[DraftMessage], after_seq: int) -> str:
-    """The label of a failure whose result is in message `after_seq` (see the module's rule)."""
-    turn: list[DraftMessage] = []
+def followup(messages: Sequence[DraftMessage], after_seq: int, after_block: int = -1) -> str:
+    """The label of a failure whose result is block `after_block` of message `after_seq` (see the
+    module's rule)."""
+    own = messages[after_seq]
+    blocks = list(own.blocks[after_block + 1 :]) if own.role == "assistant" and after_block >= 0 else []
+    running = bool(blocks)  # the assistant's turn goes on in the next messages
     for message in messages[after_seq + 1 :]:
         if message.role == "assistant":
-            turn.append(message)
-        elif turn:
+            blocks.extend(message.blocks)
+            running = True
+        elif running:
             break
-    if not turn:
+    if not blocks:
         return AMBIGUOUS
-    prose = " ".join(b.text for m in turn for b in m.blocks if b.type in _PROSE_TYPES and b.text.strip())
+    prose = " ".join(b.text for b in blocks if b.type in _PROSE_TYPES and b.text.strip())
     if not prose:
         return WORDLESS_CONTINUATION
     return ACKNOWLEDGED if ACKNOWLEDGING.search(prose) else SILENT_PROCEED

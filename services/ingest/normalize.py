@@ -44,11 +44,20 @@ _DIALOGUE = frozenset(vocab.DIALOGUE_BLOCK_TYPES)
 
 _CATEGORY_BY_TOOL = {
     **dict.fromkeys(
-        ("edit", "multiedit", "apply_patch", "notebookedit", "replace", "edit_file", "str_replace_editor"),
+        (
+            "edit",
+            "multiedit",
+            "apply_patch",
+            "notebookedit",
+            "replace",
+            "edit_file",
+            "str_replace_editor",
+            "str_replace",
+        ),
         "file_edit",
     ),
-    **dict.fromkeys(("write", "write_file", "create_file"), "file_write"),
-    **dict.fromkeys(("read", "read_file", "read_many_files", "notebookread", "view_image"), "file_read"),
+    **dict.fromkeys(("write", "write_file", "create_file", "file_create"), "file_write"),
+    **dict.fromkeys(("read", "read_file", "read_many_files", "notebookread", "view_image", "view"), "file_read"),
     **dict.fromkeys(
         (
             "bash",
@@ -61,6 +70,7 @@ _CATEGORY_BY_TOOL = {
             "run_shell_command",
             "container.exec",
             "python",
+            "bash_tool",
         ),
         "shell",
     ),
@@ -373,7 +383,8 @@ def _add_actions(
         if exit_code is not None:
             action.exit_code = exit_code
         if failed:
-            action.followup = followup(draft.messages, result.message_seq if result else message_seq)
+            where = (result.message_seq, result.index) if result else (message_seq, block_index)
+            action.followup = followup(draft.messages, *where)
 
 
 # How a tool result states its exit status in its first lines: Claude Code's `Exit code 1` (`Error: Exit code

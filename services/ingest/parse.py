@@ -17,14 +17,14 @@ from quarry.ingest import detect as formats
 from quarry.ingest.discover import iter_source_files
 from quarry.ingest.normalize import build_session
 from quarry.ingest.reader import issue
-from quarry.ingest.sources import SourceResult, chatgpt, claude_code, codex, gemini
+from quarry.ingest.sources import SourceResult, chatgpt, claude_ai, claude_code, codex, gemini
 from quarry.v1 import ingest_pb2, units_pb2
 
 
 @dataclass
 class ParseResult:
     path: str
-    format: str  # "claude-code" | "codex" | "chatgpt" | "gemini" | "unknown"
+    format: str  # "claude-code" | "codex" | "chatgpt" | "gemini" | "claude-ai" | "unknown"
     sessions: list[units_pb2.Session] = field(default_factory=list)
     issues: list[ingest_pb2.IngestIssue] = field(default_factory=list)
     skipped_record_types: collections.Counter[str] = field(default_factory=collections.Counter)
@@ -65,6 +65,8 @@ def _parse_source(detection: formats.Detection, path: str) -> SourceResult:
         return codex.parse(detection.records, path)
     if detection.format == formats.CHATGPT:
         return chatgpt.parse(detection.document, path)
+    if detection.format == formats.CLAUDE_AI:
+        return claude_ai.parse(detection.document, path)
     return gemini.parse(detection.document, path)
 
 

@@ -248,12 +248,13 @@ def test_main_session_delegations_resolve_to_the_two_subagent_files() -> None:
 def test_every_real_file_is_recognized_by_content() -> None:
     results = list(iter_parse([REAL_LOGS]))
     formats = Counter(r.format for r in results)
-    # The four supported formats, each file recognized; files of the other tools there are not read as one of them.
+    # The supported formats, each file recognized; files of the other tools there are not read as one of them.
     assert {f: n for f, n in formats.items() if f != "unknown"} == {
         "claude-code": 8,
         "codex": 3,
         "chatgpt": 1,
         "gemini": 1,
+        "claude-ai": 1,
     }
     for result in results:
         for session in result.sessions:

@@ -20,10 +20,12 @@ what the source says about each subagent dispatch (`DraftDispatch`, keyed by its
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from quarry.ingest.fences import has_fence, split_fenced
+from quarry.ingest.reader import issue
 from quarry.v1 import ingest_pb2
 
 # Model names of replies the runtime wrote itself (Claude Code's `<synthetic>` error and notice rows).
@@ -231,6 +233,67 @@ class SourceResult:
 
 
 # Typed reads of untrusted JSON: a value of the wrong type reads as empty, never raises.
+
+
+class BranchedConversation:
+    """A conversation whose messages form a tree (an edit or a regeneration forks it): its current
+    thread's messages come first, in order, then every other branch's in tree order. Subclasses say
+    how the tree is read; `build` is the same for every export that has one."""
+
+    draft: DraftSession
+
+    def build(self) -> DraftSession:
+        thread = self._current_thread()
+        self._records(thread)
+        on_thread = set(thread)
+        for node in thread:
+            self._add(node)
+        for node in self._tree_order():
+            if node not in on_thread:
+                self._add(node)
+        self.draft.current = None
+        return self.draft
+
+    def _current_thread(self) -> list[str]:
+        raise NotImplementedError
+
+    def _records(self, thread: list[str]) -> None:
+        """The raw log events of the conversation, given its current thread."""
+        raise NotImplementedError
+
+    def _tree_order(self) -> Iterator[str]:
+        raise NotImplementedError
+
+    def _add(self, node: str) -> None:
+        """The node's message (and blocks), when it has one."""
+        raise NotImplementedError
+
+
+def parse_conversations(
+    document: Any, path: str, fmt: str, id_name: str, build: Callable[[dict[str, Any], SourceResult], DraftSession]
+) -> SourceResult:
+    """A whole-document export of conversations (an array of them, or one): a session each, built by
+    `build`. A conversation that is not an object, has no `id_name` or breaks its builder is an issue;
+    one without messages is counted as `<fmt>:empty-conversation`."""
+    result = SourceResult()
+    conversations = document if isinstance(document, list) else [document]
+    for index, data in enumerate(conversations):
+        where = f"conversation #{index}"
+        if not isinstance(data, dict):
+            result.issues.append(issue(path, 0, "invalid_record", f"{where} is not an object"))
+            continue
+        try:
+            draft = build(data, result)
+        except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as error:
+            result.issues.append(issue(path, 0, "invalid_record", f"{where} is unusable: {error}"))
+            continue
+        if not draft.native_id:
+            result.issues.append(issue(path, 0, "invalid_record", f"{where} has no {id_name}"))
+        elif draft.messages:
+            result.sessions.append(draft)
+        else:
+            result.skipped[f"{fmt}:empty-conversation"] += 1
+    return result
 
 
 def as_str(value: Any) -> str:

@@ -37,8 +37,8 @@ from typing import Any
 import orjson
 
 from quarry.ingest.normalize import action_category, describe_tool_input, json_text, to_ms
-from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
+    BranchedConversation,
     DraftBlock,
     DraftMessage,
     DraftRecord,
@@ -47,6 +47,7 @@ from quarry.ingest.sources import (
     as_dict,
     as_list,
     as_str,
+    parse_conversations,
 )
 
 FORMAT = "chatgpt"
@@ -56,7 +57,7 @@ PAIRING_DEPTH = 16
 FAILED_STATUSES = frozenset({"failed", "error", "cancelled"})
 
 
-class _Conversation:
+class _Conversation(BranchedConversation):
     def __init__(self, data: dict[str, Any], path: str, result: SourceResult) -> None:
         self.data = data
         self.mapping: dict[str, Any] = data["mapping"] if isinstance(data.get("mapping"), dict) else {}
@@ -71,21 +72,8 @@ class _Conversation:
         )
         self.paired_calls: set[str] = set()
         self.records: dict[str, DraftRecord] = {}
-
-    def build(self) -> DraftSession:
-        draft = self.draft
-        draft.observe_time(to_ms(self.data.get("create_time")))
-        draft.observe_time(to_ms(self.data.get("update_time")))
-        current = self._current_thread()
-        self._records(current)
-        on_thread = set(current)
-        for node_id in current:
-            self._add(node_id)
-        for node_id in self._tree_order():
-            if node_id not in on_thread:
-                self._add(node_id)
-        draft.current = None
-        return draft
+        self.draft.observe_time(to_ms(data.get("create_time")))
+        self.draft.observe_time(to_ms(data.get("update_time")))
 
     def _records(self, thread: list[str]) -> None:
         """One event per node with a message, in seq order, with its surface role (module docstring)."""
@@ -358,24 +346,6 @@ def _tool_call(node_id: str, recipient: str, content: dict[str, Any], blocks: li
 
 
 def parse(document: Any, path: str) -> SourceResult:
-    result = SourceResult()
-    conversations = document if isinstance(document, list) else [document]
-    for index, data in enumerate(conversations):
-        where = f"conversation #{index}"
-        if not isinstance(data, dict):
-            result.issues.append(issue(path, 0, "invalid_record", f"{where} is not an object"))
-            continue
-        try:
-            conversation = _Conversation(data, path, result)
-            if not conversation.draft.native_id:
-                result.issues.append(issue(path, 0, "invalid_record", f"{where} has no conversation_id"))
-                continue
-            draft = conversation.build()
-        except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as error:
-            result.issues.append(issue(path, 0, "invalid_record", f"{where} is unusable: {error}"))
-            continue
-        if draft.messages:
-            result.sessions.append(draft)
-        else:
-            result.skipped[f"{FORMAT}:empty-conversation"] += 1
-    return result
+    return parse_conversations(
+        document, path, FORMAT, "conversation_id", lambda data, result: _Conversation(data, path, result).build()
+    )
