@@ -1,16 +1,19 @@
 """Projections of a sessions query (`… with messages(id, role, text)[role:user, last:10], files(path)`):
 each hit of the page carries, per `with` item, the rows of that unit in its session.
 
-Fetched once the page is known, one fan-out per item to the partitions holding the page's sessions:
-each partition returns, of every named session it holds, the first (last) N rows passing the item's
+Fetched once the page is known, one fan-out per item to the partitions holding the page's sessions,
+the items' fan-outs at once (each on a thread of its own, in the request's trace context): each
+partition returns, of every named session it holds, the first (last) N rows passing the item's
 filters in time order and how many pass in all (ShardUnitsRequest.per_session). A row keeps the fields
 the item lists, keyed by the names the query wrote (aliases included).
 """
 
 from __future__ import annotations
 
+import contextvars
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from google.protobuf import struct_pb2
 
@@ -33,19 +36,22 @@ def attach(
     if not projections or not page:
         return
     held = partitions_of([hit.session.id for hit in page], cluster.partitions)
-    for projection in projections:
-        rows, totals = _fetch(cluster, projection, held, deadline, missing)
+    with ThreadPoolExecutor(max_workers=len(projections), thread_name_prefix="projection") as pool:
+        futures = [
+            pool.submit(contextvars.copy_context().run, _fetch, cluster, projection, held, deadline)
+            for projection in projections
+        ]
+        fetched = [future.result() for future in futures]
+    for projection, (rows, totals, unanswered) in zip(projections, fetched, strict=True):
+        missing.update(unanswered)
         for hit in page:
             _project(hit, projection, rows.get(hit.session.id, []), totals.get(hit.session.id, 0))
 
 
 def _fetch(
-    cluster: ClusterClient,
-    projection: plan_pb2.Projection,
-    held: dict[int, list[str]],
-    deadline: Deadline,
-    missing: dict[int, str],
-) -> tuple[dict[str, list[index_pb2.UnitRow]], dict[str, int]]:
+    cluster: ClusterClient, projection: plan_pb2.Projection, held: dict[int, list[str]], deadline: Deadline
+) -> tuple[dict[str, list[index_pb2.UnitRow]], dict[str, int], dict[int, str]]:
+    """The item's rows and totals by session, and the partitions that did not answer."""
     plan = plan_pb2.QueryPlan(unit=projection.unit)
     if projection.HasField("where"):
         plan.where.CopyFrom(projection.where)
@@ -60,14 +66,13 @@ def _fetch(
         )
 
     fanned = cluster.fan_out("QueryUnits", build, deadline, partitions=held)
-    missing.update(fanned.missing)
     rows: dict[str, list[index_pb2.UnitRow]] = defaultdict(list)
     totals: dict[str, int] = {}
     for response in fanned.ordered():
         for row in response.rows:
             rows[row.session_id].append(row)
         totals.update(response.session_rows)
-    return rows, totals
+    return rows, totals, fanned.missing
 
 
 def _project(
