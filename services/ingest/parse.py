@@ -9,6 +9,8 @@ byte-identical sessions (ids, content hash).
 from __future__ import annotations
 
 import collections
+import io
+import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,9 @@ from quarry.ingest.normalize import build_session
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import SourceResult, chatgpt, claude_ai, claude_code, codex, gemini
 from quarry.v1 import ingest_pb2, units_pb2
+
+ZIP_MAGIC = b"PK\x03\x04"
+MAX_MEMBER_BYTES = 1 << 30  # an archive member larger than this (decompressed) is refused, not read
 
 
 @dataclass
@@ -42,7 +47,10 @@ def parse_file(path: Path) -> ParseResult:
 
 
 def parse_bytes(data: bytes, path: str) -> ParseResult:
-    """Parse file content already in memory; `path` is recorded as the sessions' source."""
+    """Parse file content already in memory; `path` is recorded as the sessions' source. A ZIP archive
+    (a data export as downloaded) is read member by member (`parse_archive`)."""
+    if data.startswith(ZIP_MAGIC):
+        return parse_archive(data, path)
     detection = formats.detect(data, path)
     if detection.format == formats.UNKNOWN:
         reason = f"not a recognized session log: {detection.reason}"
@@ -56,6 +64,46 @@ def parse_bytes(data: bytes, path: str) -> ParseResult:
         issues=issues,
         skipped_record_types=source.skipped,
     )
+
+
+def parse_archive(data: bytes, path: str) -> ParseResult:
+    """A ZIP archive's JSON members, each parsed as a file of its own (sessions' source: `<zip>!<member>`):
+    the sessions of those that are session logs (an export's `conversations.json`); the other members
+    (an export's users.json, projects.json, …) are counted as `zip:other-member`. An archive that
+    cannot be opened, or holds no session log, is an issue."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = sorted(
+            (info for info in archive.infolist() if not info.is_dir() and info.filename.endswith(".json")),
+            key=lambda info: info.filename,
+        )
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
+        return ParseResult(path, formats.UNKNOWN, issues=[issue(path, 0, "unreadable", f"not a readable ZIP: {error}")])
+    result = ParseResult(path, formats.UNKNOWN)
+    for info in members:
+        where = f"{path}!{info.filename}"
+        if info.file_size > MAX_MEMBER_BYTES:
+            result.issues.append(issue(where, 0, "unreadable", f"{info.file_size} bytes: over {MAX_MEMBER_BYTES}"))
+            continue
+        try:
+            member = archive.read(info)
+        except (zipfile.BadZipFile, OSError, ValueError, RuntimeError) as error:
+            result.issues.append(issue(where, 0, "unreadable", f"cannot be read from the archive: {error}"))
+            continue
+        parsed = parse_bytes(member, where) if not member.startswith(ZIP_MAGIC) else None
+        if parsed is None or parsed.format == formats.UNKNOWN:
+            result.skipped_record_types["zip:other-member"] += 1
+            continue
+        result.format = result.format if result.format != formats.UNKNOWN else parsed.format
+        result.sessions.extend(parsed.sessions)
+        result.issues.extend(parsed.issues)
+        result.skipped_record_types.update(parsed.skipped_record_types)
+    if result.format == formats.UNKNOWN and not result.issues:
+        reason = (
+            f"not a recognized session log: a ZIP archive with no session log among its {len(members)} JSON members"
+        )
+        result.issues.append(issue(path, 0, "unknown_format", reason))
+    return result
 
 
 def _parse_source(detection: formats.Detection, path: str) -> SourceResult:
