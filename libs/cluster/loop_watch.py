@@ -11,11 +11,17 @@ and another when the loop answers again, with how long it was held.
 The loop may also answer while the heartbeat job itself no longer runs (a task that waits on something
 that never comes, or is gone): `pulse` is the monotonic time of the job's last attempt, and past
 `pulse_s` without one the watch logs a warning with every task on the loop and where it waits.
+
+And the whole interpreter may stop (native code that holds the interpreter lock and never returns):
+then no Python thread runs, this watch included. So each round re-arms faulthandler's watchdog, a C
+thread that needs no lock: when the watch has not re-armed it for WATCHDOG_S, it writes every thread's
+Python stack to stderr (the node's log) by itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import logging
 import sys
 import threading
@@ -28,6 +34,7 @@ CHECK_S = 0.5
 STALL_S = 3.0
 PULSE_S = 6.0  # no heartbeat attempt for this long (they are 1 s apart, each given up after 2.5 s)
 STACK_FRAMES = 8
+WATCHDOG_S = 10.0  # no Python thread ran this long: faulthandler dumps every thread's stack
 TASK_FRAMES = 6
 _log = logging.getLogger(__name__)
 
@@ -57,9 +64,11 @@ class LoopWatch:
         self._stopping.set()
         if self._thread.is_alive():
             self._thread.join(timeout=self.stall_s + CHECK_S)
+        faulthandler.cancel_dump_traceback_later()
 
     def _watch(self) -> None:
         while not self._stopping.wait(CHECK_S):
+            faulthandler.dump_traceback_later(WATCHDOG_S, exit=False)
             answered = threading.Event()
             asked = time.monotonic()
             try:

@@ -97,8 +97,8 @@ def _warnings(lines: list[str]) -> list[str]:
     for line in lines:
         if _RECORD_START.match(line):
             keeping = any(mark in line for mark in (" WARNING ", " ERROR ", "[WRN]", "[ERR]"))
-        elif line.startswith("Traceback"):
-            keeping = True
+        elif line.startswith(("Traceback", "Timeout (", "Fatal Python error", "Current thread", "Thread 0x")):
+            keeping = True  # a traceback, or faulthandler's dump of a stopped or crashed interpreter
         if keeping and not any(noise in line for noise in _NOISE):
             kept.append(line)
     return kept

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +77,25 @@ def test_heartbeats_that_stop_while_the_loop_answers_are_reported_with_where_eac
     assert len(silent) == 1, messages  # once per silence
     assert "wait_for_an_answer_that_never_comes" in silent[0]
     assert any("heartbeats are sent again" in m for m in messages)
+
+
+WEDGED = """
+import re, time
+from quarry.cluster import loop_watch
+from quarry.cluster.loop import LoopThread
+loop_watch.WATCHDOG_S = 1.0
+loop = LoopThread("wedged")
+watch = loop_watch.LoopWatch(loop.loop, "index-9")
+watch.start()
+time.sleep(1.0)
+re.match(r"(a|aa)+$", "a" * 36 + "b")  # backtracks for seconds in C, holding the interpreter lock
+watch.stop()
+"""
+
+
+def test_an_interpreter_held_by_native_code_still_dumps_every_thread(tmp_path: Path) -> None:
+    """No Python thread runs, the watch included: faulthandler's C watchdog writes the stacks itself."""
+    done = subprocess.run([sys.executable, "-c", WEDGED], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Timeout (0:00:01)!" in done.stderr
+    assert done.stderr.count("(most recent call first)") >= 2  # the wedged thread and the watch

@@ -35,6 +35,9 @@ def node_logging(
             parameter="--log-level",
         )
     logging.basicConfig(level=level, format=LOG_FORMAT)
+    import faulthandler
+
+    faulthandler.enable(all_threads=True)  # a crash in native code leaves every thread's stack in the log
 
 
 Host = Annotated[str, typer.Option(help="Interface to listen on.")]
