@@ -35,6 +35,7 @@ STALL_S = 3.0
 PULSE_S = 6.0  # no heartbeat attempt for this long (they are 1 s apart, each given up after 2.5 s)
 STACK_FRAMES = 8
 WATCHDOG_S = 10.0  # no Python thread ran this long: faulthandler dumps every thread's stack
+STOP_WATCHDOG_S = 30.0  # a node's stop that takes longer than this: the same dump
 TASK_FRAMES = 6
 _log = logging.getLogger(__name__)
 
@@ -61,9 +62,15 @@ class LoopWatch:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop watching the loop; the watchdog stays armed for the rest of the node's stop (STOP_WATCHDOG_S:
+        a stop that hangs leaves every thread's stack in the log) until `finish`."""
         self._stopping.set()
         if self._thread.is_alive():
             self._thread.join(timeout=self.stall_s + CHECK_S)
+        faulthandler.dump_traceback_later(STOP_WATCHDOG_S, exit=False)
+
+    def finish(self) -> None:
+        """The node has stopped: disarm the watchdog."""
         faulthandler.cancel_dump_traceback_later()
 
     def _watch(self) -> None:

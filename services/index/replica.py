@@ -164,6 +164,7 @@ class ReplicaNode:
         if self.partitions is not None:
             self.partitions.close_all()
         self.loop.stop()
+        self._loop_watch.finish()
 
     # ----- background jobs (on the loop) ----------------------------------------------------------
 

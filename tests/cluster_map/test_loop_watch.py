@@ -31,6 +31,7 @@ def test_a_held_loop_is_reported_with_the_stack_that_holds_it(caplog: pytest.Log
             time.sleep(2.5)
     finally:
         watch.stop()
+        watch.finish()
         loop.stop()
     messages = [r.getMessage() for r in caplog.records]
     stalled = next(m for m in messages if "has not answered" in m)
@@ -47,6 +48,7 @@ def test_a_loop_that_answers_is_not_reported(caplog: pytest.LogCaptureFixture) -
             time.sleep(1.0)
     finally:
         watch.stop()
+        watch.finish()
         loop.stop()
     assert not caplog.records
 
@@ -71,6 +73,7 @@ def test_heartbeats_that_stop_while_the_loop_answers_are_reported_with_where_eac
     finally:
         stuck.cancel()
         watch.stop()
+        watch.finish()
         loop.stop()
     messages = [r.getMessage() for r in caplog.records]
     silent = [m for m in messages if "no heartbeat attempted" in m]
@@ -90,6 +93,7 @@ watch.start()
 time.sleep(1.0)
 re.match(r"(a|aa)+$", "a" * 36 + "b")  # backtracks for seconds in C, holding the interpreter lock
 watch.stop()
+watch.finish()
 """
 
 
