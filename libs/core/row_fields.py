@@ -15,34 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
-from google.protobuf.message import Message as ProtoMessage
 
+from quarry.core.vocab import UNIT_SOURCES
 from quarry.v1 import query_pb2, units_pb2
 
-# unit -> the QueryUnitRow / UnitRow oneof field that carries its rows
-ROW_KINDS: dict[str, str] = {
-    "messages": "message",
-    "actions": "action",
-    "blocks": "block",
-    "files": "file",
-    "assertions": "assertion",
-    "runs": "run",
-    "observed-events": "observed_event",
-    "context-snapshots": "context_snapshot",
-    "delegations": "delegation",
-}
-
-_PROTOS: dict[str, type[ProtoMessage]] = {
-    "messages": units_pb2.Message,
-    "actions": units_pb2.Action,
-    "blocks": units_pb2.Block,
-    "files": units_pb2.FileTouch,
-    "assertions": units_pb2.Assertion,
-    "runs": units_pb2.Run,
-    "observed-events": units_pb2.ObservedEvent,
-    "context-snapshots": units_pb2.ContextSnapshot,
-    "delegations": units_pb2.Delegation,
-}
+# unit -> the QueryUnitRow / UnitRow oneof field that carries its rows (`observed-event` -> observed_event)
+ROW_KINDS: dict[str, str] = {unit: kind.replace("-", "_") for kind, unit in UNIT_SOURCES.items()}
 
 # Prose a message's `text` joins (thinking, tool calls and their output are other fields' business).
 TEXT_BLOCK_TYPES = ("text", "code")
@@ -116,7 +94,8 @@ PROJECTED_BY_DEFAULT: dict[str, tuple[str, ...]] = {unit: ("ref", *names) for un
 
 
 def _proto_fields(unit: str) -> tuple[str, ...]:
-    return tuple(f.name for f in _PROTOS[unit].DESCRIPTOR.fields)
+    payload = query_pb2.QueryUnitRow.DESCRIPTOR.fields_by_name[ROW_KINDS[unit]].message_type
+    return tuple(f.name for f in payload.fields)
 
 
 def fields_of(unit: str) -> tuple[str, ...]:
