@@ -14,10 +14,11 @@ from _pytest.nodes import Item
 from _pytest.runner import CallInfo
 
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
+from quarry.client.local import LocalCluster, process_alive
 from quarry.core.config import ClusterInfo
 from tests.cluster_log import log_state
 from tests.cluster_log.inspect import heal
+from tests.cluster_log.native_stacks import native_stacks
 
 pytestmark = pytest.mark.cluster
 
@@ -75,11 +76,15 @@ def pytest_runtest_makereport(item: Item, call: CallInfo[None]) -> object:
     taken for gone, a heartbeat that failed, a loop held), and under CI the logs are gone with the run."""
     report = yield
     if report.failed and _home:
+        info = ClusterInfo.load(_home[0])
+        pids = info.pids if info is not None else {}
         for log in sorted((_home[0] / "logs").glob("*.log")):
             lines = _warnings(log.read_text(errors="replace").splitlines())
             if lines:
                 report.sections.append((f"{log.stem} log (warnings)", "\n".join(lines[-LOG_LINES_ON_FAILURE:])))
-        info = ClusterInfo.load(_home[0])
+            pid = pids.get(log.stem, 0)
+            if any(line.startswith("Timeout (") for line in lines) and process_alive(pid):
+                report.sections.append((f"{log.stem} native stacks (its watchdog fired)", native_stacks(pid)))
         if info is not None and info.nats:
             report.sections.append(("heartbeats as each log server answers", log_state.describe(list(info.nats))))
     return report

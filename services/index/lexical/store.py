@@ -51,17 +51,25 @@ Crash consistency with Tantivy: `replace()` commits new rows with `tantivy_pendi
 indexes them, commits Tantivy, then clears the marker. A session still pending at open is
 re-indexed from these rows.
 
-Threads: one writer connection (the shard serializes writers); readers get one connection per
-thread, which in WAL mode read concurrently with the writer, and read the database file through a
-memory map (a search reads a few rows scattered over the whole file: no read() copy per page).
+Threads: one writer connection, used by one thread at a time (`_writing` holds a lock for each use
+and each transaction); readers get one connection per thread, which in WAL mode read concurrently
+with the writer, and read the database file through a memory map (a search reads a few rows
+scattered over the whole file: no read() copy per page). A connection is never used by two threads
+at once: SQLite holds a connection's mutex through a statement, and calls `quarry_unpack` (Python)
+inside it, even on INSERT (it computes generated columns); a second thread that held the interpreter
+lock and touched the same connection would wait on that mutex while the first waits on the
+interpreter lock, and the node would stop (seen: a replica's Stats read `applied_seq` from the
+writer while it applied a batch). A Python-level lock is waited on without the interpreter lock.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 import uuid
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -364,6 +372,7 @@ _INSERT_CHUNK = _insert("log_event_chunks", "session_ord, first_seq, texts, raws
 # Tables whose rows belong to a session (by session_ord), deleted with it or before it is rewritten.
 _SESSION_TABLES = ("session_tags", "messages", "actions", *UNIT_TABLES, "log_events", "log_event_chunks")
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
+_DELETE_BLOCKS = f"DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord {_IN_JSON})"
 _CHANGE_SEQ = SESSION_COLUMNS.index("change_seq")
 
 
@@ -553,6 +562,7 @@ class Store:
         self._cache_kib = max(MIN_CACHE_BYTES, cache_bytes) // 1024
         path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect()
+        self._writer_lock = threading.RLock()
         self._check_format()
         self._writer.executescript(_DDL)
         self._writer.execute(f"PRAGMA user_version={FORMAT_VERSION}")
@@ -560,8 +570,14 @@ class Store:
             "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
             [("store_uuid", str(uuid.uuid4())), ("head_seq", "0"), ("applied_seq", "0")],
         )
-        self.store_uuid: str = self._meta("store_uuid")
         self._readers = ThreadReaders(self._connect_reader)
+        self.store_uuid: str = self._meta("store_uuid")
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """The writer connection, for this thread alone until the block ends (module docstring: Threads)."""
+        with self._writer_lock:
+            yield self._writer
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -604,7 +620,8 @@ class Store:
             )
 
     def _meta(self, key: str) -> str:
-        return self._writer.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+        """A committed value of `meta`, read through this thread's reader (any thread may ask)."""
+        return self.reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
 
     def reader(self) -> sqlite3.Connection:
         """This thread's read connection (WAL readers never block the writer)."""
@@ -618,18 +635,20 @@ class Store:
 
     def close(self) -> None:
         self._readers.close()
-        self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self._writer.close()
+        with self._writing() as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.close()
 
     # ---- writes (the shard serializes callers) -------------------------------------------------
 
     def stored_sessions(self, session_ids: Sequence[str]) -> dict[str, StoredSession]:
         """Ordinal, content hash, source and scope of the sessions already stored, by id."""
-        rows = self._writer.execute(
-            f"SELECT id, ord, content_hash, source_path, scope FROM sessions WHERE id {_IN_JSON}",
-            (json_list(session_ids),),
-        )
-        return {row[0]: StoredSession(*row[1:]) for row in rows}
+        with self._writing() as conn:
+            rows = conn.execute(
+                f"SELECT id, ord, content_hash, source_path, scope FROM sessions WHERE id {_IN_JSON}",
+                (json_list(session_ids),),
+            )
+            return {row[0]: StoredSession(*row[1:]) for row in rows}
 
     def next_ords(self) -> tuple[int, int]:
         """The next free session and message ordinals. The shard is the only writer, so it assigns
@@ -637,9 +656,9 @@ class Store:
 
         Message ordinals are never reused (AUTOINCREMENT keeps the highest ever written), so a stale
         searcher snapshot cannot map an old document onto another message's row."""
-        conn = self._writer
-        (max_session,) = conn.execute("SELECT COALESCE(MAX(ord), 0) FROM sessions").fetchone()
-        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
+        with self._writing() as conn:
+            (max_session,) = conn.execute("SELECT COALESCE(MAX(ord), 0) FROM sessions").fetchone()
+            row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
         return max_session + 1, (row[0] if row else 0) + 1
 
     def head_seq(self) -> int:
@@ -658,80 +677,76 @@ class Store:
         batch links (`_link_children`), a session id's tombstone (it is stored again) and, from the log,
         `applied_seq`.
         """
-        conn = self._writer
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if replaced:
-                old = (json_list(replaced),)
-                conn.execute(
-                    f"DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord {_IN_JSON})",
-                    old,
-                )
-                for table in _SESSION_TABLES:
-                    conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", old)
-            conn.executemany(_INSERT_SESSION, [r.session_row for r in batch if r.session_ord not in replaced])
-            conn.executemany(
-                _UPDATE_SESSION,
-                [(*r.session_row[1:], r.session_ord) for r in batch if r.session_ord in replaced],  # type: ignore[index]
-            )
-            conn.executemany(
-                "INSERT OR IGNORE INTO session_tags (tag, session_ord) VALUES (?, ?)",
-                [t for r in batch for t in r.tags],
-            )
-            conn.executemany(
-                _INSERT_MESSAGE,
-                [(*row[:-1], pack_proto(row[-1], row[1])) for r in batch for row in r.messages],  # type: ignore[arg-type]
-            )
-            conn.executemany(_INSERT_BLOCK, [row for r in batch for row in r.blocks])
-            conn.executemany(_INSERT_ACTION, [pack_action(row) for r in batch for row in r.actions])
-            for table, insert in _INSERT_UNITS.items():
+        with self._writing() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if replaced:
+                    old = (json_list(replaced),)
+                    conn.execute(_DELETE_BLOCKS, old)
+                    for table in _SESSION_TABLES:
+                        conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", old)
+                conn.executemany(_INSERT_SESSION, [r.session_row for r in batch if r.session_ord not in replaced])
                 conn.executemany(
-                    insert,
-                    [(*row[:-1], pack_proto(row[-1], row[0])) for r in batch for row in r.units[table]],  # type: ignore[arg-type]
+                    _UPDATE_SESSION,
+                    [(*r.session_row[1:], r.session_ord) for r in batch if r.session_ord in replaced],  # type: ignore[index]
                 )
-            conn.executemany(_INSERT_EVENT, [row for r in batch for row in r.events])
-            conn.executemany(_INSERT_CHUNK, [row for r in batch for row in r.event_chunks])
-            _link_children(conn, json_list(r.session_ord for r in batch))
-            stored = [r.session_row for r in batch if r.session_row is not None]
-            conn.execute(f"DELETE FROM tombstones WHERE session_id {_IN_JSON}", (json_list(row[1] for row in stored),))
-            head = max((row[_CHANGE_SEQ] for row in stored), default=None)
-            if head is not None:
-                conn.execute("UPDATE meta SET value = ? WHERE key = 'head_seq'", (str(head),))
-            if applied_seq is not None:
-                conn.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+                conn.executemany(
+                    "INSERT OR IGNORE INTO session_tags (tag, session_ord) VALUES (?, ?)",
+                    [t for r in batch for t in r.tags],
+                )
+                conn.executemany(
+                    _INSERT_MESSAGE,
+                    [(*row[:-1], pack_proto(row[-1], row[1])) for r in batch for row in r.messages],  # type: ignore[arg-type]
+                )
+                conn.executemany(_INSERT_BLOCK, [row for r in batch for row in r.blocks])
+                conn.executemany(_INSERT_ACTION, [pack_action(row) for r in batch for row in r.actions])
+                for table, insert in _INSERT_UNITS.items():
+                    conn.executemany(
+                        insert,
+                        [(*row[:-1], pack_proto(row[-1], row[0])) for r in batch for row in r.units[table]],  # type: ignore[arg-type]
+                    )
+                conn.executemany(_INSERT_EVENT, [row for r in batch for row in r.events])
+                conn.executemany(_INSERT_CHUNK, [row for r in batch for row in r.event_chunks])
+                _link_children(conn, json_list(r.session_ord for r in batch))
+                stored = [r.session_row for r in batch if r.session_row is not None]
+                conn.execute(
+                    f"DELETE FROM tombstones WHERE session_id {_IN_JSON}", (json_list(row[1] for row in stored),)
+                )
+                head = max((row[_CHANGE_SEQ] for row in stored), default=None)
+                if head is not None:
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'head_seq'", (str(head),))
+                if applied_seq is not None:
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     def delete(self, sessions: dict[str, int], applied_seq: int | None = None) -> None:
         """Remove stored sessions (id -> ordinal) and every row of theirs in one durable transaction,
         leaving a tombstone with the next change_seq for each (the feed's followers drop their texts);
         with `applied_seq`, the log checkpoint in the same transaction."""
-        conn = self._writer
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            ords = (json_list(sessions.values()),)
-            conn.execute(
-                f"DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord {_IN_JSON})",
-                ords,
-            )
-            for table in _SESSION_TABLES:
-                conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", ords)
-            conn.execute(f"DELETE FROM sessions WHERE ord {_IN_JSON}", ords)
-            head = int(conn.execute("SELECT value FROM meta WHERE key = 'head_seq'").fetchone()[0])
-            conn.executemany(
-                "INSERT OR REPLACE INTO tombstones (session_id, change_seq) VALUES (?, ?)",
-                [(sid, head + n) for n, sid in enumerate(sorted(sessions), start=1)],
-            )
-            if sessions:
-                conn.execute("UPDATE meta SET value = ? WHERE key = 'head_seq'", (str(head + len(sessions)),))
-            if applied_seq is not None:
-                conn.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        with self._writing() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                ords = (json_list(sessions.values()),)
+                conn.execute(_DELETE_BLOCKS, ords)
+                for table in _SESSION_TABLES:
+                    conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", ords)
+                conn.execute(f"DELETE FROM sessions WHERE ord {_IN_JSON}", ords)
+                head = int(conn.execute("SELECT value FROM meta WHERE key = 'head_seq'").fetchone()[0])
+                conn.executemany(
+                    "INSERT OR REPLACE INTO tombstones (session_id, change_seq) VALUES (?, ?)",
+                    [(sid, head + n) for n, sid in enumerate(sorted(sessions), start=1)],
+                )
+                if sessions:
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'head_seq'", (str(head + len(sessions)),))
+                if applied_seq is not None:
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     def applied_seq(self) -> int:
         """The last log sequence this store applied (0: none, or not fed by a log)."""
@@ -739,46 +754,50 @@ class Store:
 
     def set_applied_seq(self, applied_seq: int) -> None:
         """Advance the log checkpoint alone: the records up to it changed nothing here (unchanged versions)."""
-        self._writer.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
+        with self._writing() as conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'applied_seq'", (str(applied_seq),))
 
     def clear_pending(self, session_ords: Sequence[int]) -> None:
         """Mark sessions as indexed, without waiting for the disk: losing this write only costs a
         re-index at the next open, and the next durable commit syncs it anyway."""
-        conn = self._writer
-        conn.execute("PRAGMA synchronous=NORMAL")
-        try:
-            conn.execute(f"UPDATE sessions SET tantivy_pending = 0 WHERE ord {_IN_JSON}", (json_list(session_ords),))
-        finally:
-            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        with self._writing() as conn:
+            conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                conn.execute(
+                    f"UPDATE sessions SET tantivy_pending = 0 WHERE ord {_IN_JSON}", (json_list(session_ords),)
+                )
+            finally:
+                conn.execute(f"PRAGMA synchronous={self._synchronous}")
 
     def pending_ords(self) -> list[int]:
-        rows = self._writer.execute("SELECT ord FROM sessions WHERE tantivy_pending = 1 ORDER BY ord")
-        return [r[0] for r in rows]
+        with self._writing() as conn:
+            return [r[0] for r in conn.execute("SELECT ord FROM sessions WHERE tantivy_pending = 1 ORDER BY ord")]
 
     def all_ords(self) -> list[int]:
-        return [r[0] for r in self._writer.execute("SELECT ord FROM sessions ORDER BY ord")]
+        with self._writing() as conn:
+            return [r[0] for r in conn.execute("SELECT ord FROM sessions ORDER BY ord")]
 
     def expected_documents(self) -> int:
-        return self._writer.execute("SELECT COALESCE(SUM(doc_count), 0) FROM sessions").fetchone()[0]
+        with self._writing() as conn:
+            return conn.execute("SELECT COALESCE(SUM(doc_count), 0) FROM sessions").fetchone()[0]
 
     def load_sessions(self, session_ords: Sequence[int]) -> Iterator[tuple[units_pb2.Session, int, list[int]]]:
         """Sessions rebuilt from the rows with their messages and actions (what Tantivy indexes; not the
-        derived units), with the session and message ordinals."""
-        conn = self._writer
+        derived units), with the session and message ordinals. Each session is read whole before it is
+        given out: the writer is not held while the caller indexes it."""
         for session_ord in session_ords:
-            (blob,) = conn.execute("SELECT summary FROM sessions WHERE ord = ?", (session_ord,)).fetchone()
+            with self._writing() as conn:
+                (blob,) = conn.execute("SELECT summary FROM sessions WHERE ord = ?", (session_ord,)).fetchone()
+                messages = conn.execute(
+                    "SELECT ord, proto FROM messages WHERE session_ord = ? ORDER BY ord", (session_ord,)
+                ).fetchall()
+                actions = conn.execute(
+                    f"SELECT {ACTION_COLUMNS} FROM actions WHERE session_ord = ? ORDER BY ord", (session_ord,)
+                ).fetchall()
             session = units_pb2.Session.FromString(blob)
-            message_ords = []
-            for mord, proto in conn.execute(
-                "SELECT ord, proto FROM messages WHERE session_ord = ? ORDER BY ord", (session_ord,)
-            ):
-                session.messages.append(units_pb2.Message.FromString(proto))
-                message_ords.append(mord)
-            for row in conn.execute(
-                f"SELECT {ACTION_COLUMNS} FROM actions WHERE session_ord = ? ORDER BY ord", (session_ord,)
-            ):
-                session.actions.append(action_from_row(row, session.id))
-            yield session, session_ord, message_ords
+            session.messages.extend(units_pb2.Message.FromString(proto) for _, proto in messages)
+            session.actions.extend(action_from_row(row, session.id) for row in actions)
+            yield session, session_ord, [mord for mord, _ in messages]
 
     # ---- reads (any thread) ----------------------------------------------------------------------
 
