@@ -90,7 +90,16 @@ AGENTS = {
     "chatgpt-export": "chatgpt",
     "gemini-cli-session": "gemini-cli",
     "claude-ai-export": "claude-ai",
+    "cursor-session": "cursor",
+    "copilot-chat-export": "copilot-chat",
+    "cline-task": "cline",
+    "roo-code-task": "roo-code",
+    "opencode-session": "opencode",
+    "crush-session": "crush",
+    "aider-session": "aider",
+    "goose-session": "goose",
 }
+# The agents that run several providers' models (Cursor, Cline, OpenCode, …) have no provider of their own.
 PROVIDERS = {
     "claude-code-session": "anthropic",
     "codex-session": "openai",

@@ -5,8 +5,22 @@ from __future__ import annotations
 import re
 
 # The origins Quarry reads (what ingest writes). Queries, ids and refs take any well-formed origin
-# name: another agent's origin (`cursor-session`) is valid, matches nothing, and the empty result says so.
-ORIGINS = ("claude-code-session", "codex-session", "chatgpt-export", "gemini-cli-session", "claude-ai-export")
+# name: another agent's origin (`windsurf-session`) is valid, matches nothing, and the empty result says so.
+ORIGINS = (
+    "claude-code-session",
+    "codex-session",
+    "chatgpt-export",
+    "gemini-cli-session",
+    "claude-ai-export",
+    "cursor-session",
+    "copilot-chat-export",
+    "opencode-session",
+    "crush-session",
+    "aider-session",
+    "goose-session",
+    "cline-task",
+    "roo-code-task",
+)
 ORIGIN_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 ROLES = ("user", "assistant", "system", "tool")
 # Search lanes (SearchRequest.lane, or `lane:` at the top of a compact query).

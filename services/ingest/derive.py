@@ -221,9 +221,9 @@ def _add_delegations(
             child_session_id=child_id,
             mapping_state="resolved" if child_id else "unresolved",
             tool=use.tool_name,
-            agent=as_str(tool_input.get("subagent_type")) or facts.agent,
+            agent=_first_str(tool_input, _AGENT_KEYS) or facts.agent,
             description=as_str(tool_input.get("description")),
-            instruction=as_str(tool_input.get("prompt")),
+            instruction=_first_str(tool_input, _INSTRUCTION_KEYS),
             tool_use_ref=refs.ref("block", action.block_id),
             result_state=_result_state(result, run_status),
             time_ms=action.time_ms,
@@ -325,6 +325,16 @@ _ORIGIN_PROVIDERS = {
     "claude-ai-export": "anthropic",
     "gemini-cli-session": "google",
 }
+
+
+# Where a dispatch's input names its agent and holds its instruction: Claude Code's Task, Cline's new_task
+# (`context`), Roo Code's new_task (`mode`, `message`).
+_AGENT_KEYS = ("subagent_type", "mode")
+_INSTRUCTION_KEYS = ("prompt", "message", "context")
+
+
+def _first_str(values: dict[str, Any], keys: tuple[str, ...]) -> str:
+    return next((text for key in keys if (text := as_str(values.get(key)))), "")
 
 
 def provider(model: str, origin: str) -> str:

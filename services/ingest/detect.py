@@ -4,20 +4,22 @@ Users point the ingest node at exports, copies and checkouts, so file names and 
 nothing: a Claude Code transcript may be called `notes.txt`, a Gemini CLI session (one JSON object)
 is written with a `.jsonl` name. Whole JSON documents are recognized by their top-level shape;
 JSON Lines files by a vote over their first records, so a malformed first line does not hide the
-format.
+format; Markdown transcripts (Aider, SpecStory, Cursor's export) by the marks their tools write at
+the top. SQLite databases are recognized by their tables, in `parse` (they are read from a snapshot).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from quarry.ingest.reader import Record, iter_jsonl, read_document, strip_bom
+from quarry.ingest.sources import aider, cline, copilot, crush, cursor_db, cursor_markdown, goose, opencode
 from quarry.v1 import ingest_pb2
 
 CLAUDE_CODE = "claude-code"
@@ -25,8 +27,24 @@ CODEX = "codex"
 CHATGPT = "chatgpt"
 GEMINI = "gemini"
 CLAUDE_AI = "claude-ai"
+COPILOT_CHAT = copilot.FORMAT
+OPENCODE = opencode.FORMAT
+CLINE = cline.CLINE
+ROO_CODE = cline.ROO_CODE
+AIDER = aider.FORMAT
+CURSOR = cursor_markdown.FORMAT
+CRUSH = crush.FORMAT
+GOOSE = goose.FORMAT
 UNKNOWN = "unknown"
-FORMATS = (CLAUDE_CODE, CODEX, CHATGPT, GEMINI, CLAUDE_AI, UNKNOWN)
+FORMATS = (
+    CLAUDE_CODE, CODEX, CHATGPT, GEMINI, CLAUDE_AI, COPILOT_CHAT, OPENCODE, CLINE, ROO_CODE, AIDER, CURSOR, CRUSH,
+    GOOSE, UNKNOWN,
+)  # fmt: skip
+# How much of a text file's start its recognizers see (a folder walk reads no more to pick candidates).
+TEXT_HEAD_CHARS = 4096
+_JSON_DOCUMENT_RECOGNIZERS = (copilot.recognize, opencode.recognize, cline.recognize)
+_TEXT_RECOGNIZERS = (aider.recognize, cursor_markdown.recognize)
+_DATABASE_RECOGNIZERS = (cursor_db.recognize, crush.recognize, goose.recognize)
 
 VOTE_RECORDS = 64
 _NON_SPACE = re.compile(rb"\S")
@@ -75,6 +93,7 @@ class Detection:
     format: str
     document: Any = None
     records: Iterable[Record] = ()
+    text: str = ""  # a Markdown transcript, decoded
     issues: list[ingest_pb2.IngestIssue] = field(default_factory=list)
     reason: str = ""
 
@@ -86,6 +105,11 @@ def detect(data: bytes, path: str) -> Detection:
     head = data[start.start() : start.start() + 1] if start else b""
     if not head:
         return Detection(UNKNOWN, reason="the file is empty")
+    if head not in (b"{", b"["):
+        text = data.decode("utf-8", errors="replace")
+        kind = text_format(text)
+        if kind != UNKNOWN:
+            return Detection(kind, text=text)
     shape = _shape(data) if head == b"{" else "document"
     if shape != "lines":
         document, error = read_document(data)
@@ -102,7 +126,10 @@ def detect(data: bytes, path: str) -> Detection:
     head_records = list(itertools.islice(records, VOTE_RECORDS))
     kind = records_format(head_records)
     if kind == UNKNOWN:
-        reason = f"no Claude Code or Codex record among the first {len(head_records)} JSON value(s)"
+        reason = (
+            "not a Markdown transcript of a known tool, and no Claude Code or Codex record among the first "
+            f"{len(head_records)} JSON value(s)"
+        )
         if issues:
             reason += f" and {len(issues)} line(s) that are not JSON"
         return Detection(UNKNOWN, reason=reason)
@@ -138,7 +165,7 @@ def document_format(document: Any) -> str:
             return CHATGPT
         if first is not None and _claude_ai_conversation(first):
             return CLAUDE_AI
-        return UNKNOWN
+        return _recognized(_JSON_DOCUMENT_RECOGNIZERS, document)
     if not isinstance(document, dict):
         return UNKNOWN
     if isinstance(document.get("mapping"), dict) and "current_node" in document:
@@ -147,7 +174,21 @@ def document_format(document: Any) -> str:
         return CLAUDE_AI
     if isinstance(document.get("messages"), list) and ("sessionId" in document or "projectHash" in document):
         return GEMINI
-    return UNKNOWN
+    return _recognized(_JSON_DOCUMENT_RECOGNIZERS, document)
+
+
+def text_format(text: str) -> str:
+    """The format of a text file that is not JSON, from its first TEXT_HEAD_CHARS characters."""
+    return _recognized(_TEXT_RECOGNIZERS, text[:TEXT_HEAD_CHARS])
+
+
+def database_format(tables: dict[str, set[str]]) -> str:
+    """The format of a SQLite database, from its tables and their columns."""
+    return _recognized(_DATABASE_RECOGNIZERS, tables)
+
+
+def _recognized(recognizers: Iterable[Callable[[Any], str]], content: Any) -> str:
+    return next((kind for recognize in recognizers if (kind := recognize(content))), UNKNOWN)
 
 
 def _claude_ai_conversation(item: dict[str, Any]) -> bool:

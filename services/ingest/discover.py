@@ -1,8 +1,9 @@
 """Expand the paths a user gives (files and folders) into the files to parse.
 
 A file named explicitly is always a candidate: if it is not a session log, parsing says so. Inside
-a folder, names prove nothing either (formats are recognized from content), so every regular file
-whose first non-blank byte opens a JSON value is a candidate; binaries, lock files and notes are
+a folder, names prove nothing either (formats are recognized from content), so a regular file is a
+candidate when its first non-blank byte opens a JSON value, when it is a SQLite database, or when its
+start is a Markdown transcript of a tool Quarry reads; other binaries, lock files and notes are
 passed over without a read beyond their first bytes. Hidden entries below a folder are skipped and
 symlinked folders are not followed (no cycles). Files come out sorted, so runs are reproducible.
 """
@@ -13,20 +14,51 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-SNIFF_BYTES = 512
+from quarry.ingest.detect import UNKNOWN, text_format
+from quarry.ingest.sources.sqlite_snapshot import is_sqlite
+
+SNIFF_BYTES = 4096
 _JSON_OPENERS = frozenset(b"{[")
 _BLANK = frozenset(b" \t\r\n")
 _BOM = b"\xef\xbb\xbf"
+_CLINE = "saoudrizwan.claude-dev"
+_ROO_CODE = "rooveterinaryinc.roo-cline"
 
 
 def standard_locations() -> list[Path]:
-    """The agents' default log folders that exist on this machine (CLAUDE_CONFIG_DIR and
-    CODEX_HOME move the first two, as they do for the tools themselves)."""
+    """The agents' default log folders and databases that exist on this machine: Claude Code, Codex,
+    Gemini CLI, Cursor (its global and workspace databases), Cline and Roo Code (their VS Code
+    extensions' task folders), OpenCode's storage and Goose's sessions. CLAUDE_CONFIG_DIR, CODEX_HOME and
+    XDG_CONFIG_HOME / XDG_DATA_HOME move them as they do for the tools themselves; macOS keeps the
+    editors' folders under ~/Library/Application Support."""
     home = Path.home()
     claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
     codex = Path(os.environ.get("CODEX_HOME") or home / ".codex")
-    candidates = (claude / "projects", codex / "sessions", home / ".gemini" / "tmp")
-    return [path for path in candidates if path.is_dir()]
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    editors = [config, home / "Library" / "Application Support"]
+    candidates = [claude / "projects", codex / "sessions", home / ".gemini" / "tmp"]
+    for folder in editors:
+        cursor = folder / "Cursor" / "User"
+        candidates += [cursor / "globalStorage" / "state.vscdb", *sorted(cursor.glob("workspaceStorage/*/state.vscdb"))]
+    for folder in editors:
+        for editor in ("Code", "Cursor"):
+            extensions = folder / editor / "User" / "globalStorage"
+            candidates += [extensions / _CLINE / "tasks", extensions / _ROO_CODE / "tasks"]
+    candidates += [data / "opencode" / "storage", data / "goose" / "sessions"]
+    return [path for path in candidates if path.exists()]
+
+
+def project_locations(project: Path) -> list[Path]:
+    """The session files tools keep inside a project folder that exist in `project`: SpecStory's history
+    (Cursor), Aider's chat history, Crush's and OpenCode (Go)'s databases."""
+    candidates = (
+        project / ".specstory" / "history",
+        project / ".aider.chat.history.md",
+        project / ".crush" / "crush.db",
+        project / ".opencode" / "opencode.db",
+    )
+    return [path for path in candidates if path.exists()]
 
 
 def iter_source_files(paths: Iterable[Path]) -> Iterator[Path]:
@@ -48,19 +80,21 @@ def _walk(root: Path) -> Iterator[Path]:
             if name.startswith("."):
                 continue
             path = Path(folder, name)
-            if path.is_file() and looks_like_json(path):
+            if path.is_file() and looks_like_source(path):
                 yield path
 
 
-def looks_like_json(path: Path) -> bool:
-    """Whether the file's first non-blank byte opens a JSON object or array."""
+def looks_like_source(path: Path) -> bool:
+    """Whether the file's start is a JSON object or array, a SQLite database or a known Markdown transcript."""
     try:
         with path.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
     except OSError:
         return True  # let parsing report why it cannot be read
+    if is_sqlite(head):
+        return True
     head = head.removeprefix(_BOM)
-    for byte in head:
-        if byte not in _BLANK:
-            return byte in _JSON_OPENERS
-    return False
+    first = next((byte for byte in head if byte not in _BLANK), None)
+    if first is None:
+        return False
+    return first in _JSON_OPENERS or text_format(head.decode("utf-8", errors="ignore")) != UNKNOWN

@@ -5,7 +5,7 @@ ingest node may read (bind mounts, network shares, a container's view of the hos
 watch limits. A file is due when its size or mtime differs from the previous round; what changed
 inside it is `tracking.examine`'s question. The candidates are the files `discover` would list,
 with the same rules, but a file's first bytes are sniffed once (again only when a file that did not
-look like JSON changed size), so a round costs one stat per file. The interval stretches so the
+look like a session log changed size), so a round costs one stat per file. The interval stretches so the
 scan never takes more than a fifth of a core.
 """
 
@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 from stat import S_ISREG
 
-from quarry.ingest.discover import looks_like_json
+from quarry.ingest.discover import looks_like_source
+from quarry.ingest.tracking import changed_ns
 
 POLL_S = 0.3
 SCAN_SHARE = 0.2  # the largest share of one core the scan may take
@@ -27,7 +28,7 @@ class Watcher:
         self.roots = roots
         self.interval = POLL_S
         self._seen: dict[Path, tuple[int, int]] = {}
-        self._sniffed: dict[Path, tuple[int, bool]] = {}  # size when sniffed, looked like JSON
+        self._sniffed: dict[Path, tuple[int, bool]] = {}  # size when sniffed, looked like a session log
 
     def due(self) -> list[Path]:
         """Files that appeared or whose size or mtime moved since the last call (all, the first time)."""
@@ -45,7 +46,7 @@ class Watcher:
             if root.is_dir():
                 self._walk(root, found, sniffed)
             elif (info := _stat(root)) is not None:
-                found.setdefault(root, (info.st_size, info.st_mtime_ns))  # named explicitly: always a candidate
+                found.setdefault(root, (info.st_size, changed_ns(root, info)))  # named explicitly: always a candidate
         return found
 
     def _walk(self, root: Path, found: dict[Path, tuple[int, int]], sniffed: dict[Path, tuple[int, bool]]) -> None:
@@ -56,13 +57,13 @@ class Watcher:
                 if name.startswith(".") or path in found:
                     continue
                 info = _stat(path)
-                if info is not None and S_ISREG(info.st_mode) and self._looks_like_json(path, info, sniffed):
-                    found[path] = (info.st_size, info.st_mtime_ns)
+                if info is not None and S_ISREG(info.st_mode) and self._is_candidate(path, info, sniffed):
+                    found[path] = (info.st_size, changed_ns(path, info))
 
-    def _looks_like_json(self, path: Path, info: os.stat_result, sniffed: dict[Path, tuple[int, bool]]) -> bool:
+    def _is_candidate(self, path: Path, info: os.stat_result, sniffed: dict[Path, tuple[int, bool]]) -> bool:
         verdict = sniffed.get(path)
         if verdict is None or (not verdict[1] and verdict[0] != info.st_size):
-            verdict = (info.st_size, looks_like_json(path))
+            verdict = (info.st_size, looks_like_source(path))
         self._sniffed[path] = verdict
         return verdict[1]
 

@@ -53,11 +53,29 @@ _CATEGORY_BY_TOOL = {
             "edit_file",
             "str_replace_editor",
             "str_replace",
+            "patch",  # OpenCode's older name of apply_patch
+            "search_replace",  # Cursor
+            "edit_file_v2",
+            "delete_file",
+            "strreplace",
+            "multistrreplace",
+            "reapply",
+            "edit_notebook",
+            "replace_string_in_file",  # Copilot Chat
+            "multi_replace_string_in_file",
+            "insert_edit_into_file",
+            "edit_notebook_file",
+            "replace_in_file",  # Cline, Roo Code
+            "apply_diff",
+            "insert_content",
+            "search_and_replace",
         ),
         "file_edit",
     ),
-    **dict.fromkeys(("write", "write_file", "create_file", "file_create"), "file_write"),
-    **dict.fromkeys(("read", "read_file", "read_many_files", "notebookread", "view_image", "view"), "file_read"),
+    **dict.fromkeys(("write", "write_file", "create_file", "file_create", "write_to_file"), "file_write"),
+    **dict.fromkeys(
+        ("read", "read_file", "read_file_v2", "read_many_files", "notebookread", "view_image", "view"), "file_read"
+    ),
     **dict.fromkeys(
         (
             "bash",
@@ -71,20 +89,72 @@ _CATEGORY_BY_TOOL = {
             "container.exec",
             "python",
             "bash_tool",
+            "run_terminal_cmd",  # Cursor
+            "run_terminal_command",
+            "run_terminal_command_v2",
+            "shell_command",
+            "run_in_terminal",  # Copilot Chat
+            "get_terminal_output",
+            "job_output",  # Crush
+            "job_kill",
+            "execute_command",  # Cline, Roo Code
         ),
         "shell",
     ),
     **dict.fromkeys(
-        ("grep", "glob", "ls", "search_file_content", "list_directory", "file_search", "grep_search"),
+        (
+            "grep",
+            "glob",
+            "ls",
+            "list",  # OpenCode
+            "codesearch",
+            "search_file_content",
+            "list_directory",
+            "file_search",
+            "grep_search",
+            "list_dir",  # Cursor
+            "glob_file_search",
+            "codebase_search",
+            "ripgrep",
+            "semantic_search",  # Copilot Chat
+            "search_workspace_symbols",
+            "list_code_usages",
+            "sourcegraph",  # Crush
+            "list_files",  # Cline, Roo Code
+            "search_files",
+            "list_code_definition_names",
+        ),
         "search",
     ),
     **dict.fromkeys(
-        ("webfetch", "websearch", "web_fetch", "web_search", "google_web_search", "web.run", "browser"),
+        (
+            "webfetch",
+            "websearch",
+            "web_fetch",
+            "web_search",
+            "google_web_search",
+            "web.run",
+            "browser",
+            "fetch_webpage",
+            "fetch",  # Crush
+            "download",
+            "agentic_fetch",
+            "browser_action",  # Cline, Roo Code
+        ),
         "web",
     ),
-    **dict.fromkeys(("task", "agent"), "subagent"),
+    **dict.fromkeys(("task", "agent", "runsubagent", "new_task"), "subagent"),
 }
-_PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file", "filename")
+_PATH_KEYS = (
+    "file_path",
+    "path",
+    "notebook_path",
+    "filePath",
+    "absolute_path",
+    "absolutePath",
+    "target_file",
+    "filename",
+)
 _COMMAND_KEYS = ("command", "cmd")
 _TARGET_KEYS = ("pattern", "query", "url")
 _PROSE_KEYS = ("description", "prompt", "code", "explanation")

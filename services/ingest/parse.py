@@ -10,16 +10,34 @@ from __future__ import annotations
 
 import collections
 import io
+import sqlite3
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from quarry.ingest import detect as formats
 from quarry.ingest.discover import iter_source_files
 from quarry.ingest.normalize import build_session
 from quarry.ingest.reader import issue
-from quarry.ingest.sources import SourceResult, chatgpt, claude_ai, claude_code, codex, gemini
+from quarry.ingest.sources import (
+    SourceResult,
+    aider,
+    chatgpt,
+    claude_ai,
+    claude_code,
+    cline,
+    codex,
+    copilot,
+    crush,
+    cursor_db,
+    cursor_markdown,
+    gemini,
+    goose,
+    opencode,
+)
+from quarry.ingest.sources.sqlite_snapshot import is_sqlite, missing_pages, open_snapshot, table_columns
 from quarry.v1 import ingest_pb2, units_pb2
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -29,7 +47,7 @@ MAX_MEMBER_BYTES = 1 << 30  # an archive member larger than this (decompressed) 
 @dataclass
 class ParseResult:
     path: str
-    format: str  # "claude-code" | "codex" | "chatgpt" | "gemini" | "claude-ai" | "unknown"
+    format: str  # one of detect.FORMATS
     sessions: list[units_pb2.Session] = field(default_factory=list)
     issues: list[ingest_pb2.IngestIssue] = field(default_factory=list)
     skipped_record_types: collections.Counter[str] = field(default_factory=collections.Counter)
@@ -51,17 +69,45 @@ def parse_bytes(data: bytes, path: str) -> ParseResult:
     (a data export as downloaded) is read member by member (`parse_archive`)."""
     if data.startswith(ZIP_MAGIC):
         return parse_archive(data, path)
+    if is_sqlite(data):
+        return parse_database(data, path)
     detection = formats.detect(data, path)
     if detection.format == formats.UNKNOWN:
-        reason = f"not a recognized session log: {detection.reason}"
-        return ParseResult(path, formats.UNKNOWN, issues=[issue(path, 0, "unknown_format", reason)])
-    source = _parse_source(detection, path)
-    issues = sorted([*detection.issues, *source.issues], key=lambda found: found.line)
+        return _unknown(path, detection.reason)
+    return _result(path, detection.format, _parse_source(detection, path), detection.issues)
+
+
+def parse_database(data: bytes, path: str) -> ParseResult:
+    """A tool's SQLite database (Cursor, Crush, OpenCode Go, Goose), read from a snapshot of it and of its
+    write-ahead log (`sqlite_snapshot`): the file is never opened for writing."""
+    missing = missing_pages(data)
+    cut = (
+        [issue(path, 0, "unreadable", f"the database file is cut short: {missing} page(s) missing")] if missing else []
+    )
+    try:
+        with open_snapshot(data, path) as conn:
+            kind = formats.database_format(table_columns(conn))
+            if kind == formats.UNKNOWN:
+                return _unknown(path, "a SQLite database of no supported tool")
+            return _result(path, kind, _DATABASE_PARSERS[kind](conn, path), cut)
+    except sqlite3.DatabaseError as error:
+        return ParseResult(
+            path, formats.UNKNOWN, issues=[issue(path, 0, "unreadable", f"not a readable SQLite database: {error}")]
+        )
+
+
+def _unknown(path: str, reason: str) -> ParseResult:
+    return ParseResult(
+        path, formats.UNKNOWN, issues=[issue(path, 0, "unknown_format", f"not a recognized session log: {reason}")]
+    )
+
+
+def _result(path: str, kind: str, source: SourceResult, issues: Iterable[ingest_pb2.IngestIssue] = ()) -> ParseResult:
     return ParseResult(
         path=path,
-        format=detection.format,
+        format=kind,
         sessions=[build_session(draft) for draft in source.sessions],
-        issues=issues,
+        issues=sorted([*issues, *source.issues], key=lambda found: found.line),
         skipped_record_types=source.skipped,
     )
 
@@ -106,16 +152,34 @@ def parse_archive(data: bytes, path: str) -> ParseResult:
     return result
 
 
+_DOCUMENT_PARSERS: dict[str, Callable[[Any, str], SourceResult]] = {
+    formats.CHATGPT: chatgpt.parse,
+    formats.CLAUDE_AI: claude_ai.parse,
+    formats.GEMINI: gemini.parse,
+    formats.COPILOT_CHAT: copilot.parse,
+    formats.OPENCODE: opencode.parse,
+    formats.CLINE: cline.parse,
+    formats.ROO_CODE: cline.parse,
+}
+_TEXT_PARSERS: dict[str, Callable[[str, str], SourceResult]] = {
+    formats.AIDER: aider.parse,
+    formats.CURSOR: cursor_markdown.parse,
+}
+_DATABASE_PARSERS: dict[str, Callable[[sqlite3.Connection, str], SourceResult]] = {
+    formats.CURSOR: cursor_db.parse,
+    formats.CRUSH: crush.parse,
+    formats.GOOSE: goose.parse,
+}
+
+
 def _parse_source(detection: formats.Detection, path: str) -> SourceResult:
     if detection.format == formats.CLAUDE_CODE:
         return claude_code.parse(detection.records, path)
     if detection.format == formats.CODEX:
         return codex.parse(detection.records, path)
-    if detection.format == formats.CHATGPT:
-        return chatgpt.parse(detection.document, path)
-    if detection.format == formats.CLAUDE_AI:
-        return claude_ai.parse(detection.document, path)
-    return gemini.parse(detection.document, path)
+    if detection.format in _TEXT_PARSERS:
+        return _TEXT_PARSERS[detection.format](detection.text, path)
+    return _DOCUMENT_PARSERS[detection.format](detection.document, path)
 
 
 def iter_parse(paths: Iterable[Path]) -> Iterator[ParseResult]:

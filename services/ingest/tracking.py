@@ -35,6 +35,8 @@ from pathlib import Path
 
 import orjson
 
+from quarry.ingest.sources.sqlite_snapshot import is_sqlite
+
 HEAD_BYTES = 4096
 _BOM = b"\xef\xbb\xbf"
 _NON_SPACE = re.compile(rb"\S")
@@ -78,9 +80,18 @@ class FileMark:
         """The mark of having ingested exactly `data` (the file's first len(data) bytes)."""
         return cls(len(data), mtime_ns, _sha256(data[:HEAD_BYTES]), _sha256(data), sessions)
 
-    def same_stat(self, stat: os.stat_result) -> bool:
+    def same_stat(self, path: Path, stat: os.stat_result) -> bool:
         """The file still has the size and mtime this mark read: unchanged without reading it."""
-        return (stat.st_size, stat.st_mtime_ns) == (self.size, self.mtime_ns)
+        return (stat.st_size, changed_ns(path, stat)) == (self.size, self.mtime_ns)
+
+
+def changed_ns(path: Path, stat: os.stat_result) -> int:
+    """When the file last changed: its mtime, or its write-ahead log's (`<path>-wal`) when that is newer.
+    A live SQLite database commits to its log, and its file changes only at a checkpoint."""
+    try:
+        return max(stat.st_mtime_ns, os.stat(f"{path}-wal").st_mtime_ns)
+    except OSError:
+        return stat.st_mtime_ns
 
 
 def classify(mark: FileMark | None, data: bytes) -> Change:
@@ -99,14 +110,17 @@ def classify(mark: FileMark | None, data: bytes) -> Change:
 def settled(data: bytes) -> bytes:
     """The complete part of a file that may be mid-write: all of it when it ends a line or its last
     line is a whole JSON value; a JSON Lines file up to its last newline; a document spread over
-    lines once it parses; b"" when nothing is complete yet."""
+    lines once it parses; b"" when nothing is complete yet. A SQLite database (read from a snapshot)
+    and a Markdown transcript (parsed whole each time it grows: a line cut now is whole next round)
+    are complete as they are."""
     newline = data.rfind(b"\n")
     tail = data[newline + 1 :].removeprefix(_BOM)
-    if not _NON_SPACE.search(tail) or _parses(tail):
+    body = data.removeprefix(_BOM)
+    first = _NON_SPACE.search(body)
+    if not _NON_SPACE.search(tail) or _parses(tail) or is_sqlite(data) or (first and body[first.start()] not in b"{["):
         return data
     if newline < 0:
         return b""
-    body = data.removeprefix(_BOM)
     if _parses(body[: body.find(b"\n")]):
         return data[: newline + 1]  # JSON Lines: the line after the last newline is being written
     return data if _parses(body) else b""
@@ -133,13 +147,15 @@ class Examined:
 def examine(path: Path, mark: FileMark | None, live: bool = False) -> Examined:
     """Compare the file with its mark, reading it only when its size or mtime moved. `live`: the
     file may be mid-write, so only its `settled` part counts. Raises OSError when unreadable."""
-    if mark is not None and mark.same_stat(os.stat(path)):
+    if mark is not None and mark.same_stat(path, os.stat(path)):
         return Examined(Change.UNCHANGED)
     with open(path, "rb") as handle:
         data = handle.read()
         after = os.fstat(handle.fileno())
     # A write that landed after the read leaves the mtime unknown, so the next look reads again.
-    mtime_ns = after.st_mtime_ns if after.st_size == len(data) else 0
+    mtime_ns = changed_ns(path, after) if after.st_size == len(data) else 0
+    if mark is not None and is_sqlite(data):
+        return Examined(Change.REWRITTEN, data, mtime_ns)  # its pages or its log moved: read it whole again
     if live:
         complete = settled(data)
         if not complete:

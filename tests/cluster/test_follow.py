@@ -1,11 +1,13 @@
 """Live append on a two-shard cluster: a file ingested, appended to and ingested again reads back
 exactly as the file ingested once at its final length; `quarry ingest --follow` makes a new line
-searchable within 2 seconds, waits for a line being written, and stops cleanly on Ctrl-C."""
+searchable within 2 seconds, waits for a line being written, reads a live SQLite database's commits from its
+write-ahead log, and stops cleanly on Ctrl-C."""
 
 from __future__ import annotations
 
 import queue
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -17,6 +19,7 @@ import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.v1 import ingest_pb2, units_pb2
+from tests.ingest.test_goose import T0, build, msg, session_row, text
 from tests.shared_paths import REPO
 
 pytestmark = pytest.mark.cluster
@@ -173,6 +176,23 @@ def test_follow_makes_a_new_line_searchable_within_2_seconds_and_stops_on_ctrl_c
         other = folder / "second.jsonl"  # a session file that appears while following
         other.write_bytes(b"".join(fixture_lines("sess-new")[:3]) + user_line("sess-new", "n1", "u1", "okapiflux"))
         searchable_after(light_client, "okapiflux", time.monotonic())
+
+        # A tool's live SQLite database (Goose's): its commits land in its write-ahead log, the file itself
+        # changes only at a checkpoint, which a running tool may not reach for a long time.
+        database = build(folder / "sessions.db", [session_row()], [msg("user", text("start the wombatledger run"))])
+        writer = sqlite3.connect(database)
+        try:
+            writer.execute("PRAGMA journal_mode=WAL")
+            writer.execute("PRAGMA wal_autocheckpoint=0")
+            searchable_after(light_client, "wombatledger", time.monotonic())
+            writer.execute(
+                "INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES (?, ?, ?, ?)",
+                ("20260101_1", "assistant", orjson.dumps([text("the pangolinrelay answer")]).decode(), T0 + 9),
+            )
+            writer.commit()
+            searchable_after(light_client, "pangolinrelay", time.monotonic())
+        finally:
+            writer.close()
     finally:
         follower.proc.send_signal(signal.SIGINT)
         code = follower.proc.wait(timeout=20)

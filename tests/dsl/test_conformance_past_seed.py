@@ -105,9 +105,9 @@ TABLE: list[tuple[str, Expected]] = [
     ('messages where session.contains:"rename step 1" AND role:user', rows(message(J, 0))),
     ('contains:" "', error(errors_pb2.BAD_VALUE)),
     # ------------------------------------------------------------------ origins Quarry does not read
-    ("origin:cursor-session", sessions()),
-    ("session:cline-task:abc123", sessions()),
-    ("messages where session.origin:goose-session", rows()),
+    ("origin:windsurf-session", sessions()),
+    ("session:continue-session:abc123", sessions()),
+    ("messages where session.origin:amp-session", rows()),
     ("origin:Cursor_Session", error(errors_pb2.BAD_VALUE)),
     # ------------------------------------------------------------------ strictness and its forms
     ("sessions where repo:polylogue origin:codex-session", error(errors_pb2.INVALID_QUERY)),

@@ -255,6 +255,14 @@ def test_every_real_file_is_recognized_by_content() -> None:
         "chatgpt": 1,
         "gemini": 1,
         "claude-ai": 1,
+        "cursor": 9,  # 7 Markdown transcripts (SpecStory, Cursor's export) and 2 state.vscdb databases
+        "copilot-chat": 2,
+        "cline": 3,  # a task's api_conversation_history.json, ui_messages.json and task_metadata.json
+        "roo-code": 2,
+        "opencode": 2,
+        "crush": 2,  # a Crush and an OpenCode (Go) database
+        "aider": 4,
+        "goose": 1,  # sessions.db (its projects.json is no session log)
     }
     for result in results:
         for session in result.sessions:

@@ -24,12 +24,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 @pytest.mark.parametrize(
     "query",
     [
-        "origin:cursor-session",
-        "origin:(cline-task|codex-session) tests",
-        "session:cursor-session:abc123",
-        "sessions where origin:goose-session AND repo:x",
-        "messages where session.origin:aider-session",
-        "sessions where origin:crush-session | actions where tool:Bash",
+        "origin:windsurf-session",
+        "origin:(continue-session|codex-session) tests",
+        "session:windsurf-session:abc123",
+        "sessions where origin:amp-session AND repo:x",
+        "messages where session.origin:zed-session",
+        "sessions where origin:kiro-session | actions where tool:Bash",
         "origin:CURSOR-SESSION",
     ],
 )
@@ -53,25 +53,25 @@ def test_origin_values_fold_to_lower_case() -> None:
 
 
 def test_a_search_for_an_unread_origin_is_empty_and_says_why(cluster: Cluster) -> None:
-    envelope = cluster.coordinator.search(query_pb2.SearchRequest(query="origin:cursor-session tests"))
+    envelope = cluster.coordinator.search(query_pb2.SearchRequest(query="origin:windsurf-session tests"))
     assert not envelope.hits
-    said = [c for c in envelope.caveats if "does not read sessions of origin cursor-session" in c]
+    said = [c for c in envelope.caveats if "does not read sessions of origin windsurf-session" in c]
     assert said and all(origin in said[0] for origin in ORIGINS)
 
 
 def test_a_session_id_of_an_unread_origin_finds_nothing_and_says_why(cluster: Cluster) -> None:
-    envelope = cluster.coordinator.search(query_pb2.SearchRequest(query="session:cline-task:abc"))
-    assert not envelope.hits and any("origin cline-task" in c for c in envelope.caveats)
+    envelope = cluster.coordinator.search(query_pb2.SearchRequest(query="session:continue-session:abc"))
+    assert not envelope.hits and any("origin continue-session" in c for c in envelope.caveats)
 
 
 def test_a_unit_query_scoped_to_an_unread_origin_is_empty_and_says_why(cluster: Cluster) -> None:
     scoped = (
-        "messages where session.origin:goose-session",
-        "sessions where origin:goose-session | messages where role:user",
+        "messages where session.origin:amp-session",
+        "sessions where origin:amp-session | messages where role:user",
     )
     for query in scoped:
         envelope = cluster.coordinator.query_units(query_pb2.QueryUnitsRequest(query=query))
-        assert not envelope.rows and any("origin goose-session" in c for c in envelope.caveats), query
+        assert not envelope.rows and any("origin amp-session" in c for c in envelope.caveats), query
 
 
 def test_a_known_origin_missing_from_the_archive_keeps_its_own_caveat(cluster: Cluster) -> None:

@@ -243,7 +243,10 @@ def status() -> None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders; none: the standard locations.")] = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files or folders; none: every tool's standard locations and this folder's session files."),
+    ] = None,
     follow: Annotated[
         bool,
         typer.Option(
@@ -258,10 +261,16 @@ def ingest(
         str, typer.Option(help="The scope the sessions go into (default: the token's one writable scope).")
     ] = "",
 ) -> None:
-    """Ingest Claude Code, Codex CLI, Gemini CLI logs and ChatGPT exports (format found from content).
+    """Ingest the session logs of Claude Code, Codex, Gemini CLI, Cursor, Copilot Chat, Cline, Roo Code,
+    OpenCode, Crush, Aider and Goose, and ChatGPT and Claude.ai exports (format found from content).
     A file unchanged since its last ingest is skipped; one that grew is ingested again."""
+    standard = not paths
+    if standard:
+        from quarry.ingest.discover import project_locations  # only here: it loads every parser
+
+        paths = project_locations(Path.cwd())
     with _client() as client:
-        events = client.ingest_paths(paths or [], standard_locations=not paths, follow=follow, ack=ack, scope=scope)
+        events = client.ingest_paths(paths, standard_locations=standard, follow=follow, ack=ack, scope=scope)
         try:
             if not follow:
                 _ingest_once(events)
