@@ -33,6 +33,7 @@ OPS: dict[str, int] = {
 # A compact value may open with an operator: `messages:>=5`, `date:<2026-01-02`.
 _COMPACT = re.compile(r"(>=|<=|>|<|=)?(.*)", re.DOTALL)
 _NUMBER = re.compile(r"[0-9]{1,18}")
+_DECIMAL = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,9})?")
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _RELATIVE = re.compile(r"([0-9]{1,6})([hdw])")
 _RELATIVE_MS = {"h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
@@ -51,9 +52,12 @@ def split_compact(text: str) -> tuple[str, str]:
     return match.group(1) or "=", match.group(2)
 
 
-def number(text: str) -> int:
+def number(text: str, decimal: bool = False) -> int | float:
+    """A whole number, or for a decimal field (`cost_usd`) a decimal one (`0.25`)."""
+    if decimal and _DECIMAL.fullmatch(text):
+        return float(text)
     if not _NUMBER.fullmatch(text):
-        raise BadComparisonValue(f"{text!r} is not a whole number")
+        raise BadComparisonValue(f"{text!r} is not a {'number' if decimal else 'whole number'}")
     return int(text)
 
 

@@ -484,7 +484,7 @@ class _Lowering:
         """A number or date comparison -> FieldClause with op (see quarry.dsl.comparisons)."""
         try:
             if spec.kind is FieldKind.NUMBER:
-                numbers = [comparisons.number(value) for value in raw]
+                numbers = [comparisons.number(value, spec.decimal) for value in raw]
                 bounds, clause_op, name = numbers, comparisons.OPS[op], spec.name
             else:
                 intervals = [comparisons.date_interval(value, self.context.now_ms) for value in raw]

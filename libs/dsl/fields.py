@@ -79,6 +79,7 @@ class FieldSpec:
     session_scopable: bool = True
     # Another name for a field of the unit (the peer tool's): the plan carries that field's name.
     alias_of: str = ""
+    decimal: bool = False  # a number compared exactly, decimals allowed (`cost_usd > 0.25`)
 
     @property
     def compared(self) -> bool:
@@ -117,6 +118,11 @@ _COUNT_DOCS = {
 
 def _number(name: str, doc: str) -> FieldSpec:
     return FieldSpec(name, FieldKind.NUMBER, True, doc)
+
+
+def _cost() -> FieldSpec:
+    doc = "what it cost in US dollars, as the source recorded it (0: not recorded): `cost_usd > 0.25`"
+    return FieldSpec("cost_usd", FieldKind.NUMBER, True, doc, decimal=True)
 
 
 def _dates(what: str) -> tuple[FieldSpec, ...]:
@@ -215,6 +221,7 @@ MESSAGE_FIELDS: dict[str, FieldSpec] = _table(
     _number("cache_write_tokens", "the message's cache-write tokens"),
     _number("words", "the words of the message's text"),
     _number("word_count", "the words of the message's text (the peer's name for `words`)"),
+    _cost(),
     *_dates("the message time"),
 )
 
@@ -276,6 +283,7 @@ RUN_FIELDS: dict[str, FieldSpec] = _table(
     _number("duration_ms", "the run duration, in milliseconds"),
     _number("tool_uses", "the tool calls the run made"),
     _number("total_tokens", "the tokens the run used"),
+    _cost(),
     *_dates("the run's start time"),
 )
 

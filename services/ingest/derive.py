@@ -263,6 +263,7 @@ def _add_runs(session: units_pb2.Session, draft: DraftSession, dispatches: list[
         for m in draft.messages
         if m.surface != "log-only"
     )
+    cost = sum(m.cost_usd for m in draft.messages)
     session.runs.add(
         id=refs.run_id(session.id),
         session_id=session.id,
@@ -273,6 +274,7 @@ def _add_runs(session: units_pb2.Session, draft: DraftSession, dispatches: list[
         duration_ms=session.duration_ms,
         tool_uses=len(session.actions),
         total_tokens=tokens,
+        cost_usd=round(cost, 9),  # the sum without its float noise
         model=session.model,
         provider=provider(session.model, session.origin),
         branch=session.branch,

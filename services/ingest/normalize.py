@@ -369,6 +369,8 @@ def _add_message(
         proto.cache_write_tokens = message.cache_write_tokens
     if message.duration_ms:
         proto.duration_ms = message.duration_ms
+    if message.cost_usd > 0:
+        proto.cost_usd = message.cost_usd
     words = 0
     blocks = proto.blocks
     for index, block in enumerate(message.blocks):

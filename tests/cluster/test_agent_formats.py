@@ -1,6 +1,6 @@
 """Every agent format through a real cluster (2 shards): all of ../shared/real-logs ingested at once; a
 word that occurs in one file only finds that file's session first, for each format, and a unit query
-finds the tool errors each format recorded."""
+finds the tool errors each format recorded; the costs the sources recorded are compared and summed."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
+from quarry.core.errors import QuarryError
 from quarry.ingest.parse import parse_file
 from quarry.v1 import units_pb2
 from tests.ingest.test_goose import build, msg, session_row, text
@@ -100,3 +101,32 @@ def test_failed_actions_of_every_format_that_records_them(client: QuarryClient) 
     envelope = client.query_units("actions where is_error:true | group by session.origin | count")
     counts = {group.key: group.count for group in envelope.groups}
     assert {origin: counts.get(origin, 0) for origin in FAILED} == FAILED
+
+
+def test_costs_the_sources_recorded_are_compared_and_summed(client: QuarryClient) -> None:
+    # The main runs over half a dollar (the parser tests count each from its file): Cline's task 2.200621,
+    # Roo Code's 2.90000775, OpenCode's skillpath export 2.2804212; Aider's 0.01346 and the OpenCode (Go)
+    # sessions' 0.0044034 and 0.20698245 are below.
+    envelope = client.query_units(
+        "runs where role:main AND cost_usd > 0.5 | group by session.origin | agg count, sum:cost_usd"
+    )
+    summed = {
+        g.key: (g.count, round(next(v.value for v in g.values if v.name == "sum:cost_usd"), 6)) for g in envelope.groups
+    }
+    assert summed == {
+        "cline-task": (1, 2.200621),
+        "roo-code-task": (1, 2.900008),
+        "opencode-session": (1, 2.280421),
+    }
+    cheap = client.query_units("runs where role:main AND cost_usd between 0.001 and 0.25", limit=10).rows
+    assert sorted(round(r.run.cost_usd, 7) for r in cheap) == [0.0044034, 0.01346, round(0.20698245, 7)]
+    # Aider prints each reply's cost: grep '^> Tokens:.*Cost' | sed -E 's/.*Cost: \$([0-9.]+) message.*/\1/' |
+    # awk '$1 >= 0.001' | wc -l  -> 7 of its 12 replies
+    priced = client.query_units("messages where session.origin:aider-session AND cost_usd >= 0.001", limit=20)
+    assert len(priced.rows) == 7 and all(r.message.cost_usd >= 0.001 for r in priced.rows)
+
+
+def test_a_decimal_where_a_whole_number_is_expected_is_a_typed_error(client: QuarryClient) -> None:
+    with pytest.raises(QuarryError) as raised:
+        client.query_units("runs where total_tokens > 0.5")
+    assert "not a whole number" in str(raised.value)

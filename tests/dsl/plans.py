@@ -22,8 +22,8 @@ _OPS = {
 }
 
 
-def cmp(name: str, op: str, *values: int, scoped: bool = False) -> P:
-    """A count / number / date comparison clause; values are integers (dates: epoch ms)."""
+def cmp(name: str, op: str, *values: float, scoped: bool = False) -> P:
+    """A count / number / date comparison clause; values are integers (dates: epoch ms; costs: decimals)."""
     clause = plan_pb2.FieldClause(field=name, op=_OPS[op], values=[str(v) for v in values], session_scoped=scoped)
     return P(field=clause)
 

@@ -65,6 +65,15 @@ def test_session_counts_inside_a_unit_query_are_session_scoped() -> None:
     assert _where("messages where words >= 5") == cmp("words", ">=", 5)
 
 
+def test_costs_compare_with_decimals_and_whole_numbers_stay_whole() -> None:
+    assert _where("runs where cost_usd > 0.25") == cmp("cost_usd", ">", 0.25)
+    assert _where("messages where cost_usd:>=1") == cmp("cost_usd", ">=", 1.0)
+    assert _where("runs where cost_usd between 0.001 and 2.5") == cmp("cost_usd", "between", 0.001, 2.5)
+    error = _fail("runs where total_tokens > 0.5")
+    assert error.code == errors_pb2.BAD_VALUE and "not a whole number" in error.message
+    assert _code("runs where cost_usd > 1.2.3") == "BAD_VALUE"
+
+
 @pytest.mark.parametrize(
     ("query", "code"),
     [

@@ -520,3 +520,17 @@ def test_the_banner_names_cwd_repo_and_a_model_switch_names_later_replies() -> N
         "anthropic/claude-sonnet-4",
         "openai/gpt-4.1",
     ]
+
+
+@needs_shared
+def test_each_reply_carries_the_cost_aider_printed_after_it() -> None:
+    (session,) = parse_file(METADATA).sessions
+    costs = [m.cost_usd for m in session.messages if m.role == "assistant"]
+    # grep '^> Tokens:' | sed -E 's/.*Cost: \$([0-9.]+) message.*/\1/'  -> 0.00042, 0.00053, … (12 replies)
+    assert costs[:2] == [0.00042, 0.00053] and len(costs) == 12
+    # … | paste -sd+ | bc  -> .01346, the main run's cost
+    assert round(session.runs[0].cost_usd, 6) == 0.01346
+    # grep -c 'Cost:' on the other three histories  -> 0: no cost recorded
+    assert not any(
+        m.cost_usd for path in (LUVATRIX, CRA_JS, ZEN) for s in parse_file(path).sessions for m in s.messages
+    )

@@ -504,3 +504,14 @@ def test_arbitrary_tasks_never_raise(messages: list[Any], records: list[Any], wi
             for session in result.sessions:
                 session.SerializeToString()
                 assert session_problems(session) == []
+
+
+@needs_shared
+@pytest.mark.parametrize(("task", "cost"), [(CLINE_TASK, 2.200621), (ROO_TASK, 2.900008)])
+def test_each_reply_carries_the_cost_of_its_requests(task: Path, cost: float) -> None:
+    (session,) = parse_file(Path(f"{task}api_conversation_history.json")).sessions
+    # jq '[.[] | select(.say=="api_req_started") | .text | fromjson | .cost // 0] | add' ui_messages.json
+    #   -> 2.200621 (Cline), 2.90000775 (Roo Code)
+    assert round(sum(m.cost_usd for m in session.messages), 6) == cost
+    assert round(session.runs[0].cost_usd, 6) == cost
+    assert all(m.cost_usd == 0 for m in session.messages if m.role != "assistant")

@@ -452,3 +452,14 @@ def test_recognize_needs_the_parts_and_session_columns() -> None:
              "messages": {"id", "session_id", "role", "content_json", "created_timestamp"}}  # fmt: skip
     assert crush.recognize(goose) == ""
     assert crush.recognize({"ItemTable": {"key", "value"}}) == ""
+
+
+@needs_shared
+def test_the_session_s_cost_is_on_its_last_reply() -> None:
+    # sqlite3 opencode.db "select id, cost from sessions"  -> 93c7…: 0.0044034, 542a…: 0.20698245
+    init, game = parse_file(OPENCODE_DB).sessions
+    assert [round(s.runs[0].cost_usd, 7) for s in (init, game)] == [0.0044034, round(0.20698245, 7)]
+    last = [m for m in game.messages if m.role == "assistant"][-1]
+    assert round(last.cost_usd, 9) == game.runs[0].cost_usd
+    # sqlite3 crush.db "select cost from sessions"  -> 0.0
+    assert not any(m.cost_usd for m in parse_file(CRUSH_DB).sessions[0].messages)

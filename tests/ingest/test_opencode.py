@@ -442,3 +442,13 @@ def test_recognition_needs_opencode_s_ids() -> None:
     assert detect.document_format({"id": "msg_1", "sessionID": "chat-1", "role": "user"}) == "unknown"
     assert detect.document_format({"id": "ses_1", "title": "t"}) == "unknown"  # no time object
     assert detect.document_format([{"info": session_info(), "messages": []}]) == "unknown"
+
+
+@needs_shared
+def test_each_reply_carries_its_cost() -> None:
+    (session,) = parse_file(SKILLPATH).sessions
+    # jq '[.messages[] | .info.cost // 0] | add'  -> 2.2804212 (the step-finish parts' costs sum to the same)
+    assert round(sum(m.cost_usd for m in session.messages), 6) == round(2.2804212, 6)
+    assert round(session.runs[0].cost_usd, 6) == round(2.2804212, 6)
+    # the sanitized Cap export: jq '[.messages[] | .info.cost // 0] | add'  -> 0
+    assert not any(m.cost_usd for m in parse_file(CAP).sessions[0].messages)

@@ -63,7 +63,7 @@ class Block(_message.Message):
     def __init__(self, id: _Optional[str] = ..., index: _Optional[int] = ..., type: _Optional[str] = ..., text: _Optional[str] = ..., language: _Optional[str] = ..., tool_name: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., tool_input_json: _Optional[str] = ..., path: _Optional[str] = ..., is_error: _Optional[bool] = ..., media_type: _Optional[str] = ...) -> None: ...
 
 class Message(_message.Message):
-    __slots__ = ("id", "session_id", "seq", "role", "authored", "time_ms", "model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "duration_ms", "surface", "blocks", "words")
+    __slots__ = ("id", "session_id", "seq", "role", "authored", "time_ms", "model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "duration_ms", "surface", "blocks", "words", "cost_usd")
     ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -79,6 +79,7 @@ class Message(_message.Message):
     SURFACE_FIELD_NUMBER: _ClassVar[int]
     BLOCKS_FIELD_NUMBER: _ClassVar[int]
     WORDS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
     id: str
     session_id: str
     seq: int
@@ -94,7 +95,8 @@ class Message(_message.Message):
     surface: str
     blocks: _containers.RepeatedCompositeFieldContainer[Block]
     words: int
-    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., role: _Optional[str] = ..., authored: _Optional[bool] = ..., time_ms: _Optional[int] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., duration_ms: _Optional[int] = ..., surface: _Optional[str] = ..., blocks: _Optional[_Iterable[_Union[Block, _Mapping]]] = ..., words: _Optional[int] = ...) -> None: ...
+    cost_usd: float
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., seq: _Optional[int] = ..., role: _Optional[str] = ..., authored: _Optional[bool] = ..., time_ms: _Optional[int] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., duration_ms: _Optional[int] = ..., surface: _Optional[str] = ..., blocks: _Optional[_Iterable[_Union[Block, _Mapping]]] = ..., words: _Optional[int] = ..., cost_usd: _Optional[float] = ...) -> None: ...
 
 class Action(_message.Message):
     __slots__ = ("id", "session_id", "message_id", "block_id", "seq", "category", "tool", "command", "path", "output", "failed", "input_json", "time_ms", "exit_code", "followup")
@@ -266,7 +268,7 @@ class FileTouch(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., path: _Optional[str] = ..., actions: _Optional[int] = ..., categories: _Optional[_Mapping[str, int]] = ..., failed: _Optional[int] = ..., first_ref: _Optional[str] = ..., last_ref: _Optional[str] = ..., first_time_ms: _Optional[int] = ..., last_time_ms: _Optional[int] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("id", "session_id", "role", "status", "agent", "child_session_id", "delegation_id", "started_ms", "ended_ms", "duration_ms", "tool_uses", "total_tokens", "model", "provider", "branch")
+    __slots__ = ("id", "session_id", "role", "status", "agent", "child_session_id", "delegation_id", "started_ms", "ended_ms", "duration_ms", "tool_uses", "total_tokens", "model", "provider", "branch", "cost_usd")
     ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
@@ -282,6 +284,7 @@ class Run(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_FIELD_NUMBER: _ClassVar[int]
     BRANCH_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
     id: str
     session_id: str
     role: str
@@ -297,7 +300,8 @@ class Run(_message.Message):
     model: str
     provider: str
     branch: str
-    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., role: _Optional[str] = ..., status: _Optional[str] = ..., agent: _Optional[str] = ..., child_session_id: _Optional[str] = ..., delegation_id: _Optional[str] = ..., started_ms: _Optional[int] = ..., ended_ms: _Optional[int] = ..., duration_ms: _Optional[int] = ..., tool_uses: _Optional[int] = ..., total_tokens: _Optional[int] = ..., model: _Optional[str] = ..., provider: _Optional[str] = ..., branch: _Optional[str] = ...) -> None: ...
+    cost_usd: float
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., role: _Optional[str] = ..., status: _Optional[str] = ..., agent: _Optional[str] = ..., child_session_id: _Optional[str] = ..., delegation_id: _Optional[str] = ..., started_ms: _Optional[int] = ..., ended_ms: _Optional[int] = ..., duration_ms: _Optional[int] = ..., tool_uses: _Optional[int] = ..., total_tokens: _Optional[int] = ..., model: _Optional[str] = ..., provider: _Optional[str] = ..., branch: _Optional[str] = ..., cost_usd: _Optional[float] = ...) -> None: ...
 
 class ObservedEvent(_message.Message):
     __slots__ = ("id", "session_id", "seq", "kind", "time_ms", "text", "source_ref", "object_ref", "delivery_state")

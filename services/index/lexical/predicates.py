@@ -37,7 +37,8 @@ FALSE = "0"
 _TIME_FIELDS = ("date", "since", "until")
 _MESSAGE_NUMBERS = ("duration_ms", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 # Message numbers read from the row's proto, by the names a query gives them.
-MESSAGE_PROTO_NUMBERS = {"words": "words", "word_count": "words"}
+MESSAGE_PROTO_NUMBERS = {"words": "words", "word_count": "words", "cost_usd": "cost_usd"}
+DECIMALS = frozenset({"cost_usd"})  # fields compared exactly, decimals allowed (`_compare_decimal`)
 _ACTION_TEXT_COLUMNS = ("u.command", "u.path", "u.output", "u.input_json")
 
 
@@ -214,6 +215,24 @@ def _compare(column: str, clause: plan_pb2.FieldClause, *, is_time: bool = False
     if bound is not None:
         return Sql(f"{column} {bound[0]} ?", [bound[1]])
     return _any([Sql(f"({column} >= ? AND {column} < ?)", [s, e]) for s, e in spans])
+
+
+def _compare_decimal(column: str, clause: plan_pb2.FieldClause) -> Sql:
+    """A comparison on a decimal value, read exactly: `> 0.25` is more than 0.25 (no span of one unit)."""
+    try:
+        values = [float(v) for v in clause.values]
+    except ValueError:
+        raise _bad_value(clause, f"expects a number, got {list(clause.values)!r}") from None
+    if not values:
+        raise _bad_value(clause, "needs a value")
+    if clause.op == Comparison.BETWEEN:
+        if len(values) != 2:
+            raise _bad_value(clause, "between needs two bounds")
+        return Sql(f"({column} >= ? AND {column} <= ?)", values)
+    sign = {Comparison.GT: ">", Comparison.GE: ">=", Comparison.LT: "<", Comparison.LE: "<="}.get(clause.op)
+    if sign is not None:
+        return Sql(f"{column} {sign} ?", values[:1])
+    return _any([Sql(f"{column} = ?", [value]) for value in values])
 
 
 # ---- the lowering --------------------------------------------------------------------------------
@@ -432,7 +451,8 @@ def _message_field(clause: plan_pb2.FieldClause) -> Sql:
     if name in _MESSAGE_NUMBERS:
         return _compare(f"u.{name}", clause)
     if name in MESSAGE_PROTO_NUMBERS:
-        return _compare(f"quarry_field('messages', u.proto, '{MESSAGE_PROTO_NUMBERS[name]}')", clause)
+        compare = _compare_decimal if name in DECIMALS else _compare
+        return compare(f"quarry_field('messages', u.proto, '{MESSAGE_PROTO_NUMBERS[name]}')", clause)
     if name == "role":
         return _in("u.role", _values(clause))
     if name in ("tool", "type"):
@@ -463,6 +483,8 @@ def _derived_field(spec: UnitTable, clause: plan_pb2.FieldClause) -> Sql:
     decoded = f"quarry_field('{spec.unit}', u.proto, '{name}')"
     if name in spec.proto_numbers:
         return _compare(decoded, clause)
+    if name in spec.proto_decimals:
+        return _compare_decimal(decoded, clause)
     if name in spec.proto_keywords:
         return _in(f"lower({decoded})", [v.lower() for v in _values(clause)])
     if name in spec.proto_contains:

@@ -90,7 +90,7 @@ def _number_expr(unit: str, field: str) -> str:
         return "u.failed"
     if unit == "actions" and field == "exit_code":
         return "u.exit_code"
-    if field in spec.proto_numbers or field in spec.proto_flags:  # a flag reads as 0 / 1 (unit_tables._field)
+    if field in spec.proto_numbers or field in spec.proto_decimals or field in spec.proto_flags:  # a flag: 0 / 1
         return f"quarry_field('{unit}', u.proto, '{field}')"
     if unit == "messages" and field in MESSAGE_PROTO_NUMBERS:
         return f"quarry_field('messages', u.proto, '{MESSAGE_PROTO_NUMBERS[field]}')"

@@ -48,6 +48,7 @@ class UnitTable:
     proto_keywords: tuple[str, ...] = ()  # string fields compared equal, case-insensitively
     proto_contains: tuple[str, ...] = ()  # string fields compared by substring, case-insensitively
     proto_numbers: tuple[str, ...] = ()  # integer fields, with every comparison
+    proto_decimals: tuple[str, ...] = ()  # decimal fields (cost_usd), compared exactly
     proto_flags: tuple[str, ...] = ()  # bool fields, compared with true / false
     text_fields: tuple[str, ...] = ()  # what `text:` searches
     group_fields: dict[str, str] = field(default_factory=dict)  # `group by` field -> SQL key
@@ -139,6 +140,7 @@ TABLES: dict[str, UnitTable] = {
             proto=units_pb2.Run,
             proto_keywords=("model", "delegation_id", "provider", "branch"),
             proto_numbers=("duration_ms", "tool_uses", "total_tokens"),
+            proto_decimals=("cost_usd",),
             text_fields=("role", "status", "agent", "model"),
             group_fields=_keys(
                 role="u.role",

@@ -58,6 +58,7 @@ class DraftMessage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     duration_ms: int = 0
+    cost_usd: float = 0.0  # what the source says the reply cost (0: not recorded)
     surface: str = "current"
     paste: bool = False
     seq: int = -1

@@ -37,10 +37,10 @@ Tool calls, on the reply that asked for them:
 
 Models, tokens and cost are console lines: the main model (or the editor model, for the editor's
 reply after a handoff) names the replies, `Tokens: 2.4k sent, 104 received.` (aider's rounded
-figures; `cache write`/`cache hit` when reported) goes on the reply before it and, with the cost,
-is the text of a `turn_completed` event. `^C` while a prompt is waiting for its reply is a
-`turn_aborted` event, a `litellm.…` error an `api_error`. `Cur working dir:` / `Git working dir:`
-name the cwd and repo.
+figures; `cache write`/`cache hit` when reported) and `Cost: $X message` (its `cost_usd`) go on the
+reply before it and are the text of a `turn_completed` event. `^C` while a prompt is waiting for its
+reply is a `turn_aborted` event, a `litellm.…` error an `api_error`. `Cur working dir:` / `Git working
+dir:` name the cwd and repo.
 
 `.aider.input.history` (prompt_toolkit's history: `# <stamp with microseconds>` then one `+<line>`
 per line of an input) is read beside the chat file (same name with `.aider.input.history` for
@@ -84,6 +84,7 @@ _BREAK = "  "  # what aider puts at the end of every input and console line
 # A y/n question and the answer typed (aider logs the first letter; a group's preference in full).
 _QUESTION = re.compile(r"(?P<question>.*\?) \(Y\)es/\(N\)o[^\[]*\[(?P<default>[^\]]*)\]: ?(?P<answer>\S*)\s*")
 _MODEL = re.compile(r"(Main model|Model|Editor model): (\S+)(?: with (\S+) edit format)?")
+_COST = re.compile(r"Cost: \$([0-9]+(?:\.[0-9]+)?) message")
 _TOKENS = re.compile(
     r"Tokens: ([\d.,]+k?) sent(?:, ([\d.,]+k?) cache write)?(?:, ([\d.,]+k?) cache hit)?, ([\d.,]+k?) received\."
 )
@@ -574,6 +575,8 @@ class _Session:
             sent, write, hit, received = (_count(group) for group in tokens.groups())
             reply.input_tokens = max(0, sent - write)
             reply.cache_write_tokens, reply.cache_read_tokens, reply.output_tokens = write, hit, received
+            if (cost := _COST.search(item)) is not None:
+                reply.cost_usd = float(cost.group(1))
         self.turn_open = False
         self.draft.record("turn_completed", 0, item.replace("\n", " "), message_seq=message.seq)
 

@@ -47,8 +47,8 @@ forked Cline, so an old history without marks reads as Cline).
   write inside the text (`<read_file><path>…</path></read_file>`, any known tool name or one a result
   names), `<thinking>` sections. Paths come from `path`, `absolutePath` or a nested `<path>`.
 - tokens: each `api_req_started` (tokensIn, tokensOut, cacheReads, cacheWrites) goes to the reply of
-  its request; without one, the message's `metrics.tokens` (prompt, completion, cached). Costs are
-  not kept (the draft has no field for them). Model: `modelInfo.modelId`, else the UI record's, else
+  its request; without one, the message's `metrics.tokens` (prompt, completion, cached); so do the
+  requests' `cost`s (the reply's `cost_usd`). Model: `modelInfo.modelId`, else the UI record's, else
   the environment's `<model>`, else task_metadata's `model_usage` at that time.
 - times: the message's `ts`; else (Cline before per-message ts) the UI: a message's time is the last UI
   record written before it (`conversationHistoryIndex` links them; without it, times, else order).
@@ -363,6 +363,7 @@ class _Turn:
     time_ms: int = 0
     model: str = ""
     usage: list[int] | None = None  # input, output, cache read, cache write
+    cost_usd: float = 0.0  # the requests' costs the UI recorded
     thinking: list[tuple[DraftRecord, str]] = field(default_factory=list)
 
 
@@ -527,6 +528,7 @@ class _Task:
             usage = _usage(entry.data)
             if usage is not None:
                 answer.usage = [a + b for a, b in zip(answer.usage or [0, 0, 0, 0], usage, strict=True)]
+            answer.cost_usd += _cost(entry.data)
             answer.model = answer.model or as_str(as_dict(entry.data.get("modelInfo")).get("modelId"))
             text = as_str(entry.data.get("text"))
             if _ui_kind(entry.data) == "reasoning" and text and reply == entry.anchor + 1 and reply not in thinks:
@@ -735,6 +737,7 @@ class _Task:
         message = DraftMessage(role="assistant", authored=True, time_ms=time_ms, model=model)
         usage = turn.usage or _metrics(data)
         message.input_tokens, message.output_tokens, message.cache_read_tokens, message.cache_write_tokens = usage
+        message.cost_usd = turn.cost_usd
         own = self.draft.current
         self.draft.add_message(message)
         items = _content_items(data.get("content")) if "role" in data else [data]
@@ -915,6 +918,14 @@ def _usage(data: dict[str, Any]) -> list[int] | None:
     return [as_count(info.get(key)) for key in keys]
 
 
+def _cost(data: dict[str, Any]) -> float:
+    """The cost in US dollars an `api_req_started` record gives its request (0 when it gives none)."""
+    if _ui_kind(data) != "api_req_started":
+        return 0.0
+    cost = as_dict(_loads(as_str(data.get("text")))).get("cost")
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0 else 0.0
+
+
 def _metrics(data: dict[str, Any]) -> list[int]:
     tokens = as_dict(as_dict(data.get("metrics")).get("tokens"))
     return [as_count(tokens.get("prompt")), as_count(tokens.get("completion")), as_count(tokens.get("cached")), 0]
@@ -942,6 +953,7 @@ def _ui_conversation(ui: list[_UiRecord]) -> tuple[list[dict[str, Any]], list[_U
     requests = any(_ui_kind(entry.data) == "api_req_started" for entry in ui)
     reply: dict[str, Any] | None = None
     usage: list[int] | None = None
+    cost = 0.0
     for position, entry in enumerate(ui):
         data = entry.data
         kind = _ui_kind(data)
@@ -949,6 +961,7 @@ def _ui_conversation(ui: list[_UiRecord]) -> tuple[list[dict[str, Any]], list[_U
             request = as_str(as_dict(_loads(as_str(data.get("text")))).get("request"))
             reply = None
             usage = _usage(data)
+            cost = _cost(data)
             if request:
                 turns[len(messages)] = _Turn(time_ms=entry.record.time_ms)
                 messages.append({"role": "user", "content": _request_blocks(request)})
@@ -963,7 +976,7 @@ def _ui_conversation(ui: list[_UiRecord]) -> tuple[list[dict[str, Any]], list[_U
             if item is None:
                 continue
             if reply is None:
-                turns[len(messages)] = _Turn(time_ms=entry.record.time_ms, usage=usage)
+                turns[len(messages)] = _Turn(time_ms=entry.record.time_ms, usage=usage, cost_usd=cost)
                 reply = {"role": "assistant", "content": []}
                 messages.append(reply)
                 owners.append(entry)

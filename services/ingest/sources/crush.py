@@ -32,8 +32,8 @@ that. The database is read from a snapshot (`sqlite_snapshot`), never written.
 - compaction: a summary message (`sessions.summary_message_id`, or `is_summary_message`) is what the
   runtime sends the model instead of everything before it.
 - usage: the session row keeps only the last request's prompt_tokens / completion_tokens (every step
-  overwrites them) and the cumulative `cost`: the tokens go on the session's last assistant message,
-  the cost stays in the session's raw event. An assistant message's duration is finished_at - created_at.
+  overwrites them) and the cumulative `cost`: both go on the session's last assistant message (its
+  `cost_usd`, so the main run's cost is the session's). An assistant message's duration is finished_at - created_at.
 - files: versioned contents of every file the write/edit tools changed (Crush's file history, before
   and after each change): log-only events of their session, not actions (the tool calls are).
   `read_files` (the last read time per path, overwritten) is not read.
@@ -354,11 +354,15 @@ class _Session:
         self.draft.record(kind, time_ms, f"{text}: {detail}" if detail else text, failed=failed, message_seq=seq)
 
     def _usage(self) -> None:
-        """The session row's token counts (its last request's) on its last assistant message."""
+        """The session row's token counts (its last request's) and its cost (every request's, summed) on
+        its last assistant message."""
         last = next((m for m in reversed(self.draft.messages) if m.role == "assistant"), None)
         if last is not None:
             last.input_tokens = as_count(self.row.get("prompt_tokens"))
             last.output_tokens = as_count(self.row.get("completion_tokens"))
+            cost = self.row.get("cost")
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
+                last.cost_usd = float(cost)
 
 
 def _link_children(sessions: dict[str, _Session]) -> None:

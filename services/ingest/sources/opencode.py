@@ -33,7 +33,8 @@ The title is `info.title` unless it is OpenCode's placeholder (`New session - <d
   apply_patch / patch `patchText`. A `task` call is a dispatch: its `metadata.sessionId` links the
   child session, `metadata.model` its model, `metadata.summary` its tool calls.
 - tokens: the sum of a reply's step-finish usages (the message's own `tokens` holds its last step
-  only), else the message's; input_tokens is uncached input, output_tokens includes reasoning.
+  only), else the message's; input_tokens is uncached input, output_tokens includes reasoning; the
+  message's `cost` is its `cost_usd`.
 - errors: `MessageAbortedError` is turn_aborted, any other `error` an api_error.
 - a message with neither a block nor token counts (a compaction request, a reply that failed before
   writing anything) is counted as `opencode:empty-message`; its records are kept.
@@ -525,6 +526,9 @@ def _add_usage(draft_message: DraftMessage, message: _Message) -> None:
         draft_message.output_tokens += as_count(tokens.get("output")) + as_count(tokens.get("reasoning"))
         draft_message.cache_read_tokens += as_count(cache.get("read"))
         draft_message.cache_write_tokens += as_count(cache.get("write"))
+    cost = message.info.get("cost")  # the whole reply's, in US dollars (its steps' costs summed)
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
+        draft_message.cost_usd = float(cost)
 
 
 def _tool_result(name: str, call_id: str, state: dict[str, Any]) -> DraftBlock:
