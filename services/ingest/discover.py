@@ -21,6 +21,7 @@ SNIFF_BYTES = 4096
 _JSON_OPENERS = frozenset(b"{[")
 _BLANK = frozenset(b" \t\r\n")
 _BOM = b"\xef\xbb\xbf"
+DATABASE, LOG = "database", "log"  # source_kind's answers
 _CLINE = "saoudrizwan.claude-dev"
 _ROO_CODE = "rooveterinaryinc.roo-cline"
 
@@ -80,21 +81,24 @@ def _walk(root: Path) -> Iterator[Path]:
             if name.startswith("."):
                 continue
             path = Path(folder, name)
-            if path.is_file() and looks_like_source(path):
+            if path.is_file() and source_kind(path):
                 yield path
 
 
-def looks_like_source(path: Path) -> bool:
-    """Whether the file's start is a JSON object or array, a SQLite database or a known Markdown transcript."""
+def source_kind(path: Path) -> str:
+    """What the file's start says it is: DATABASE (SQLite), LOG (a JSON object or array, a known Markdown
+    transcript, or a file that cannot be read: parsing reports why), or "" (no session log)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
     except OSError:
-        return True  # let parsing report why it cannot be read
+        return LOG
     if is_sqlite(head):
-        return True
+        return DATABASE
     head = head.removeprefix(_BOM)
     first = next((byte for byte in head if byte not in _BLANK), None)
     if first is None:
-        return False
-    return first in _JSON_OPENERS or text_format(head.decode("utf-8", errors="ignore")) != UNKNOWN
+        return ""
+    if first in _JSON_OPENERS or text_format(head.decode("utf-8", errors="ignore")) != UNKNOWN:
+        return LOG
+    return ""

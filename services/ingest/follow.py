@@ -5,7 +5,8 @@ ingest node may read (bind mounts, network shares, a container's view of the hos
 watch limits. A file is due when its size or mtime differs from the previous round; what changed
 inside it is `tracking.examine`'s question. The candidates are the files `discover` would list,
 with the same rules, but a file's first bytes are sniffed once (again only when a file that did not
-look like a session log changed size), so a round costs one stat per file. The interval stretches so the
+look like a session log changed size), so a round costs one stat per file (two for a database: its
+commits land in its write-ahead log first). The interval stretches so the
 scan never takes more than a fifth of a core.
 """
 
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 from stat import S_ISREG
 
-from quarry.ingest.discover import looks_like_source
+from quarry.ingest.discover import DATABASE, source_kind
 from quarry.ingest.tracking import changed_ns
 
 POLL_S = 0.3
@@ -28,7 +29,7 @@ class Watcher:
         self.roots = roots
         self.interval = POLL_S
         self._seen: dict[Path, tuple[int, int]] = {}
-        self._sniffed: dict[Path, tuple[int, bool]] = {}  # size when sniffed, looked like a session log
+        self._sniffed: dict[Path, tuple[int, str]] = {}  # size when sniffed, discover.source_kind
 
     def due(self) -> list[Path]:
         """Files that appeared or whose size or mtime moved since the last call (all, the first time)."""
@@ -49,7 +50,7 @@ class Watcher:
                 found.setdefault(root, (info.st_size, changed_ns(root, info)))  # named explicitly: always a candidate
         return found
 
-    def _walk(self, root: Path, found: dict[Path, tuple[int, int]], sniffed: dict[Path, tuple[int, bool]]) -> None:
+    def _walk(self, root: Path, found: dict[Path, tuple[int, int]], sniffed: dict[Path, tuple[int, str]]) -> None:
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(name for name in dirs if not name.startswith("."))
             for name in sorted(files):
@@ -57,13 +58,16 @@ class Watcher:
                 if name.startswith(".") or path in found:
                     continue
                 info = _stat(path)
-                if info is not None and S_ISREG(info.st_mode) and self._is_candidate(path, info, sniffed):
-                    found[path] = (info.st_size, changed_ns(path, info))
+                if info is None or not S_ISREG(info.st_mode):
+                    continue
+                kind = self._kind(path, info, sniffed)
+                if kind:
+                    found[path] = (info.st_size, changed_ns(path, info) if kind == DATABASE else info.st_mtime_ns)
 
-    def _is_candidate(self, path: Path, info: os.stat_result, sniffed: dict[Path, tuple[int, bool]]) -> bool:
+    def _kind(self, path: Path, info: os.stat_result, sniffed: dict[Path, tuple[int, str]]) -> str:
         verdict = sniffed.get(path)
         if verdict is None or (not verdict[1] and verdict[0] != info.st_size):
-            verdict = (info.st_size, looks_like_source(path))
+            verdict = (info.st_size, source_kind(path))
         self._sniffed[path] = verdict
         return verdict[1]
 

@@ -236,6 +236,11 @@ def patch_path(text: str) -> str:
     return match.group(1) if match else ""
 
 
+def patch_paths(text: str) -> list[str]:
+    """Every file an apply_patch body touches, in order."""
+    return _PATCH_FILE.findall(text) if "*** " in text else []
+
+
 def describe_tool_input(value: Any) -> ToolCall:
     """The command, the file path and a one-line summary of a tool call's input."""
     if isinstance(value, str):

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from quarry.ingest.fences import has_fence, split_fenced
 from quarry.ingest.reader import issue
 from quarry.v1 import ingest_pb2
@@ -307,6 +309,20 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def json_or_none(text: str | bytes) -> Any:
+    """A JSON value kept inside a string of the source (a tool's arguments, a UI record's text); None
+    when the string is empty or not JSON."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def as_cost(value: Any) -> float:
+    """A cost in US dollars the source recorded; anything but a positive number reads as 0."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else 0.0
 
 
 def as_count(value: Any) -> int:

@@ -69,7 +69,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quarry.ingest.normalize import to_ms, tool_use_block
+from quarry.ingest.normalize import patch_paths, to_ms, tool_use_block
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import DraftBlock, DraftMessage, DraftRecord, DraftSession, SourceResult
 
@@ -100,7 +100,6 @@ _SEARCH = re.compile(r"\s*<{5,9} (?:SEARCH|ORIGINAL)>?\s*")
 _DIVIDER = re.compile(r"\s*={5,9}\s*")
 _REPLACE = re.compile(r"\s*>{5,9} (?:REPLACE|UPDATED)\s*")
 _FENCE = re.compile(r"\s{0,3}(`{3,}|~{3,})(.*)")
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.MULTILINE)
 _REASONING = re.compile(r"\s*<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>(.*)")
 _NO_EDITS = frozenset({"ask", "architect", "help", "context"})
 _WHOLE = frozenset({"whole", "editor-whole"})
@@ -486,7 +485,7 @@ class _Session:
         return (
             first,
             end,
-            [_edit("apply_patch", f"patch-L{part[index][0]}", {"input": body}, _PATCH_FILE.findall(body))],
+            [_edit("apply_patch", f"patch-L{part[index][0]}", {"input": body}, patch_paths(body))],
         )
 
     def _udiff(self, part: _Lines, index: int, fence: str) -> _Found:

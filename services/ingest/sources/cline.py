@@ -93,10 +93,12 @@ from quarry.ingest.sources import (
     DraftRecord,
     DraftSession,
     SourceResult,
+    as_cost,
     as_count,
     as_dict,
     as_list,
     as_str,
+    json_or_none,
 )
 
 CLINE = "cline"
@@ -467,7 +469,7 @@ class _Task:
         ]
         if children and len(children) == len(calls):
             for call, child in zip(calls, children, strict=True):
-                mode = as_str(as_dict(_loads(call.tool_input_json)).get("mode"))
+                mode = as_str(as_dict(json_or_none(call.tool_input_json)).get("mode"))
                 self.draft.dispatches[call.tool_use_id] = DraftDispatch(child_native_id=child, agent=mode)
         return self.draft
 
@@ -549,7 +551,7 @@ class _Task:
             text = as_str(data.get("text"))
             self.draft.record("api_error", time_ms, f"{kind}: {text}" if text else kind, failed=True)
         elif kind == "api_req_started":
-            info = as_dict(_loads(as_str(data.get("text"))))
+            info = as_dict(json_or_none(as_str(data.get("text"))))
             failure = as_str(info.get("streamingFailedMessage"))
             if failure or info.get("cancelReason") == "streaming_failed":
                 self.draft.record("api_error", time_ms, f"API error: {failure or 'streaming failed'}", failed=True)
@@ -661,7 +663,7 @@ class _Task:
         if head.startswith(_ANSWER_OPENERS):
             self._human(message, text, keep_rest=False)
         elif head.startswith("{"):
-            feedback = as_str(as_dict(_loads(head)).get("feedback"))
+            feedback = as_str(as_dict(json_or_none(head)).get("feedback"))
             if feedback.strip():
                 self.draft.add_block(message, DraftBlock("text", text=feedback))
                 message.authored = True
@@ -823,7 +825,7 @@ class _Task:
                 )
         for call in calls:
             if call.tool_name == "attempt_completion":
-                answer = as_str(as_dict(_loads(call.tool_input_json)).get("result"))
+                answer = as_str(as_dict(json_or_none(call.tool_input_json)).get("result"))
                 text = f"turn completed: {answer}" if answer else "turn completed"
                 self.draft.record("turn_completed", message.time_ms, text, message_seq=message.seq)
 
@@ -902,7 +904,7 @@ def _failed(head: str) -> bool:
     if "ignore file settings" in head or "blocked by .rooignore" in head:
         return True
     if head.startswith("{"):
-        decoded = _loads(head) if head.endswith("}") else None
+        decoded = json_or_none(head) if head.endswith("}") else None
         return isinstance(decoded, dict) and decoded.get("status") in ("error", "denied")
     return False
 
@@ -911,7 +913,7 @@ def _usage(data: dict[str, Any]) -> list[int] | None:
     """Tokens of an `api_req_started` record: input, output, cache read, cache write."""
     if _ui_kind(data) != "api_req_started":
         return None
-    info = as_dict(_loads(as_str(data.get("text"))))
+    info = as_dict(json_or_none(as_str(data.get("text"))))
     keys = ("tokensIn", "tokensOut", "cacheReads", "cacheWrites")
     if not any(key in info for key in keys):
         return None
@@ -922,22 +924,12 @@ def _cost(data: dict[str, Any]) -> float:
     """The cost in US dollars an `api_req_started` record gives its request (0 when it gives none)."""
     if _ui_kind(data) != "api_req_started":
         return 0.0
-    cost = as_dict(_loads(as_str(data.get("text")))).get("cost")
-    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0 else 0.0
+    return as_cost(as_dict(json_or_none(as_str(data.get("text")))).get("cost"))
 
 
 def _metrics(data: dict[str, Any]) -> list[int]:
     tokens = as_dict(as_dict(data.get("metrics")).get("tokens"))
     return [as_count(tokens.get("prompt")), as_count(tokens.get("completion")), as_count(tokens.get("cached")), 0]
-
-
-def _loads(text: str) -> Any:
-    if not text:
-        return None
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
 
 
 # ------------------------------------------------------------------ a UI-only session
@@ -958,7 +950,7 @@ def _ui_conversation(ui: list[_UiRecord]) -> tuple[list[dict[str, Any]], list[_U
         data = entry.data
         kind = _ui_kind(data)
         if kind == "api_req_started":
-            request = as_str(as_dict(_loads(as_str(data.get("text")))).get("request"))
+            request = as_str(as_dict(json_or_none(as_str(data.get("text")))).get("request"))
             reply = None
             usage = _usage(data)
             cost = _cost(data)
@@ -1005,7 +997,7 @@ def _reply_item(data: dict[str, Any], position: int) -> dict[str, Any] | None:
         return {"type": "thinking", "thinking": text} if text else None
     if kind == "text":
         return {"type": "text", "text": text} if text else None
-    decoded = _loads(text) if text.startswith("{") else None
+    decoded = json_or_none(text) if text.startswith("{") else None
     info = decoded if isinstance(decoded, dict) else {}
     if kind == "tool":
         tool = as_str(info.get("tool"))

@@ -45,8 +45,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from quarry.ingest.normalize import describe_tool_input, json_text, patch_path, to_ms
 from quarry.ingest.reader import Record, feed_all
 from quarry.ingest.sources import (
@@ -60,6 +58,7 @@ from quarry.ingest.sources import (
     as_count,
     as_list,
     as_str,
+    json_or_none,
     unread_record,
 )
 
@@ -213,7 +212,7 @@ class _Parser:
         if kind == "function_call":
             name = as_str(item.get("name"))
             arguments = item.get("arguments")
-            tool_input = _loads(arguments) if isinstance(arguments, str) else arguments
+            tool_input = json_or_none(arguments) if isinstance(arguments, str) else arguments
             input_json = arguments if isinstance(arguments, str) and tool_input is not None else ""
             if tool_input is None and isinstance(arguments, str):
                 tool_input = {"arguments": arguments}  # not JSON: kept verbatim
@@ -402,7 +401,7 @@ def _output_text(output: Any) -> tuple[str, int | None, bool]:
     """(text, exit code if stated, failed) of a tool output in any of its shapes."""
     if isinstance(output, str):
         if output.startswith("{") and '"output"' in output:
-            decoded = _loads(output)
+            decoded = json_or_none(output)
             if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
                 metadata = decoded.get("metadata")
                 exit_code = metadata.get("exit_code") if isinstance(metadata, dict) else None
@@ -415,13 +414,6 @@ def _output_text(output: Any) -> tuple[str, int | None, bool]:
         text, exit_code, failed = ("", None, False) if isinstance(content, dict) else _output_text(content)
         return text, exit_code, failed or output.get("success") is False
     return "", None, False
-
-
-def _loads(text: str) -> Any:
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
 
 
 def _basename(path: str) -> str:

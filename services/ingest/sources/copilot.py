@@ -63,9 +63,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
-
-import orjson
 
 from quarry.ingest.normalize import describe_tool_input, json_text, to_ms, tool_use_block
 from quarry.ingest.reader import issue
@@ -80,7 +77,9 @@ from quarry.ingest.sources import (
     as_dict,
     as_list,
     as_str,
+    json_or_none,
 )
+from quarry.ingest.sources.vscode import uri_path
 
 FORMAT = "copilot-chat"
 ORIGIN = "copilot-chat-export"
@@ -471,7 +470,7 @@ class _Turn:
         """What a terminal call says about the workspace (its cwd, its time) and a subagent about itself."""
         kind = as_str(details.get("kind"))
         if kind == "terminal":
-            self.export.set_cwd(_uri_path(details.get("cwd")))
+            self.export.set_cwd(uri_path(details.get("cwd")))
             self.draft.observe_time(to_ms(as_dict(details.get("terminalCommandState")).get("timestamp")))
         elif kind == "subagent" and call_id:
             self.draft.dispatches[call_id] = DraftDispatch(
@@ -524,7 +523,7 @@ class _Turn:
 
     def _edit(self, part: dict[str, Any], record: DraftRecord) -> None:
         """An edit group: the effect of an earlier call on its file, else an edit_file call of its own."""
-        path = _uri_path(part.get("uri"))
+        path = uri_path(part.get("uri"))
         folded = path.casefold()
         owner = next(
             (call for call in self.calls if path and (call.path.casefold() == folded or path in call.input_json)),
@@ -553,7 +552,7 @@ class _Turn:
                 continue
             record = self.draft.begin(DraftRecord(0, f"{FORMAT}:{key}", values))
             if key == "codeCitations":
-                names = [f"{_uri_path(as_dict(c).get('value'))} ({as_str(as_dict(c).get('license'))})" for c in values]
+                names = [f"{uri_path(as_dict(c).get('value'))} ({as_str(as_dict(c).get('license'))})" for c in values]
             else:
                 names = [_reference_name(as_dict(ref), full=True) for ref in values]
             if any(names):
@@ -606,7 +605,7 @@ def _round_calls(metadata: dict[str, Any]) -> list[_RoundCall]:
             call_id = as_str(call.get("id"))
             arguments = call.get("arguments")
             if isinstance(arguments, str):
-                arguments = _loads(arguments)
+                arguments = json_or_none(arguments)
             calls.append(
                 _RoundCall(len(calls), call_id, as_str(call.get("name")), arguments, call, results.get(call_id))
             )
@@ -631,7 +630,7 @@ def _shown_input(part: dict[str, Any], details: dict[str, Any]) -> Any:
     line, a subagent's prompt, or the raw input it carries."""
     recorded = as_dict(part.get("resultDetails")).get("input")
     if isinstance(recorded, str) and recorded:
-        parsed = _loads(recorded)
+        parsed = json_or_none(recorded)
         return parsed if parsed is not None else {"input": recorded}
     kind = as_str(details.get("kind"))
     if kind == "terminal":
@@ -713,7 +712,7 @@ def _details_output(output: Any) -> str:
     for item in as_list(output):
         item = as_dict(item)
         if item.get("type") == "ref":
-            texts.append(_uri_path(item.get("uri")))
+            texts.append(uri_path(item.get("uri")))
         elif item.get("isText") is True and isinstance(item.get("value"), str):
             texts.append(item["value"])
     return "\n".join(text for text in texts if text)
@@ -743,7 +742,7 @@ def _attachments(variable_data: Any) -> tuple[list[str], list[str]]:
             continue
         name = as_str(variable.get("name")) or as_str(variable.get("id"))
         value = as_dict(variable.get("value"))  # a URI, {uri, range}; a string value is text, never inlined
-        where = _uri_path(value.get("uri")) or _uri_path(value)
+        where = uri_path(value.get("uri")) or uri_path(value)
         if name or where:
             names.append(f"{name} ({where})" if name and where and where not in name else name or where)
     return names, images
@@ -756,18 +755,18 @@ def _markdown(value: Any) -> str:
 
 def _unlinked(text: str) -> str:
     """A message with its `[label](uri)` links written as the label, or the uri's path when it has none."""
-    return _LINK.sub(lambda match: match.group(1) or _uri_path(match.group(2)), text)
+    return _LINK.sub(lambda match: match.group(1) or uri_path(match.group(2)), text)
 
 
 def _linked_path(message: Any) -> str:
     """The first file a tool invocation's message links."""
     uris = as_dict(as_dict(message).get("uris"))
     for uri in uris.values():
-        path = _uri_path(uri)
+        path = uri_path(uri)
         if path:
             return path
     match = _LINK.search(_markdown(message))
-    return _uri_path(match.group(2)) if match else ""
+    return uri_path(match.group(2)) if match else ""
 
 
 def _reference_name(part: dict[str, Any], *, full: bool = False) -> str:
@@ -776,21 +775,11 @@ def _reference_name(part: dict[str, Any], *, full: bool = False) -> str:
     target = part["inlineReference"] if "inlineReference" in part else part.get("reference")
     where = as_dict(target)
     inner = where.get("uri") or as_dict(where.get("location")).get("uri") or where.get("value")
-    path = _uri_path(inner) if inner else _uri_path(target)
+    path = uri_path(inner) if inner else uri_path(target)
     name = as_str(part.get("name")) or as_str(where.get("name")) or as_str(where.get("variableName"))
     if full:
         return path or name
     return name or os.path.basename(path.rstrip("/\\"))
-
-
-def _uri_path(uri: Any) -> str:
-    """The file path of a VS Code URI ({fsPath, path, external}) or a URI string."""
-    if isinstance(uri, str):
-        if uri.startswith("file:"):
-            return unquote(urlsplit(uri).path)
-        return uri
-    uri = as_dict(uri)
-    return as_str(uri.get("fsPath")) or as_str(uri.get("path")) or _uri_path(as_str(uri.get("external")))
 
 
 def _model(request: dict[str, Any], result: dict[str, Any]) -> str:
@@ -800,10 +789,3 @@ def _model(request: dict[str, Any], result: dict[str, Any]) -> str:
     if named and (not model_id or model_id.rsplit("/", 1)[-1] == "auto"):
         return named
     return model_id
-
-
-def _loads(text: str) -> Any:
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None

@@ -52,8 +52,6 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from quarry.ingest.normalize import patch_path, to_ms, tool_use_block
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
@@ -64,9 +62,11 @@ from quarry.ingest.sources import (
     DraftRecord,
     DraftSession,
     SourceResult,
+    as_cost,
     as_count,
     as_dict,
     as_str,
+    json_or_none,
 )
 from quarry.ingest.sources.sqlite_snapshot import table_columns
 
@@ -264,7 +264,7 @@ class _Session:
         """The message's parts as a list; None (and an issue) when the column is not a JSON array."""
         if isinstance(parts, bytes):
             parts = parts.decode("utf-8", errors="replace")
-        decoded = _loads(parts) if isinstance(parts, str) else None
+        decoded = json_or_none(parts) if isinstance(parts, str) else None
         if isinstance(decoded, list):
             return decoded
         reason = f"message {message_id or '(no id)'}: parts is not a JSON array"
@@ -304,7 +304,7 @@ class _Session:
 
     def _tool_call(self, data: dict[str, Any], fallback_id: str, record: DraftRecord) -> DraftBlock:
         raw_input = data.get("input")
-        parsed = _loads(raw_input) if isinstance(raw_input, str) and raw_input.strip() else None
+        parsed = json_or_none(raw_input) if isinstance(raw_input, str) and raw_input.strip() else None
         tool_input = parsed if isinstance(parsed, dict) else ({"input": raw_input} if raw_input else {})
         call_id = as_str(data.get("id")) or fallback_id
         name = as_str(data.get("name"))
@@ -320,7 +320,7 @@ class _Session:
         content = as_str(data.get("content"))
         match = _EXIT_TRAILER.search(content)
         exit_code = int(match.group(1)) if match else None
-        metadata = _loads(as_str(data.get("metadata")))
+        metadata = json_or_none(as_str(data.get("metadata")))
         cwd = as_str(metadata.get("working_directory")) if isinstance(metadata, dict) else ""
         if cwd and not self.draft.cwd:
             self._set_cwd(cwd)
@@ -360,9 +360,7 @@ class _Session:
         if last is not None:
             last.input_tokens = as_count(self.row.get("prompt_tokens"))
             last.output_tokens = as_count(self.row.get("completion_tokens"))
-            cost = self.row.get("cost")
-            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
-                last.cost_usd = float(cost)
+            last.cost_usd = as_cost(self.row.get("cost"))
 
 
 def _link_children(sessions: dict[str, _Session]) -> None:
@@ -412,10 +410,3 @@ def _shell_text(data: dict[str, Any]) -> str:
 
 def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, int) and value == 1)
-
-
-def _loads(text: str) -> Any:
-    try:
-        return orjson.loads(text) if text else None
-    except orjson.JSONDecodeError:
-        return None

@@ -63,7 +63,6 @@ import mimetypes
 import sqlite3
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import orjson
 
@@ -80,6 +79,7 @@ from quarry.ingest.sources import (
     as_list,
     as_str,
 )
+from quarry.ingest.sources.vscode import file_uri_path, uri_path
 
 FORMAT = "cursor"
 ORIGIN = "cursor-session"
@@ -183,7 +183,7 @@ class _Conversation:
         for index, item in enumerate(as_list(data.get("codeBlocks"))):
             item = as_dict(item)
             uri = item.get("uri")
-            path = _uri_path(uri)
+            path = uri_path(uri)
             if not path:
                 continue  # a code block of the reply's text that names no file: the text holds it
             state = self._edit_state(uri, item)
@@ -407,7 +407,7 @@ class _Database:
         )
         draft.observe_time(to_ms(data.get("createdAt")))
         draft.observe_time(to_ms(data.get("lastUpdatedAt")))
-        draft.cwd = _uri_path(as_dict(data.get("workspaceIdentifier")).get("uri"))
+        draft.cwd = uri_path(as_dict(data.get("workspaceIdentifier")).get("uri"))
         model = as_str(as_dict(data.get("modelConfig")).get("modelName"))
         return _Conversation(draft, self.result, as_dict(data.get("codeBlockData")), model)
 
@@ -452,7 +452,7 @@ def _user_blocks(data: dict[str, Any]) -> list[DraftBlock]:
             _append_new(selections, as_str(selection.get("text")) or as_str(selection.get("rawText")))
         for key in ("fileSelections", "folderSelections"):
             for item in as_list(source.get(key)):
-                _append_new(files, _uri_path(as_dict(item).get("uri")))
+                _append_new(files, uri_path(as_dict(item).get("uri")))
         for key in ("selectedImages", "images"):
             for image in as_list(source.get(key)):
                 _append_new(images, as_str(as_dict(image).get("path")))
@@ -567,7 +567,7 @@ def _bubble_cwd(data: dict[str, Any]) -> str:
     if directory:
         return directory
     uris = as_list(data.get("workspaceUris"))
-    return _uri_path(uris[0]) if uris else ""
+    return uri_path(uris[0]) if uris else ""
 
 
 def _raw_bytes(value: Any) -> bytes:
@@ -579,21 +579,6 @@ def _raw_bytes(value: Any) -> bytes:
 # -------------------------------------------------------------------- paths
 
 
-def _uri_path(uri: Any) -> str:
-    """The file path of a VS Code URI: its object form ({fsPath, path, external}) or its text form."""
-    if isinstance(uri, dict):
-        return as_str(uri.get("fsPath")) or _file_uri_path(as_str(uri.get("external"))) or as_str(uri.get("path"))
-    return _file_uri_path(uri) if isinstance(uri, str) else ""
-
-
-def _file_uri_path(text: str) -> str:
-    """`file:///c%3A/Users/x` -> `c:/Users/x`; `file:///home/x` -> `/home/x`; other text is a path already."""
-    if not text.startswith("file:"):
-        return text
-    path = unquote(urlparse(text).path)
-    return path[1:] if len(path) > 2 and path[0] == "/" and path[2] == ":" else path
-
-
 def _explorer_root(state: Any) -> str:
     """The workspace folder the explorer's tree is rooted at: its entries are `<root uri>::<item uri>`."""
     state = as_dict(state)
@@ -601,7 +586,7 @@ def _explorer_root(state: Any) -> str:
         for entry in as_list(state.get(key)):
             root = as_str(entry).partition("::")[0]
             if root:
-                return _file_uri_path(root)
+                return file_uri_path(root)
     return ""
 
 

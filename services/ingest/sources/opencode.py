@@ -72,6 +72,7 @@ from quarry.ingest.sources import (
     DraftRecord,
     DraftSession,
     SourceResult,
+    as_cost,
     as_count,
     as_dict,
     as_list,
@@ -526,9 +527,7 @@ def _add_usage(draft_message: DraftMessage, message: _Message) -> None:
         draft_message.output_tokens += as_count(tokens.get("output")) + as_count(tokens.get("reasoning"))
         draft_message.cache_read_tokens += as_count(cache.get("read"))
         draft_message.cache_write_tokens += as_count(cache.get("write"))
-    cost = message.info.get("cost")  # the whole reply's, in US dollars (its steps' costs summed)
-    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
-        draft_message.cost_usd = float(cost)
+    draft_message.cost_usd = as_cost(message.info.get("cost"))  # the whole reply's (its steps' costs summed)
 
 
 def _tool_result(name: str, call_id: str, state: dict[str, Any]) -> DraftBlock:
