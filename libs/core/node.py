@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import os
 import signal
 import threading
@@ -23,6 +24,9 @@ from grpc_reflection.v1alpha import reflection
 from quarry.core import auth, telemetry, tls
 from quarry.core.errors import QuarryError, abort_with, from_rpc_error
 from quarry.v1 import errors_pb2
+
+_log = logging.getLogger(__name__)
+STOP_GRACE_S = 5  # how long calls in flight may finish when the node stops
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 F = TypeVar("F", bound=Callable[..., Any])
@@ -115,11 +119,15 @@ class Node:
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: self._stopped.set())
         self._stopped.wait()
+        # Each step of a stop is logged: a stop that hangs says where in the node's log.
+        _log.info("%s: stopping: no new calls, %d s for those in flight", self.name, STOP_GRACE_S)
         self.health.enter_graceful_shutdown()
-        self.server.stop(grace=5).wait()
+        self.server.stop(grace=STOP_GRACE_S).wait()
+        _log.info("%s: calls stopped; stopping the node's work", self.name)
         if on_stop is not None:
             on_stop()
         telemetry.shutdown_telemetry()
+        _log.info("%s: stopped", self.name)
 
 
 @dataclass(frozen=True)

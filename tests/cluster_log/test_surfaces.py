@@ -22,6 +22,7 @@ from quarry.core.partitions import partition_for
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, units_pb2
 from tests.cluster_log.inspect import replicas, wait_for
 from tests.cluster_log.load import make_session
+from tests.cluster_log.native_stacks import native_stacks
 
 PARTITIONS = 16
 
@@ -115,7 +116,12 @@ def test_a_node_joins_from_the_command_line_and_leaves_on_sigterm(whole: LocalCl
             "the joined node got no active partition",
         )
         joined.send_signal(signal.SIGTERM)
-        assert joined.wait(timeout=60) == 0
+        try:
+            assert joined.wait(timeout=60) == 0
+        except subprocess.TimeoutExpired:
+            log_text = (whole.home / "logs" / "joined-cli.log").read_text(errors="replace")[-4000:]
+            stacks = native_stacks(joined.pid)
+            raise AssertionError(f"no exit 60 s after SIGTERM; its log:\n{log_text}\nits threads:\n{stacks}") from None
         wait_for(
             lambda: not any(r.node == name for rs in replicas(whole).values() for r in rs),
             60,
