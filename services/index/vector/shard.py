@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quarry.core.embed import Embedder, load_embedder
+from quarry.core.embed import Embedder, embedder_for_store, load_embedder
 from quarry.core.embed_window import check_max_sessions
 from quarry.core.errors import QuarryError
 from quarry.index.vector import window
@@ -94,6 +94,7 @@ class VectorShard:
             )
         self._data_dir = Path(data_dir)
         self._embed_mode = embed_mode
+        self._embedder_spec = embedder_spec
         self._embedder: Embedder | None = load_embedder(embedder_spec)
         self._batch_size = batch_size
         self._index_addresses = list(index_addresses)
@@ -175,6 +176,8 @@ class VectorShard:
 
     def _check_model(self, store: VectorStore) -> None:
         """Vectors of different models are not comparable: refuse to mix them in one store."""
+        if self._embedder is not None and store.model:
+            self._embedder = embedder_for_store(self._embedder_spec, store.model)
         embedder = self._embedder
         if embedder is None:
             return
