@@ -16,6 +16,7 @@ import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
+from quarry.core import embed
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import embedding_pb2, embedding_pb2_grpc, errors_pb2
 from tests.cluster.corpus import SESSIONS, write_corpus
@@ -86,8 +87,8 @@ def test_manual_mode_status_preflight_backfill(embedding: embedding_pb2_grpc.Emb
     before = status_of(embedding)
     vector = before.vector
     assert (vector.embedder, vector.model, vector.dimension, vector.mode) == (
-        "minilm",
-        "sentence-transformers/all-MiniLM-L6-v2",
+        embed.MINILM_DEFAULT,
+        embed.MINILM_MODELS[embed.MINILM_DEFAULT],
         384,
         "manual",
     )
