@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.embed_backends import bench_texts  # noqa: E402
-from quarry.core.embed_onnx import _export_fp32, load_tokenizer, seven_bit_weights  # noqa: E402
+from quarry.core.embed_onnx import export_fp32, load_tokenizer, quantize  # noqa: E402
 
 SCIFACT = REPO.parent / "shared" / "datasets" / "scifact" / "corpus.jsonl"
 # Each group: name -> substrings of the MatMul node names kept in float.
@@ -68,7 +68,6 @@ def main() -> int:
     if not SCIFACT.is_file():
         parser.error(f"{SCIFACT} is missing (../shared/datasets/scifact)")
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with SCIFACT.open() as lines:
         abstracts = [f"{doc['title']} {doc['text']}" for doc in map(json.loads, lines)][: args.texts]
@@ -76,21 +75,13 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="quarry-int8-") as work:
         fp32 = Path(work) / "fp32.onnx"
-        _export_fp32(fp32)
+        export_fp32(fp32)
         reference, float_rate = embed_all(fp32, encodings)
         names = [node.name for node in onnx.load(str(fp32)).graph.node if node.op_type == "MatMul"]
         for group, patterns in GROUPS.items():
             kept = [name for name in names if any(p in name for p in patterns)]
             model = Path(work) / "int8.onnx"
-            quantize_dynamic(
-                fp32,
-                model,
-                per_channel=True,
-                reduce_range=seven_bit_weights(),
-                weight_type=QuantType.QInt8,
-                op_types_to_quantize=["MatMul"],
-                nodes_to_exclude=kept,
-            )
+            quantize(fp32, model, keep_float=kept)
             vectors, rate = embed_all(model, encodings)
             cosine = (vectors * reference).sum(axis=1)
             row = {

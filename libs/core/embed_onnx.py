@@ -109,27 +109,33 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _export_quantized(target: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".export-") as work:
         fp32 = Path(work) / "fp32.onnx"
         int8 = Path(work) / "int8.onnx"
-        _export_fp32(fp32)
-        advice = _NoPreprocessingAdvice()
-        logging.getLogger().addFilter(advice)
-        try:
-            quantize_dynamic(
-                fp32,
-                int8,
-                per_channel=True,
-                reduce_range=seven_bit_weights(),
-                weight_type=QuantType.QInt8,
-                op_types_to_quantize=["MatMul"],
-                nodes_to_exclude=_float_matmuls(fp32),
-            )
-        finally:
-            logging.getLogger().removeFilter(advice)
+        export_fp32(fp32)
+        quantize(fp32, int8, keep_float=_float_matmuls(fp32))
         os.replace(int8, target)
+
+
+def quantize(fp32: Path, out: Path, keep_float: Sequence[str]) -> None:
+    """Dynamic int8 of every MatMul weight but the nodes named in `keep_float`: per channel, 7-bit where
+    `seven_bit_weights` says so."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    advice = _NoPreprocessingAdvice()
+    logging.getLogger().addFilter(advice)
+    try:
+        quantize_dynamic(
+            fp32,
+            out,
+            per_channel=True,
+            reduce_range=seven_bit_weights(),
+            weight_type=QuantType.QInt8,
+            op_types_to_quantize=["MatMul"],
+            nodes_to_exclude=list(keep_float),
+        )
+    finally:
+        logging.getLogger().removeFilter(advice)
 
 
 class _NoPreprocessingAdvice(logging.Filter):
@@ -146,7 +152,7 @@ def _float_matmuls(path: Path) -> list[str]:
     return [node.name for node in onnx.load(str(path)).graph.node if FLOAT_MATMULS.search(node.name)]
 
 
-def _export_fp32(path: Path) -> None:
+def export_fp32(path: Path) -> None:
     """Export the transformer with sentence-transformers' mean pooling (mask-weighted, clamped at 1e-9)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
