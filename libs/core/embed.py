@@ -210,9 +210,7 @@ def load_embedder(spec: str | None) -> Embedder | None:
     """The embedder a spec names: "minilm" (the default backend), "minilm-torch", "minilm-int8" (ONNX
     Runtime), "openai:<base_url>#<model>", or "none"."""
     text = (spec or "minilm").strip()
-    keyword = text.lower()
-    if keyword in ("", "minilm"):
-        keyword = MINILM_DEFAULT
+    keyword = MINILM_DEFAULT if _names_plain_minilm(text) else text.lower()
     if keyword in MINILM_MODELS:
         return _shared_minilm(keyword)
     if keyword == "none":
@@ -235,8 +233,13 @@ def embedder_for_store(spec: str | None, stored_model: str) -> Embedder | None:
     Plain "minilm" names the model, not a backend: a store made by either MiniLM backend keeps that
     backend, since the other one's vectors would be refused. A named backend or any other spec is taken
     as given, and the store refuses it if it made none of its vectors."""
-    if (spec or "minilm").strip().lower() in ("", "minilm"):
+    if _names_plain_minilm(spec):
         for backend, model in MINILM_MODELS.items():
             if model == stored_model:
                 return _shared_minilm(backend)
     return load_embedder(spec)
+
+
+def _names_plain_minilm(spec: str | None) -> bool:
+    """Whether a spec is the default ("minilm", or none given) rather than a named backend."""
+    return (spec or "minilm").strip().lower() in ("", "minilm")
