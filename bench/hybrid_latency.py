@@ -40,7 +40,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # `python bench/hybrid_latency.py` puts bench/ on the path, not the repository root
 
-import grpc  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.queries import BenchQuery, Latency, build_queries  # noqa: E402
@@ -62,12 +61,12 @@ STAGES = ("parse", "lexical", "actions", "embed", "vector", "fuse", "complete", 
 BEYOND_EMBED_TARGET_MS = 15.0
 
 
-def backfill(address: str, window: int, budget_s: float) -> dict[str, object]:
+def backfill(cluster: LocalCluster, window: int, budget_s: float) -> dict[str, object]:
     """Embed the next queued sessions (the most recently active first), `window` at a time, until the
     budget is spent or none are left."""
     started = time.perf_counter()
     sessions = texts = 0
-    with grpc.insecure_channel(address) as channel:
+    with cluster.node_channel("vector") as channel:
         stub = vector_pb2_grpc.VectorServiceStub(channel)
         while time.perf_counter() - started < budget_s:
             result = stub.EmbedBackfill(vector_pb2.EmbedWindowRequest(max_sessions=window), timeout=BACKFILL_TIMEOUT_S)
@@ -173,19 +172,19 @@ def run(
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     try:
-        wait_embedder_ready(str(cluster.addresses["vector"]))
+        wait_embedder_ready(cluster)
         log("ingesting")
         started = time.perf_counter()
         client.ingest_sessions(sessions)
         ingest_s = time.perf_counter() - started
         wait_visible(client, sessions)
         log(f"ingested in {ingest_s:.1f} s; backfilling vectors for {budget_s / 60:.0f} minutes at most")
-        filled = backfill(str(cluster.addresses["vector"]), window, budget_s)
+        filled = backfill(cluster, window, budget_s)
         log("restarting the vector node with the default embedding threads")
         cluster.kill("vector", signal.SIGTERM)
         cluster.env.pop("QUARRY_EMBED_THREADS", None)
         cluster.restart("vector")
-        wait_embedder_ready(str(cluster.addresses["vector"]))
+        wait_embedder_ready(cluster)
         vector = next(n for n in client.status().nodes if n.role == "vector")
         log(f"{vector.vectors:,} vectors, {vector.vectors_pending:,} pending; timing {len(queries)} queries")
         latency = time_lanes(client, queries, lanes, list(cluster.pids.values()))

@@ -228,7 +228,7 @@ def run(dataset: Dataset, workdir: Path, embedder: str) -> tuple[dict[str, float
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     try:
-        wait_embedder_ready(str(cluster.addresses["vector"]))
+        wait_embedder_ready(cluster)
         timings = load_corpus(client, dataset)
         answers = {}
         for name, lane in LANES.items():

@@ -32,7 +32,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import grpc  # noqa: E402
 
 from bench.cli_start import cli_env, timed_run  # noqa: E402
 from bench.fts5_baseline import Fts5Archive  # noqa: E402
@@ -297,9 +296,9 @@ def embedder_rate(texts: Sequence[str]) -> dict[str, float]:
     }
 
 
-def wait_embedder_ready(address: str) -> None:
+def wait_embedder_ready(cluster: LocalCluster) -> None:
     """Waits until the vector node has loaded its model, so loading is not counted as embedding."""
-    with grpc.insecure_channel(address) as channel:
+    with cluster.node_channel("vector") as channel:
         stub = vector_pb2_grpc.VectorServiceStub(channel)
         started = time.perf_counter()
         while time.perf_counter() - started < READY_TIMEOUT_S:
@@ -316,7 +315,7 @@ def cluster_vector_rate(sessions: Sequence[units_pb2.Session], workdir: Path) ->
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     try:
-        wait_embedder_ready(str(cluster.addresses["vector"]))
+        wait_embedder_ready(cluster)
         log("vectors: ingesting the slice")
         marks: dict[str, float] = {}
         client.ingest_sessions(_timed_stream(sessions, marks))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,3 +15,7 @@ needs_shared = pytest.mark.skipif(
     not REAL_LOGS.is_dir(),
     reason=f"{SHARED} is absent: the real agent logs live beside the repository, not in it (CI has them)",
 )
+
+# The folders a test cluster's ingest node may read by path (`--ingest-root`): the tests' temporary
+# folders, the repository's fixtures and ../shared.
+INGEST_ROOTS = [Path(tempfile.gettempdir()), REPO / "tests" / "fixtures", SHARED]

@@ -12,9 +12,10 @@ from pathlib import Path
 import grpc
 
 from quarry.client.calls import typed_call
+from quarry.client.cluster_url import join_host_port, split_port
 from quarry.client.sessions import SessionsClient
+from quarry.client.target import TLS_CA_ENV, TOKEN_ENV, Target, local_target, resolve_target
 from quarry.core import telemetry
-from quarry.core.config import ClusterInfo, resolve_home
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import (
     assertions_pb2,
@@ -28,8 +29,8 @@ from quarry.v1 import (
     units_pb2,
 )
 
-TOKEN_ENV = "QUARRY_TOKEN"
-TLS_CA_ENV = "QUARRY_TLS_CA"
+ACK_METADATA = "quarry-ack"  # quarry.ingest.acks.METADATA_KEY
+INGEST_TIMEOUT_S = 24 * 3600.0
 
 
 class QuarryClient:
@@ -39,33 +40,57 @@ class QuarryClient:
         ingest_address: str | None = None,
         token: str | None = None,
         tls_ca: str | Path | None = None,
+        *,
+        tls: bool | None = None,
     ) -> None:
         """`token`: the bearer token every call carries (default: $QUARRY_TOKEN; a cluster without
-        authentication needs none). `tls_ca`: the CA of a cluster serving TLS (default: $QUARRY_TLS_CA;
-        none: plaintext)."""
+        authentication needs none). `tls_ca`: the CA of a cluster serving TLS (default: $QUARRY_TLS_CA).
+        `tls`: None, TLS when there is a CA; True, TLS verified with the CA, else the system's roots;
+        False, plaintext. Without `ingest_address`, ingest calls go to the query node's host at the port
+        the cluster reports for its ingest node."""
         token = token if token is not None else os.environ.get(TOKEN_ENV) or None
-        ca_path = tls_ca or os.environ.get(TLS_CA_ENV) or None
+        ca_path = (tls_ca or os.environ.get(TLS_CA_ENV) or None) if tls is not False else None
         ca = Path(ca_path) if ca_path else None
-        self._query_channel = telemetry.traced_channel(query_address, bearer=token, tls_ca=ca)
+        self._token, self._ca, self._tls = token, ca, bool(tls)
+        self._query_address = query_address
+        self._query_channel = telemetry.traced_channel(query_address, bearer=token, tls_ca=ca, client_tls=bool(tls))
         self.query = query_pb2_grpc.QueryServiceStub(self._query_channel)
         self.embedding = embedding_pb2_grpc.EmbeddingServiceStub(self._query_channel)
         self.sessions = SessionsClient(self._query_channel)  # seed 002's session API
-        self._ingest_channel = (
-            telemetry.traced_channel(ingest_address, bearer=token, tls_ca=ca) if ingest_address else None
-        )
-        self.ingest = ingest_pb2_grpc.IngestServiceStub(self._ingest_channel) if self._ingest_channel else None
+        self._ingest_channel: grpc.Channel | None = None
+        self._ingest: ingest_pb2_grpc.IngestServiceStub | None = None
+        if ingest_address:
+            self._open_ingest(ingest_address)
+
+    @classmethod
+    def connect(
+        cls,
+        url: str | None = None,
+        context: str | None = None,
+        token: str | None = None,
+        *,
+        ca: str | Path | None = None,
+        home: str | Path | None = None,
+        allow_plaintext: bool = False,
+    ) -> QuarryClient:
+        """A client for the cluster `url` (`grpc://HOST:PORT`, `grpcs://HOST:PORT`, `?ingest=HOST:PORT`)
+        names, else $QUARRY_URL, else the context `context`, $QUARRY_CONTEXT or the current one
+        (`quarry context`), else the local cluster under `home` (quarry.client.target). `token`: default
+        $QUARRY_TOKEN, else the context's token file. `ca`: a grpcs:// cluster's CA file (default
+        $QUARRY_TLS_CA, else the context's, else the system's roots). A grpc:// URL to a host beyond
+        loopback is refused unless `allow_plaintext`."""
+        target = resolve_target(url, context, token, ca=ca, home=home, allow_plaintext=allow_plaintext)
+        return cls.for_target(target)
+
+    @classmethod
+    def for_target(cls, target: Target) -> QuarryClient:
+        """A client for a resolved target (its token as is: None or "" is none)."""
+        return cls(target.query, target.ingest, target.token or "", target.ca, tls=target.tls)
 
     @classmethod
     def for_home(cls, home: str | Path | None = None, token: str | None = None) -> QuarryClient:
         """A client for the local cluster recorded under the data directory."""
-        resolved = resolve_home(home)
-        info = ClusterInfo.load(resolved)
-        if info is None:
-            raise QuarryError(
-                errors_pb2.SHARD_UNAVAILABLE,
-                f"no cluster is running under {resolved}: start one with `quarry up` (or pass --home)",
-            )
-        return cls(info.query, info.ingest, token, info.tls_ca or None)
+        return cls.for_target(local_target(home, token if token is not None else os.environ.get(TOKEN_ENV)))
 
     def close(self) -> None:
         self._query_channel.close()
@@ -170,18 +195,27 @@ class QuarryClient:
         comes back with `resolved` false and caveats, not as an error."""
         return typed_call(self.query.ResolveRef, refs_pb2.ResolveRefRequest(ref=ref, max_chars=max_chars))
 
-    def ingest_sessions(self, sessions: Iterable[units_pb2.Session], ack: str = "") -> ingest_pb2.IngestReport:
+    def ingest_sessions(
+        self, sessions: Iterable[units_pb2.Session], ack: str = "", timeout: float = INGEST_TIMEOUT_S
+    ) -> ingest_pb2.IngestReport:
         """Write parsed sessions; returns once they are acknowledged: `applied` (default: searchable) or,
-        in a cluster on the log, `log` (in the replicated log)."""
-        stub = self._ingest_stub()
+        in a cluster on the log, `log` (in the replicated log). Each goes into the scope it names (empty:
+        the token's one writable scope); the ingest node gives it its scope's ids (`<scope>@…` outside the
+        scope `default`) and records the token that wrote it."""
+        stub = self.ingest
         try:
-            return stub.IngestSessions(iter(sessions), timeout=INGEST_TIMEOUT_S, metadata=[(ACK_METADATA, ack)])
+            return stub.IngestSessions(iter(sessions), timeout=timeout, metadata=[(ACK_METADATA, ack)])
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
 
+    def describe_archive(self, scope: str = "") -> ingest_pb2.ArchiveDescription:
+        """The archive's identity and the scope sessions sent with `scope` would go into (what a push
+        remembers its work under)."""
+        return typed_call(self.ingest.DescribeArchive, ingest_pb2.DescribeArchiveRequest(scope=scope))
+
     def delete(self, refs: Iterable[str], ack: str = "") -> ingest_pb2.DeleteReport:
         """Remove sessions (`session:<id>` refs or bare ids) from the archive: every replica and the log."""
-        return typed_call(self._ingest_stub().DeleteSessions, ingest_pb2.DeleteRequest(refs=list(refs), ack=ack))
+        return typed_call(self.ingest.DeleteSessions, ingest_pb2.DeleteRequest(refs=list(refs), ack=ack))
 
     def ingest_paths(
         self,
@@ -201,7 +235,7 @@ class QuarryClient:
             ack=ack,
             scope=scope,
         )
-        call = self._ingest_stub().IngestPaths(request, timeout=None if follow else INGEST_TIMEOUT_S)
+        call = self.ingest.IngestPaths(request, timeout=None if follow else INGEST_TIMEOUT_S)
         try:
             yield from call
         except grpc.RpcError as error:
@@ -214,11 +248,37 @@ class QuarryClient:
             else:
                 call.close()
 
-    def _ingest_stub(self) -> ingest_pb2_grpc.IngestServiceStub:
-        if self.ingest is None:
-            raise QuarryError(errors_pb2.INVALID_REQUEST, "this client was made without an ingest address")
-        return self.ingest
+    @property
+    def ingest(self) -> ingest_pb2_grpc.IngestServiceStub:
+        """The ingest node's stub; without an ingest address, found at the first use: the query node's
+        host at the port the cluster reports for its ingest node (INVALID_REQUEST naming the option when
+        the cluster does not say)."""
+        if self._ingest is None:
+            self._open_ingest(self._reported_ingest())
+        assert self._ingest is not None
+        return self._ingest
 
+    def _open_ingest(self, address: str) -> None:
+        self._ingest_channel = telemetry.traced_channel(
+            address, bearer=self._token, tls_ca=self._ca, client_tls=self._tls
+        )
+        self._ingest = ingest_pb2_grpc.IngestServiceStub(self._ingest_channel)
 
-ACK_METADATA = "quarry-ack"  # quarry.ingest.acks.METADATA_KEY
-INGEST_TIMEOUT_S = 24 * 3600.0
+    def _reported_ingest(self) -> str:
+        def unknown(why: str) -> QuarryError:
+            return QuarryError(
+                errors_pb2.INVALID_REQUEST,
+                f"the ingest node of {self._query_address} is not known ({why}): give it as ?ingest=HOST:PORT "
+                "in the cluster URL, or `quarry context add … --ingest HOST:PORT`",
+                parameter="ingest",
+            )
+
+        try:
+            nodes = self.status().nodes
+        except QuarryError as error:
+            raise unknown(f"asking the cluster: {error}") from None
+        port = next((split_port(n.address) for n in nodes if n.role == "ingest"), None)
+        if port is None:
+            raise unknown("the cluster reports no ingest node")
+        host, _, _ = self._query_address.rpartition(":")
+        return join_host_port(host.strip("[]"), port)

@@ -1,11 +1,14 @@
 """What `quarry node index --join` joins: the NATS servers, the node's name and its data directory,
-from the options given or from the local cluster recorded under the home (`quarry up --log nats`)."""
+and how it reaches NATS (its role's credentials, the servers' CA), from the options given or from the
+local cluster recorded under the home (`quarry up --log nats`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from quarry.cluster.nats_credentials import credentials_dir, credentials_file
+from quarry.cluster.nats_permissions import INDEX
 from quarry.core.config import ClusterInfo, resolve_home
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2
@@ -16,12 +19,21 @@ class JoinPlan:
     node_id: str
     data: Path
     nats: list[str]
+    credentials: Path | None = None
+    tls_ca: Path | None = None
 
 
-def joining(home: Path | None, nats: str | None, node_id: str | None, data: Path | None) -> JoinPlan:
-    """The plan of a joining index node. Without --nats the cluster is the one running under the home;
-    without --node-id the node takes the first `index-N` the home has no node of; without --data, its
-    directory under the home."""
+def joining(
+    home: Path | None,
+    nats: str | None,
+    node_id: str | None,
+    data: Path | None,
+    credentials: Path | None = None,
+    tls_ca: Path | None = None,
+) -> JoinPlan:
+    """The plan of a joining index node. Without --nats the cluster is the one running under the home,
+    reached with the home's index credentials and its CA unless others are given; without --node-id the
+    node takes the first `index-N` the home has no node of; without --data, its directory under the home."""
     resolved = resolve_home(home)
     info = ClusterInfo.load(resolved)
     urls = [u.strip() for u in (nats or "").split(",") if u.strip()]
@@ -34,8 +46,11 @@ def joining(home: Path | None, nats: str | None, node_id: str | None, data: Path
                 parameter="--nats",
             )
         urls = list(info.nats)
+        home_credentials = credentials_file(credentials_dir(resolved), INDEX)
+        credentials = credentials or (home_credentials if home_credentials.exists() else None)
+        tls_ca = tls_ca or (Path(info.tls_ca) if info.tls_ca and urls[0].startswith("tls://") else None)
     name = node_id or _free_name(resolved, info)
-    return JoinPlan(name, data or resolved / "nodes" / name, urls)
+    return JoinPlan(name, data or resolved / "nodes" / name, urls, credentials, tls_ca)
 
 
 def _free_name(home: Path, info: ClusterInfo | None) -> str:

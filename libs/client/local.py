@@ -27,16 +27,26 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import TimeoutError as FutureTimeoutError
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import grpc
 import orjson
 
-from quarry.core.auth import CLUSTER_KEY_FILE, ensure_cluster_key
+from quarry.cluster.nats_access import NatsAccess
+from quarry.cluster.nats_permissions import ADMIN, INDEX, INGEST, QUERY, VECTOR
+from quarry.core.auth import CLUSTER_KEY_FILE, ensure_cluster_key, read_cluster_key
 from quarry.core.config import ClusterInfo
 from quarry.core.errors import QuarryError
+from quarry.core.outgoing import OutgoingInterceptor
 from quarry.core.tls import TlsFiles
 from quarry.core.tokens import TokenStore
 from quarry.v1 import errors_pb2
+
+if TYPE_CHECKING:
+    from quarry.cluster.cluster_map import ClusterWatch
+    from quarry.cluster.local_nats import NatsSecurity
 
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 20.0
@@ -65,14 +75,19 @@ class LocalCluster:
         supervise: bool = False,
         node_left_delay_ms: int = 60_000,
         http: str = "",
+        http_allowed_hosts: list[str] | None = None,
         auth: bool | None = None,
         tls: TlsFiles | None = None,
+        ingest_roots: list[Path] | None = None,
     ) -> None:
         """`embed_mode`: the vector node's, auto (embed in the background) or manual (only on backfill).
-        `http`: HOST:PORT of the query node's HTTP JSON API ("" for none). `auth`: every call needs a
+        `http`: HOST:PORT of the query node's HTTP JSON API ("" for none), answering the loopback names,
+        its host and `http_allowed_hosts`. `auth`: every call needs a
         bearer token of `<home>/auth/tokens.json` and node-to-node calls a cluster key (None: on when
         the token file exists, i.e. once `quarry token create` made a token). `tls`: the nodes' certificate,
-        key and CA: every node serves and calls with TLS (the certificate must name `host`)."""
+        key and CA: every node serves and calls with TLS (the certificate must name `host`).
+        `ingest_roots`: the folders whose files may be ingested by path (`quarry ingest`; default: the
+        user's home folder and the cluster's home)."""
         if log not in LOGS:
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST, f"log {log!r} is not one of {', '.join(LOGS)}", parameter="log"
@@ -89,9 +104,11 @@ class LocalCluster:
         self.nats_servers = nats_servers
         self.node_left_delay_ms = node_left_delay_ms
         self.http = http
+        self.http_allowed_hosts = list(http_allowed_hosts or [])
         self.tokens = TokenStore.in_home(self.home)
         self.auth = self.tokens.exists() if auth is None else auth
         self.tls = tls
+        self.ingest_roots = ingest_roots if ingest_roots is not None else [Path.home(), self.home]
         self.env = {**os.environ, **(env or {})}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.node_addresses: dict[str, str] = {}
@@ -118,7 +135,7 @@ class LocalCluster:
             (self.home / sub).mkdir(parents=True, exist_ok=True)
         if self.auth:
             self.tokens.initialize()
-            ensure_cluster_key(self._cluster_key_file())
+        ensure_cluster_key(self._cluster_key_file())  # node-to-node calls carry it, with or without tokens
         try:
             if self.log == NATS:
                 self._start_on_log(detach)
@@ -150,7 +167,7 @@ class LocalCluster:
         self._wait([f"index-{i}" for i in range(self.shards)])
         index_list = ",".join(self.node_addresses[f"index-{i}"] for i in range(self.shards))
         self._spawn("vector", [*self._vector_args(), "--index", index_list], detach)
-        self._spawn("ingest", ["ingest", "--index", index_list, "--data", str(self._data("ingest"))], detach)
+        self._spawn("ingest", ["ingest", "--index", index_list, *self._ingest_args()], detach)
         self._wait(["vector", "ingest"])
         self._spawn_query(["--index", index_list], detach)
 
@@ -158,7 +175,7 @@ class LocalCluster:
         from quarry.cluster import local_nats
         from quarry.cluster.setup import ClusterConfig, ensure_cluster
 
-        servers = local_nats.plan_servers(self.home / "nats", self.nats_servers, self.host)
+        servers = local_nats.plan_servers(self.home / "nats", self.nats_servers, self._nats_security(), self.host)
         for server in servers:
             self._spawn_process(server.name, local_nats.command(server), detach)
         self.nats_urls = [s.url for s in servers]
@@ -167,29 +184,47 @@ class LocalCluster:
         config = ClusterConfig(
             self.partitions, self.replicas, min(3, self.nats_servers), node_left_delay_ms=self.node_left_delay_ms
         )
-        ensure_cluster(self.nats_urls, config)
-        urls = ",".join(self.nats_urls)
+        ensure_cluster(self.nats_urls, config, self.nats_access(ADMIN))
         names = [f"index-{i}" for i in range(self.index_nodes)]
         for name in names:
             self._spawn(name, self._join_args(name), detach)
         self._wait(names)
-        self._spawn("vector", [*self._vector_args(), "--nats", urls], detach)
-        self._spawn("ingest", ["ingest", "--nats", urls, "--data", str(self._data("ingest"))], detach)
+        self._spawn("vector", [*self._vector_args(), *self._nats_args(VECTOR)], detach)
+        self._spawn("ingest", ["ingest", *self._nats_args(INGEST), *self._ingest_args()], detach)
         self._wait(["vector", "ingest"])
-        self._spawn_query(["--nats", urls], detach)
+        self._spawn_query(self._nats_args(QUERY), detach)
         self.wait_until_placed()
 
+    def _nats_security(self) -> NatsSecurity:
+        """The NATS users' credentials under `<home>/auth/nats/` (made once, mode 0600), the servers'
+        authorization file made from them (hashes only), the routes' user and the cluster's TLS."""
+        from quarry.cluster.local_nats import ROUTE_USER, NatsSecurity
+        from quarry.cluster.nats_credentials import ensure_credentials, write_authorization
+
+        directory = self._nats_credentials_dir()
+        authorization = write_authorization(directory)
+        route = ensure_credentials(directory, [ROUTE_USER])[ROUTE_USER]
+        return NatsSecurity(authorization, route, self.tls)
+
+    def _nats_credentials_dir(self) -> Path:
+        from quarry.cluster.nats_credentials import credentials_dir
+
+        return credentials_dir(self.home)
+
+    def nats_access(self, role: str) -> NatsAccess:
+        """How a process of `role` reaches this cluster's NATS servers: its credentials file, the CA."""
+        from quarry.cluster.nats_credentials import credentials_file
+
+        return NatsAccess(credentials_file(self._nats_credentials_dir(), role), self.tls.ca if self.tls else None)
+
+    def _nats_args(self, role: str) -> list[str]:
+        """A node's options to reach NATS as `role` (files only: no secret is on a command line)."""
+        access = self.nats_access(role)
+        tls = ["--nats-tls-ca", str(access.tls_ca)] if access.tls_ca else []
+        return ["--nats", ",".join(self.nats_urls), "--nats-credentials", str(access.credentials), *tls]
+
     def _join_args(self, name: str) -> list[str]:
-        return [
-            "index",
-            "--join",
-            "--nats",
-            ",".join(self.nats_urls),
-            "--node-id",
-            name,
-            "--data",
-            str(self._data(name)),
-        ]
+        return ["index", "--join", *self._nats_args(INDEX), "--node-id", name, "--data", str(self._data(name))]
 
     def _vector_args(self) -> list[str]:
         args = ["vector", "--data", str(self._data("vector")), "--embedder", self.embedder]
@@ -200,6 +235,7 @@ class LocalCluster:
     def _spawn_query(self, peers: list[str], detach: bool) -> None:
         vector, ingest = self.node_addresses["vector"], self.node_addresses["ingest"]
         http = ["--http", self.http] if self.http else []
+        http += [arg for name in self.http_allowed_hosts for arg in ("--http-allowed-host", name)]
         self._spawn("query", ["query", *peers, "--vector", vector, "--ingest", ingest, *http], detach)
         self._wait(["query"])
 
@@ -219,23 +255,31 @@ class LocalCluster:
         return name
 
     def wait_until_placed(self, timeout: float = START_TIMEOUT_S) -> None:
-        """Until every partition has an active replica on a live node (the query node's view)."""
-        from quarry.client.client import QuarryClient
+        """Until every partition has an active replica on a live node, as the cluster map and the
+        heartbeats on NATS say (read as the admin user: it needs no bearer token of the cluster)."""
+        from quarry.cluster.cluster_map import ClusterWatch
+        from quarry.cluster.loop import LoopThread, connect
 
         deadline = time.monotonic() + timeout
-        with QuarryClient(self.node_addresses["query"]) as client:
-            while True:
-                status = client.status()
-                alive = {n.name for n in status.nodes if n.role == "index" and n.up}
-                placed = status.map.partitions > 0 and all(
-                    any(r.state == "active" and r.alive and r.node in alive for r in p.replicas)
-                    for p in status.map.partition_replicas
-                )
-                if placed:
-                    return
-                if time.monotonic() > deadline:
-                    raise QuarryError(errors_pb2.INTERNAL, f"partitions were not all placed within {timeout:.0f} s")
-                time.sleep(0.2)
+        loop = LoopThread("quarry-placement")
+        try:
+            nc = loop.run(connect(self.nats_urls, "quarry-placement", self.nats_access(ADMIN)), timeout=timeout)
+            watch = ClusterWatch(nc)
+            try:
+                loop.run(watch.start(), timeout=max(1.0, deadline - time.monotonic()))
+                while not loop.run(_all_placed(watch), timeout=10):
+                    if time.monotonic() > deadline:
+                        raise QuarryError(errors_pb2.INTERNAL, f"partitions were not all placed within {timeout:.0f} s")
+                    time.sleep(0.2)
+            finally:
+                loop.run(watch.stop(), timeout=5)
+                loop.run(nc.close(), timeout=5)
+        except FutureTimeoutError:
+            raise QuarryError(
+                errors_pb2.INTERNAL, f"the cluster map on NATS was not read within {timeout:.0f} s"
+            ) from None
+        finally:
+            loop.stop()
 
     def info(self) -> ClusterInfo:
         index = sorted(n for n in self.node_addresses if n.startswith("index-"))
@@ -350,14 +394,22 @@ class LocalCluster:
     def _data(self, name: str) -> Path:
         return self.home / "nodes" / name
 
+    def _ingest_args(self) -> list[str]:
+        roots = [arg for root in self.ingest_roots for arg in ("--ingest-root", str(root))]
+        return ["--data", str(self._data("ingest")), *roots]
+
     def _cluster_key_file(self) -> Path:
         return self.home / "auth" / CLUSTER_KEY_FILE
 
     def _auth_args(self, role: str) -> list[str]:
-        if not self.auth:
-            return []
-        tokens = ["--tokens", str(self.tokens.path)] if role in ("query", "ingest") else []
+        tokens = ["--tokens", str(self.tokens.path)] if self.auth and role in ("query", "ingest") else []
         return [*tokens, "--cluster-key-file", str(self._cluster_key_file())]
+
+    def node_channel(self, name: str) -> grpc.Channel:
+        """A plaintext channel to one node as another node opens it: its calls carry the cluster key."""
+        key = read_cluster_key(self._cluster_key_file())
+        channel = grpc.insecure_channel(self.node_addresses[name])
+        return grpc.intercept_channel(channel, OutgoingInterceptor(cluster_key=key))
 
     def _run_file(self, name: str) -> Path:
         return self.home / "run" / f"{name}.json"
@@ -438,6 +490,26 @@ def stop_recorded(home: Path) -> list[str]:
             os.kill(pid, signal.SIGKILL)
     (home / "cluster.json").unlink(missing_ok=True)
     return running
+
+
+async def _all_placed(watch: ClusterWatch) -> bool:
+    """Whether every partition has an active replica on a node whose heartbeat is recent (read on the
+    watch's loop, where its view changes)."""
+    from quarry.cluster.cluster_map import now_ms
+    from quarry.cluster.placement import ACTIVE
+
+    if watch.config is None or watch.map is None:
+        return False
+    now = now_ms()
+    layout = watch.map.placement
+
+    def live(node: str) -> bool:
+        beat = watch.heartbeats.get(node)
+        return beat is not None and beat.alive(now)
+
+    return all(
+        any(r.state == ACTIVE and live(r.node) for r in layout.get(p, ())) for p in range(watch.config.partitions)
+    )
 
 
 def _wait_gone(pids: list[int], timeout: float) -> None:

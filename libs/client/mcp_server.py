@@ -6,6 +6,18 @@ strings), as the tool's structured content and as its text. A failed call return
 `{"error": ErrorDetail}` in the same JSON: the closed code, the message, the position in the query,
 the parameter path. Arguments are the request's fields (the JSON names or the proto names), so an agent
 reads the same contract as a gRPC client: `docs` of each tool name its request and response messages.
+
+Whose authority a tool call runs with. Over stdio, the server's own token ($QUARRY_TOKEN, or the context's
+token file): the only caller is the agent that started it. Over streamable HTTP, anyone who reaches the port
+is a caller: another local user or process, a container on the host network, a web page the user's
+browser loads (the SDK checks Host and Origin on loopback, but a local process sends what it likes). A
+server that answered them with its own token would be a confused deputy, lending its token to callers it
+cannot tell apart. So over HTTP the server never uses a token of its own: with `--auth` every request
+carries its caller's token (BearerTokens) and its tools run with that token alone; without `--auth` it
+refuses to start when it holds a token (`check_http_without_auth`), and otherwise calls with no token at
+all, which only a cluster without tokens on loopback answers: there a caller can do nothing it could not do
+by calling the cluster itself. (A Unix socket owned by the user would identify callers too, but MCP
+clients reach HTTP servers by URL; a bearer token is the identity every one of them can present.)
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ from mcp.types import CallToolResult, TextContent
 
 from quarry.client.calls import typed_call
 from quarry.client.client import QuarryClient
+from quarry.core.auth import is_loopback
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import error_json, from_json, to_json
 from quarry.core.tokens import TOKEN_PATTERN
@@ -80,10 +93,29 @@ class BearerTokens:
         return AccessToken(token=token, client_id=token.split("_")[1], scopes=[])
 
 
+def check_http_without_auth(host: str, own_token: str | None) -> None:
+    """Streamable HTTP without --auth: INVALID_REQUEST when the server would lend `own_token` to whoever
+    reaches the port (the module's docstring), or would serve beyond loopback unauthenticated."""
+    if not is_loopback(host):
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            f"serving MCP on {host}, beyond loopback, needs --auth (every request then carries a token)",
+            parameter="--http",
+        )
+    if own_token:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            "serving MCP over HTTP without --auth would run every caller that reaches the port (any local "
+            "process or user, a web page) with this server's own token ($QUARRY_TOKEN or the context's token "
+            "file): pass --auth, so that each request runs with its caller's own token, or serve over stdio",
+            parameter="--auth",
+        )
+
+
 def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str | None = None) -> MCPServer:
     """The MCP server over the cluster `client_for` connects to: a client per token (None: the server's
-    own, from $QUARRY_TOKEN). With `auth_url` (the server's own URL, streamable HTTP) every request needs
-    a bearer token (BearerTokens) and its tools run with the caller's token."""
+    own). With `auth_url` (the server's own URL, streamable HTTP) every request needs a bearer token
+    (BearerTokens) and its tools run with the caller's token, never the server's."""
     if auth_url is None:
         server: MCPServer = MCPServer("quarry", instructions=INSTRUCTIONS)
     else:
@@ -95,9 +127,14 @@ def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str
         )
 
     def current() -> QuarryClient:
-        """The client of the caller's token (over authenticated HTTP), else the server's own."""
+        """The client of the caller's token (over authenticated HTTP), else (stdio, or HTTP without auth
+        and without a token) the server's own."""
         access = get_access_token()
-        return client_for(access.token if access is not None else None)
+        if access is not None:
+            return client_for(access.token)
+        if auth_url is not None:
+            raise QuarryError(errors_pb2.UNAUTHENTICATED, "this MCP server answers only requests with a bearer token")
+        return client_for(None)
 
     def call(run: Callable[[], Message]) -> CallToolResult:
         try:

@@ -3,7 +3,9 @@ whose gRPC servers and stores are threaded: blocking code hands coroutines to th
 
 One NATS connection per process lives on this loop (`connect`): it reconnects by itself to any server
 of the list, forever, and its first connection is retried until a server answers, so a node may
-start before the log does.
+start before the log does. It connects as the process's NATS user, over TLS when it has a CA
+(quarry.cluster.nats_access); servers that refuse that user fail the connection at once, as a
+permission the user lacks is logged as an error: both are a deployment to fix, not a moment to wait out.
 """
 
 from __future__ import annotations
@@ -12,15 +14,24 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import nats
 from nats.aio.client import Client
+from nats.errors import AuthorizationError
+
+from quarry.core.errors import QuarryError
+from quarry.v1 import errors_pb2
+
+if TYPE_CHECKING:
+    from quarry.cluster.nats_access import NatsAccess
 
 T = TypeVar("T")
 CONNECT_RETRY_S = 0.5
+REFUSED_FOR_S = 5.0
 _log = logging.getLogger(__name__)
 
 
@@ -62,13 +73,28 @@ class LoopThread:
             self.loop.close()
 
 
-async def connect(urls: Sequence[str], name: str) -> Client:
+async def connect(urls: Sequence[str], name: str, access: NatsAccess | None = None) -> Client:
     """A connection to the cluster's NATS servers that reconnects forever; the first attempt is
-    retried until one of them answers."""
+    retried until one of them answers. `access`: whom to connect as (default: this process's,
+    `nats_access.configure`); UNAUTHENTICATED once the servers have refused that user for REFUSED_FOR_S
+    (a while, not at once: servers reloading their authorization one by one may refuse it briefly)."""
+    from quarry.cluster.nats_access import configured  # here: the access modules import setup, which imports this
+
+    chosen = access if access is not None else configured()
+    options = chosen.connect_options()
+    refused = {"first": 0.0, "last": 0.0}  # when the servers first and last refused the user
+
+    async def on_error(error: Exception) -> None:
+        if refused_user(error):
+            now = time.monotonic()
+            refused["first"] = refused["first"] or now
+            refused["last"] = now
+        await _log_error(error)
+
     attempt = 0
     while True:
-        try:
-            return await nats.connect(
+        connecting = asyncio.ensure_future(
+            nats.connect(
                 servers=list(urls),
                 name=name,
                 allow_reconnect=True,
@@ -77,15 +103,46 @@ async def connect(urls: Sequence[str], name: str) -> Client:
                 connect_timeout=2,
                 ping_interval=5,
                 max_outstanding_pings=2,
-                error_cb=_quiet,
+                error_cb=on_error,
+                **options,
             )
-        except Exception as error:
+        )
+        while not connecting.done() and not (refused["first"] and refused["last"] - refused["first"] >= REFUSED_FOR_S):
+            await asyncio.wait({connecting}, timeout=CONNECT_RETRY_S)
+        if not connecting.done():
+            connecting.cancel()
+            with contextlib.suppress(BaseException):
+                await connecting
+            who = f"user {chosen.user!r} of {chosen.credentials}" if chosen.credentials else "a client without a user"
+            raise QuarryError(
+                errors_pb2.UNAUTHENTICATED,
+                f"{name}: NATS at {', '.join(urls)} refused {who} for {REFUSED_FOR_S:.0f} s (authorization "
+                "violation): give the node its role's credentials file, the one the servers' authorization "
+                "was made from (--nats-credentials)",
+                parameter="--nats-credentials",
+            )
+        try:
+            return connecting.result()
+        except Exception as error:  # nats-py gave up on its own (it does not, reconnecting forever): again
             attempt += 1
             if attempt in (1, 10) or attempt % 60 == 0:
                 _log.warning("%s: NATS at %s does not answer yet (%s); retrying", name, ", ".join(urls), error)
             await asyncio.sleep(CONNECT_RETRY_S)
 
 
-async def _quiet(error: Exception) -> None:
-    """Connection errors while reconnecting are expected (a server restarting): logged, not raised."""
+def refused_user(error: BaseException) -> bool:
+    """Whether a connection failed because the server refused its user (nats-py raises a bare Error
+    carrying the server's `-ERR 'Authorization Violation'` on a first connection)."""
+    return isinstance(error, AuthorizationError) or "authorization violation" in str(error).lower()
+
+
+async def _log_error(error: Exception) -> None:
+    """Connection errors while reconnecting are expected (a server restarting): logged, not raised. A
+    permissions violation is not: the server refused a subject this role's user may not use."""
+    if "permissions violation" in str(error).lower():
+        _log.error("NATS refused a subject to this node's user: %s", error)
+        return
+    if refused_user(error):
+        _log.error("NATS refused this node's user: %s", error)
+        return
     _log.info("NATS connection: %s", error)

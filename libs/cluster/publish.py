@@ -1,5 +1,7 @@
 """Publishing records to the log until the stream acknowledges them.
 
+A record whose payload is held (quarry.cluster.payloads) has its payload stored first, each until the
+object store acknowledged it, so no record the stream acknowledged names a payload the store lacks.
 Records are published asynchronously; a record whose acknowledgement does not come within
 ACK_TIMEOUT_S (a log server died, the stream is electing a new leader: about 5 to 10 s here) or comes
 as an error is published again with the same message id, which the stream stores once, until
@@ -13,7 +15,10 @@ import time
 from collections.abc import Sequence
 
 from nats.aio.client import Client
+from nats.errors import Error as NatsError
+from nats.js.client import JetStreamContext
 
+from quarry.cluster.payloads import store
 from quarry.cluster.records import Outgoing
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2
@@ -29,6 +34,9 @@ async def publish_all(nc: Client, records: Sequence[Outgoing], timeout: float = 
     js = nc.jetstream()
     sequences: list[int | None] = [None] * len(records)
     deadline = time.monotonic() + timeout
+    for record in records:
+        if record.held_bytes:
+            await _store(js, record, deadline, timeout)
     pending = list(range(len(records)))
     last_error: BaseException | None = None
     while pending:
@@ -54,3 +62,18 @@ async def publish_all(nc: Client, records: Sequence[Outgoing], timeout: float = 
                 )
             await asyncio.sleep(RETRY_S)
     return [s for s in sequences if s is not None]
+
+
+async def _store(js: JetStreamContext, record: Outgoing, deadline: float, timeout: float) -> None:
+    """Store the record's held payload, again after a failure (a log server failing over) until `deadline`."""
+    while True:
+        try:
+            return await asyncio.wait_for(store(js, record), max(ACK_TIMEOUT_S, deadline - time.monotonic()))
+        except (NatsError, TimeoutError) as error:
+            if time.monotonic() > deadline:
+                raise QuarryError(
+                    errors_pb2.SHARD_UNAVAILABLE,
+                    f"the object store did not take the payload of {record.subject} within {timeout:.0f} s "
+                    f"({type(error).__name__}: {error}); its record was not published",
+                ) from None
+            await asyncio.sleep(RETRY_S)

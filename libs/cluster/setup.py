@@ -12,6 +12,9 @@
 - KV bucket `quarry_nodes`: `node.<id>` is each index node's heartbeat (address, partitions with their
   applied sequence and lag), put every second. In memory (replicated, not fsync'd): a heartbeat is
   worth nothing a few seconds later, and must not wait behind the log's fsync'd writes of a bulk ingest.
+- Object store bucket `quarry_payloads` (stream `OBJ_quarry_payloads`, file storage, the log's replicas):
+  the payloads of session versions too large to be a record of the log themselves (quarry.cluster.payloads);
+  the log's record then names its object.
 - Core subject `quarry_applied.<ppp>` (not stored): a replica announces each applied sequence there,
   so an ingest waiting for `applied` need not poll.
 """
@@ -23,7 +26,7 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from nats.aio.client import Client
@@ -36,10 +39,15 @@ from quarry.cluster.loop import LoopThread, connect
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2
 
+if TYPE_CHECKING:
+    from quarry.cluster.nats_access import NatsAccess
+
 STREAM = "QUARRY"
 SUBJECTS = "quarry.>"
 MAP_BUCKET = "quarry_map"
 NODES_BUCKET = "quarry_nodes"
+PAYLOAD_BUCKET = "quarry_payloads"
+PAYLOAD_STREAM = f"OBJ_{PAYLOAD_BUCKET}"  # the object store's stream, as NATS names it
 CONFIG_KEY = "config"
 ASSIGNMENT_KEY = "assignment"
 APPLIED_PREFIX = "quarry_applied"
@@ -138,6 +146,7 @@ async def ensure(nc: Client, wanted: ClusterConfig) -> ClusterConfig:
             bucket=NODES_BUCKET, history=1, replicas=replicas, storage=api.StorageType.MEMORY, ttl=NODE_TTL_S
         ),
     )
+    await _payload_bucket(js, replicas)
     config = wanted
     try:
         await map_kv.create(CONFIG_KEY, config.to_json())
@@ -159,6 +168,15 @@ async def _bucket(js: Any, config: api.KeyValueConfig) -> Any:
         return await js.key_value(config.bucket)
     except (NotFoundError, BadRequestError):
         return await js.create_key_value(config)
+
+
+async def _payload_bucket(js: Any, replicas: int) -> None:
+    """The payload bucket, created when absent (a cluster made before large payloads were held gets it)."""
+    try:
+        await js.object_store(PAYLOAD_BUCKET)
+    except (NotFoundError, BadRequestError):
+        config = api.ObjectStoreConfig(storage=api.StorageType.FILE, replicas=replicas)
+        await js.create_object_store(PAYLOAD_BUCKET, config=config)
 
 
 async def read_config(nc: Client) -> ClusterConfig | None:
@@ -184,13 +202,13 @@ async def until_ready(call: Callable[[], Awaitable[T]], timeout: float = READY_T
             await asyncio.sleep(0.25)
 
 
-def ensure_cluster(urls: list[str], wanted: ClusterConfig) -> ClusterConfig:
-    """`ensure` from blocking code (the CLI, the local launcher)."""
+def ensure_cluster(urls: list[str], wanted: ClusterConfig, access: NatsAccess | None = None) -> ClusterConfig:
+    """`ensure` from blocking code (the CLI, the local launcher), as `access`'s user (default: this process's)."""
     loop = LoopThread("quarry-cluster-init")
     try:
 
         async def run() -> ClusterConfig:
-            nc = await connect(urls, "quarry-cluster-init")
+            nc = await connect(urls, "quarry-cluster-init", access)
             try:
                 return await until_ready(lambda: ensure(nc, wanted))
             finally:

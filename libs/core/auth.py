@@ -69,7 +69,8 @@ GRANT_BY_METHOD: dict[str, str] = {
     "/quarry.v1.EmbeddingService/Preflight": READ,
     "/quarry.v1.EmbeddingService/Backfill": ADMIN,
     "/quarry.v1.IngestService/IngestSessions": WRITE,
-    "/quarry.v1.IngestService/IngestPaths": WRITE,
+    "/quarry.v1.IngestService/IngestPaths": ADMIN,  # reads the ingest node's own files: an operator's tool
+    "/quarry.v1.IngestService/DescribeArchive": WRITE,
     "/quarry.v1.IngestService/DeleteSessions": WRITE,
 }
 
@@ -304,6 +305,7 @@ class NodeSecurity:
     gate: Gate = Gate(None)
     server: grpc.ServerInterceptor | None = None
     outgoing: OutgoingInterceptor | None = None
+    cluster_key: str | None = None  # the shared key the node was given (--cluster-key-file), None without
 
 
 _security = NodeSecurity()
@@ -328,7 +330,7 @@ def configure_node(role: str, host: str, tokens: Path | None, cluster_key_file: 
     outgoing = (
         OutgoingInterceptor(cluster_key=cluster_key, fail_closed=fail_closed) if cluster_key or fail_closed else None
     )
-    _security = NodeSecurity(gate, server, outgoing)
+    _security = NodeSecurity(gate, server, outgoing, cluster_key)
     outgoing_calls.configure(outgoing)
     return _security
 

@@ -40,6 +40,7 @@ _STATUS_BY_CODE: dict[int, grpc.StatusCode] = {
     errors_pb2.CORRUPT_SESSION: grpc.StatusCode.DATA_LOSS,
     errors_pb2.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     errors_pb2.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
+    errors_pb2.QUERY_TOO_COSTLY: grpc.StatusCode.INVALID_ARGUMENT,
 }
 
 

@@ -28,7 +28,6 @@ from quarry.v1 import errors_pb2
 _log = logging.getLogger(__name__)
 STOP_GRACE_S = 5  # how long calls in flight may finish when the node stops
 
-MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -82,8 +81,8 @@ class Node:
             futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
             interceptors=[*telemetry.server_interceptors(), *auth.server_interceptors()],
             options=[
-                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", telemetry.MAX_MESSAGE_BYTES),
+                ("grpc.max_receive_message_length", telemetry.MAX_MESSAGE_BYTES),
                 ("grpc.so_reuseport", 1),
             ],
         )

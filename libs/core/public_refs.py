@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from quarry.core import session_ids
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import ORIGINS, well_formed_origin
+from quarry.core.vocab import ORIGINS
 from quarry.v1 import errors_pb2
 
 ASSERTION_PREFIX = "assertion:"
@@ -42,14 +43,13 @@ def _bad(parameter: str, message: str) -> QuarryError:
 
 
 def session_of(value: str, parameter: str) -> str:
-    """`value` when it is a session id (`<origin>:<native id>`, the origin well formed: one Quarry does not
-    read names a session it does not hold); BAD_VALUE otherwise."""
-    origin, _, native = value.partition(":")
-    if not well_formed_origin(origin) or not native:
+    """`value` when it is a session id (`[<scope>@]<origin>:<native id>`, the origin well formed: one Quarry
+    does not read names a session it does not hold); BAD_VALUE otherwise."""
+    if not session_ids.well_formed(value):
         raise _bad(
             parameter,
-            f"{value!r} does not name a session (<origin>:<native id>, the origin in lower-case words joined "
-            f"by -, e.g. {ORIGINS[0]})",
+            f"{value!r} does not name a session ([<scope>@]<origin>:<native id>, the origin in lower-case words "
+            f"joined by -, e.g. {ORIGINS[0]})",
         )
     return value
 

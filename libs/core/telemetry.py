@@ -98,15 +98,25 @@ def server_interceptors() -> list[grpc.ServerInterceptor]:
     return [server_interceptor(tracer_provider=trace.get_tracer_provider())]
 
 
-def traced_channel(address: str, bearer: str | None = None, tls_ca: Path | None = None) -> grpc.Channel:
+# The largest message a Quarry node or client sends or takes: one session travels as one message
+# (IngestSessions, UpsertSessions), and a long agent log parses to about four times its bytes, so 1 GiB
+# carries a log of some 250 MB (protobuf itself stops at 2 GiB).
+MAX_MESSAGE_BYTES = 1 << 30
+
+
+def traced_channel(
+    address: str, bearer: str | None = None, tls_ca: Path | None = None, client_tls: bool = False
+) -> grpc.Channel:
     """A channel whose calls are client spans carrying the current trace context (a plain channel when
     tracing is off), and carry what quarry.core.outgoing adds: a client's `bearer` token, or a node's cluster
-    key and its caller's scopes. TLS (quarry.core.tls): a client's with the cluster's CA `tls_ca`, a
-    node's with its own certificate; plaintext otherwise."""
-    credentials = tls.client_channel_credentials(tls_ca) if tls_ca is not None else tls.node_channel_credentials()
+    key and its caller's scopes. TLS (quarry.core.tls): a client's with the cluster's CA `tls_ca` (with
+    `client_tls` and no CA: the system's roots), a node's with its own certificate; plaintext otherwise."""
+    credentials = (
+        tls.client_channel_credentials(tls_ca) if tls_ca is not None or client_tls else tls.node_channel_credentials()
+    )
     options = [
-        ("grpc.max_send_message_length", 256 * 1024 * 1024),
-        ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         # A node restarted on its port is found again within a second (gRPC's defaults back off
         # to two minutes), and a dead one fails calls at once rather than holding them.
         ("grpc.initial_reconnect_backoff_ms", 100),

@@ -105,8 +105,10 @@ def node_channel_credentials() -> grpc.ChannelCredentials | None:
     return _node.channel_credentials() if _node is not None else None
 
 
-def client_channel_credentials(ca: Path) -> grpc.ChannelCredentials:
-    """A client's: the cluster's CA, no client certificate."""
+def client_channel_credentials(ca: Path | None) -> grpc.ChannelCredentials:
+    """A client's: the cluster's CA (None: the system's roots), no client certificate."""
+    if ca is None:
+        return grpc.ssl_channel_credentials()
     try:
         return grpc.ssl_channel_credentials(root_certificates=ca.read_bytes())
     except OSError as error:

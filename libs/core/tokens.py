@@ -66,6 +66,12 @@ class Caller:
 
     token_id: str
     grants: Mapping[str, frozenset[str]]
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        """How the caller is named where a write records who made it: the token's name, else its id."""
+        return self.name or f"token {self.token_id}"
 
     def scopes(self, grant: str) -> frozenset[str]:
         return frozenset(s for s, held in self.grants.items() if grant in held or ADMIN in held)
@@ -140,7 +146,7 @@ class TokenStore:
             record = self._records.get(match.group(1))
         if record is None or not hmac.compare_digest(record.sha256, _digest(token)):
             return None
-        return Caller(record.id, record.grants)
+        return Caller(record.id, record.grants, record.name)
 
     def create(self, name: str, grants: Mapping[str, Iterable[str]]) -> tuple[str, TokenRecord]:
         """A new token (returned once, never stored) with its grants on each scope."""

@@ -28,9 +28,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from quarry.core import session_ids
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import LANES, ORIGINS, well_formed_origin
-from quarry.dsl import ast, comparisons, projections
+from quarry.core.vocab import LANES, ORIGINS
+from quarry.dsl import ast, comparisons, cost, projections
 from quarry.dsl.errors import (
     BAD_VALUE,
     UNKNOWN_FIELD,
@@ -311,6 +312,7 @@ def _check_group_field(unit: str, stage: ast.GroupBy) -> None:
 class _Context:
     now_ms: int
     semantic: list[ast.Semantic] = field(default_factory=list)
+    meter: cost.Meter = field(default_factory=cost.Meter)  # the query's cost budget (cost.py)
 
 
 class _Lowering:
@@ -343,6 +345,7 @@ class _Lowering:
             case ast.Not(item):
                 return plan_pb2.Predicate(negate=self.predicate(item, not negated))
             case ast.FreeText(expr) | ast.FtsLeaf(expr):
+                self.charge_text(expr)
                 return _fts_predicate(expr)
             case ast.Field():
                 return self.field(node, negated)
@@ -444,6 +447,8 @@ class _Lowering:
                 raise query_error(BAD_VALUE, f"{_name(node)} needs a value", value.span, _name(node))
         if spec.kind is FieldKind.FTS:
             expr = [_text_value(value) for value in node.values]
+            for value in node.values:
+                self.context.meter.charge(cost.text_weight(self.unit), f"{_name(node)}:{value.text}", value.span)
             return _fts_predicate(expr[0] if len(expr) == 1 else ast.FtsOr(tuple(expr)))
         if spec.compared:
             if len(node.values) != 1:
@@ -464,6 +469,9 @@ class _Lowering:
                 )
             return self.compared(spec, op, [raw], node.session_scoped, value.span)
         values = [_checked_value(spec, node, value) for value in node.values]
+        weight = cost.field_weight("sessions" if node.session_scoped else self.unit, spec.alias_of or spec.name)
+        for value in node.values:
+            self.context.meter.charge(weight, f"{_name(node)}:{value.text}", value.span)
         if spec.name == "has":
             features = [_feature(value, node.session_scoped) for value in values]
             return features[0] if len(features) == 1 else _joined("any", features)
@@ -482,6 +490,7 @@ class _Lowering:
         self, spec: FieldSpec, op: str, raw: list[str], scoped: bool, span: ast.Span | None
     ) -> plan_pb2.Predicate:
         """A number or date comparison -> FieldClause with op (see quarry.dsl.comparisons)."""
+        self.context.meter.charge(cost.field_weight("sessions" if scoped else self.unit, spec.name), spec.name, span)
         try:
             if spec.kind is FieldKind.NUMBER:
                 numbers = [comparisons.number(value, spec.decimal) for value in raw]
@@ -567,13 +576,18 @@ class _Lowering:
     def _in(self) -> str:
         return f" in {self.inner}" if self.inner else ""
 
+    def charge_text(self, expr: ast.Fts) -> None:
+        """Charge each word of a full-text leaf on a unit without a full-text index (cost.py)."""
+        weight = cost.text_weight(self.unit)
+        for leaf in _fts_words(expr) if weight else ():
+            self.context.meter.charge(weight, leaf.text, leaf.span)
+
 
 def _session_id(text: str, span: ast.Span | None) -> str:
-    origin, _, native = text.partition(":")
-    if not well_formed_origin(origin) or not native:
+    if not session_ids.well_formed(text):
         raise query_error(
             BAD_VALUE,
-            f"a session id is <origin>:<native id>, the origin in lower-case words joined by - (read here: "
+            f"a session id is [<scope>@]<origin>:<native id>, the origin in lower-case words joined by - (read here: "
             f"{', '.join(ORIGINS)})",
             span,
             text,
@@ -682,6 +696,16 @@ def _fts_predicate(expr: ast.Fts) -> plan_pb2.Predicate:
         case ast.FtsOr(items):
             return _joined("any", [_fts_predicate(item) for item in items])
     raise AssertionError(f"a leaf is always valid: {expr!r}")
+
+
+def _fts_words(expr: ast.Fts) -> list[ast.Term | ast.Phrase | ast.Prefix]:
+    """The words, phrases and prefixes of a full-text expression, in order."""
+    match expr:
+        case ast.FtsAnd(items) | ast.FtsOr(items):
+            return [leaf for item in items for leaf in _fts_words(item)]
+        case ast.FtsNot(item):
+            return _fts_words(item)
+    return [expr]
 
 
 def _fts_expr(expr: ast.Fts) -> plan_pb2.FtsExpr:

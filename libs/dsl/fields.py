@@ -165,6 +165,14 @@ SESSION_FIELDS: dict[str, FieldSpec] = _table(
         True,
         "the scope (team, project) the session was ingested into; only scopes the caller may read match",
     ),
+    FieldSpec(
+        "host",
+        FieldKind.KEYWORD,
+        True,
+        "the machine the session's log was read on: the laptop that pushed it (`quarry push`), or the ingest "
+        "node's for a file it read itself",
+    ),
+    FieldSpec("pusher", FieldKind.KEYWORD, True, "the name of the token that wrote the session (empty without tokens)"),
     FieldSpec("title", FieldKind.CONTAINS, False, "the session title contains the value"),
     FieldSpec(
         "contains",
@@ -357,7 +365,7 @@ FIELDS_BY_UNIT: dict[str, dict[str, FieldSpec]] = {
 EXISTS_UNITS: dict[str, str] = UNIT_SOURCES
 
 # `group by FIELD | count`: the fields each unit aggregates over (seed 000's, and past it on every unit).
-_SESSION_GROUPS = ("session.origin", "session.repo")
+_SESSION_GROUPS = ("session.origin", "session.repo", "session.host", "session.pusher")
 GROUP_FIELDS: dict[str, tuple[str, ...]] = {
     "messages": ("role", "type", *_SESSION_GROUPS),
     "actions": ("tool", "action", "is_error", "exit_code", "followup_class", *_SESSION_GROUPS),

@@ -9,6 +9,11 @@ outcome (or the typed error it failed with) stored under its operation id in the
 for the query node to read back. Replaying records at or before the checkpoint is harmless: a version
 already held is skipped by its content hash, a deletion of a session not held deletes nothing, an
 operation with an outcome is not applied again.
+
+Records come with their held payloads read and verified (quarry.cluster.payloads.resolve). A record
+marked superseded (its payload was replaced by a newer version's, whose record follows in the log), or
+refused (one no writer may put on its subject: quarry.cluster.records.decode), changes nothing but the
+checkpoint.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ def apply_records(replica: PartitionReplica, records: Sequence[Record]) -> int:
     changed = 0
     run: list[Record] = []
     for record in records:
+        if record.refused:
+            continue
         if record.op in (UPSERT, DELETE):
             run.append(record)
             continue
@@ -36,7 +43,7 @@ def apply_records(replica: PartitionReplica, records: Sequence[Record]) -> int:
         changed += _apply_operation(replica, record)
     if run:
         changed += _apply_sessions(replica, run)
-    elif records and records[-1].op not in (UPSERT, DELETE):
+    if records and (records[-1].refused or records[-1].op not in (UPSERT, DELETE)):
         replica.lexical.set_applied_seq(records[-1].seq)
     return changed
 
@@ -68,6 +75,8 @@ def _apply_operation(replica: PartitionReplica, record: Record) -> int:
 def _apply_sessions(replica: PartitionReplica, run: Sequence[Record]) -> int:
     last: dict[str, Record] = {}
     for record in run:
+        if record.superseded:
+            continue
         last.pop(record.session_id, None)
         last[record.session_id] = record
     deleted_ids = [sid for sid, record in last.items() if record.op == DELETE]

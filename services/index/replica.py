@@ -7,6 +7,9 @@ replica of every partition the cluster map names it for, in any state:
   checkpoint is stored with the rows, so after a crash or a restart the replica resumes exactly after
   what it holds. NATS keeps no per-replica state (fewer Raft groups on the log servers). After each
   batch the applied sequence is announced on `quarry_applied.<ppp>`, for ingests waiting on `applied`.
+  A record whose payload is held in the object store has it read and verified before it is applied
+  (quarry.cluster.payloads.resolve: one whose payload a newer version replaced is skipped, one whose
+  payload is missing or wrong stops the partition, which retries), HELD_COMMIT_BYTES of them per commit.
 - A partition the map no longer names is closed and its files deleted once REMOVE_GRACE_S has passed
   without the map naming it again (query nodes have left it by then).
 - Every node also runs the controller (quarry.cluster.placement.step) every CONTROL_S and writes the
@@ -29,6 +32,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +48,8 @@ from quarry.cluster import placement
 from quarry.cluster.cluster_map import HEARTBEAT_S, ClusterWatch, Heartbeat, Progress, now_ms
 from quarry.cluster.loop import LoopThread, connect
 from quarry.cluster.loop_watch import LoopWatch
-from quarry.cluster.records import decode
+from quarry.cluster.payloads import resolve
+from quarry.cluster.records import Record, decode, record_bytes
 from quarry.cluster.setup import STREAM, applied_subject, partition_filter
 from quarry.core.node import Node
 from quarry.index.apply import apply_records
@@ -61,7 +66,8 @@ APPLY_SLOTS = 2  # partitions applying at once on a node (its cores)
 BUSY_S = 1.0
 LINGER_S = 0.1
 APPLY_MAX_RECORDS = 2000
-APPLY_MAX_BYTES = 48 * 1024 * 1024
+APPLY_MAX_BYTES = 48 * 1024 * 1024  # of records and the payloads they hold
+HELD_COMMIT_BYTES = 16 * 1024 * 1024  # held payloads (compressed) read for one commit
 CONSUMER_CHECK_S = 5.0
 CAUGHT_UP_LAG = 64  # records behind the log's end that still count as caught up (promotion, readiness)
 CONTROL_S = 1.0
@@ -353,12 +359,16 @@ class ReplicaNode:
                     async with self._apply_slots:
                         messages = await self._drain(subscription, messages)
                         records = [decode(m.subject, m.metadata.sequence.stream, m.headers, m.data) for m in messages]
-                        await loop.run_in_executor(self._apply_pool, apply_records, replica, records)
-                    follower.applied = records[-1].seq
+                        for refused in (r for r in records if r.refused):
+                            _log.error("%s: partition %d: %s; not applied", self.node_id, partition, refused.refused)
+                        for run in _commits(records):
+                            resolved = [await resolve(js, record) for record in run]
+                            await loop.run_in_executor(self._apply_pool, apply_records, replica, resolved)
+                            follower.applied = resolved[-1].seq
+                            await self._announce(partition, follower.applied)
                     follower.last_apply = time.monotonic()
                     follower.pending = messages[-1].metadata.num_pending
                     follower.caught_up = follower.pending <= CAUGHT_UP_LAG
-                    await self._announce(partition, follower.applied)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
@@ -383,7 +393,7 @@ class ReplicaNode:
         batch. Called once this partition's turn to apply came: what arrived while it waited for the
         turn is applied in the same commit (a bulk ingest becomes few large commits per partition, a
         single new session one small one)."""
-        size = sum(len(m.data or b"") for m in messages)
+        size = sum(record_bytes(m.headers, m.data) for m in messages)
         pending = (await subscription.consumer_info()).num_pending if messages[-1].metadata.num_pending == 0 else 0
         pending = max(pending, messages[-1].metadata.num_pending)
         while pending > 0 and len(messages) < APPLY_MAX_RECORDS and size < APPLY_MAX_BYTES:
@@ -394,7 +404,7 @@ class ReplicaNode:
             if not more:
                 break
             messages.extend(more)
-            size += sum(len(m.data or b"") for m in more)
+            size += sum(record_bytes(m.headers, m.data) for m in more)
             pending = more[-1].metadata.num_pending
         return messages
 
@@ -402,6 +412,21 @@ class ReplicaNode:
         assert self.nc is not None
         with contextlib.suppress(Exception):
             await self.nc.publish(applied_subject(partition), orjson.dumps({"node": self.node_id, "seq": applied}))
+
+
+def _commits(records: list[Record]) -> Iterator[list[Record]]:
+    """The records in runs applied one commit each: a run ends after HELD_COMMIT_BYTES of held payloads,
+    so a batch of large sessions is not read into memory all at once."""
+    run: list[Record] = []
+    held = 0
+    for record in records:
+        run.append(record)
+        held += record.held.size if record.held is not None else 0
+        if held >= HELD_COMMIT_BYTES:
+            yield run
+            run, held = [], 0
+    if run:
+        yield run
 
 
 def _nodes_of(layout: placement.Placement) -> set[str]:

@@ -17,34 +17,27 @@ Every origin goes through `fold` and `event_protos`, so one rule holds for all o
   nobody gave earlier cites nothing. `replaced_event_seqs` are the direct removals.
 - semantic text: the text of the blocks a record added (dialogue, reasoning, tool calls and their
   results) and its notes (errors, queued prompts); structural records have none.
-- raw JSON: the record's exact bytes when its line was one value; large base64 payloads (images)
-  become {"omitted": "base64", media_type, bytes, sha256}.
+- raw JSON: the record's exact bytes when its line was one value (the line byte for byte), else the
+  canonical JSON of the value its parser read; the payloads its format marks as media or opaque data
+  are held apart (quarry.ingest.payloads): the event keeps a placeholder and its place (`held`), the
+  session the bytes (`held_payloads`, once per digest), so the record can be read back whole.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
 from quarry.core import refs
+from quarry.ingest import payloads
 from quarry.ingest.sources import DraftBlock, DraftRecord, DraftSession
 from quarry.v1 import units_pb2
 
 CURRENT = "current"
 SHADOWED = "shadowed"
 LOG_ONLY = "log-only"
-SCAN_ABOVE_BYTES = 4096  # a record smaller than this holds no payload worth replacing
-PAYLOAD_CHARS = 1024  # a base64 string at least this long is a binary payload
-_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
-_MEDIA_KEYS = ("media_type", "mimeType", "mime_type")
-# Marks of an inline payload of any size: a data URL, a typed data field ({media_type, data}).
-_DATA_URL = b";base64,"
-_INLINE_DATA = b'"data"'
 _TEXT_BLOCKS = frozenset({"text", "code", "thinking", "tool_result"})
 
 
@@ -115,11 +108,12 @@ def apply_surfaces(records: Sequence[DraftRecord], folded: Fold) -> None:
 def add_events(
     session: units_pb2.Session, records: Sequence[DraftRecord], folded: Fold, header_title_kind: str
 ) -> None:
-    """Fill `session.log_events` and `session.title_snapshot` from the folded records."""
+    """Fill `session.log_events`, `session.held_payloads` and `session.title_snapshot` from the folded records."""
     session_id = session.id
     last_time = 0
     title: tuple[DraftRecord, int, int] | None = None
     events = session.log_events
+    held_digests: set[str] = set()
     for seq, record in enumerate(records):
         time_ms = record.time_ms
         inferred = time_ms <= 0
@@ -127,7 +121,14 @@ def add_events(
             time_ms = last_time
         else:
             last_time = time_ms
-        event = events.add(seq=seq, type=record.type, surface=folded.surfaces[seq], raw_json=raw_json(record))
+        held = payloads.hold_apart(record_bytes(record))
+        event = events.add(seq=seq, type=record.type, surface=folded.surfaces[seq], raw_json=held.raw)
+        if held.places:
+            event.held.extend(held.places)
+            for digest, data in held.payloads.items():
+                if digest not in held_digests:
+                    held_digests.add(digest)
+                    session.held_payloads.add(sha256=digest, data=data)
         if time_ms:
             event.time_ms = time_ms
         if inferred:
@@ -177,72 +178,12 @@ def block_text(block: DraftBlock) -> str:
     return ""
 
 
-def raw_json(record: DraftRecord) -> bytes:
-    raw = record.raw_bytes.strip()
-    if raw and len(raw) < SCAN_ABOVE_BYTES and _INLINE_DATA not in raw and _DATA_URL not in raw:
-        return raw
-    if isinstance(record.raw, str) and not raw:
-        return orjson.dumps(record.raw)
-    if raw and record.raw is None:
-        return raw
-    value, changed = _omit_payloads(record.raw)
-    if raw and not changed:
-        return raw
+def record_bytes(record: DraftRecord) -> bytes:
+    """The record as its source wrote it (`raw_bytes`), else the canonical JSON of its value ("null" for
+    a value JSON cannot hold, such as a database's binary column)."""
+    if record.raw_bytes:
+        return record.raw_bytes
     try:
-        return orjson.dumps(value)
+        return orjson.dumps(record.raw)
     except (TypeError, orjson.JSONEncodeError):
-        return raw or b"null"
-
-
-def _omit_payloads(value: Any, depth: int = 0) -> tuple[Any, bool]:
-    """The value with every base64 payload replaced by what it was; whether anything was replaced."""
-    if depth > 64:
-        return value, False
-    if isinstance(value, dict):
-        changed = False
-        out: dict[str, Any] = {}
-        typed = _media_type(value, "")
-        for key, item in value.items():
-            inline = typed and key == "data" and isinstance(item, str)  # {mimeType, data}: any size
-            if isinstance(item, str) and (inline or len(item) >= PAYLOAD_CHARS) and _is_payload(item):
-                out[key] = _omitted(item, _media_type(value, item))
-                changed = True
-            else:
-                out[key], inner = _omit_payloads(item, depth + 1)
-                changed = changed or inner
-        return (out, True) if changed else (value, False)
-    if isinstance(value, list):
-        items = [_omit_payloads(item, depth + 1) for item in value]
-        if any(changed for _, changed in items):
-            return [item for item, _ in items], True
-        return value, False
-    if isinstance(value, str) and len(value) >= PAYLOAD_CHARS and _is_payload(value):
-        return _omitted(value, _media_type({}, value)), True
-    return value, False
-
-
-def _is_payload(text: str) -> bool:
-    if text.startswith("data:"):
-        return ";base64," in text[:128]
-    return bool(text) and _BASE64.fullmatch(text) is not None
-
-
-def _media_type(container: dict[str, Any], text: str) -> str:
-    if text.startswith("data:"):
-        return text[5:].split(";", 1)[0]
-    for key in _MEDIA_KEYS:
-        media_type = container.get(key)
-        if isinstance(media_type, str):
-            return media_type
-    return ""
-
-
-def _omitted(text: str, media_type: str) -> dict[str, Any]:
-    body = text.split(",", 1)[1] if text.startswith("data:") else text
-    body = "".join(body.split())
-    return {
-        "omitted": "base64",
-        "media_type": media_type,
-        "bytes": len(body.rstrip("=")) * 3 // 4,
-        "sha256": hashlib.sha256(text.encode()).hexdigest(),
-    }
+        return b"null"

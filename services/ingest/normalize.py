@@ -340,8 +340,25 @@ def build_session(draft: DraftSession) -> units_pb2.Session:
     _add_actions(session, session_id, draft, results)
     add_units(session, draft, tool_results, results)
     events.add_events(session, records, folded, draft.header_title_kind)
-    session.content_hash = hashlib.sha256(session.SerializeToString(deterministic=True)).hexdigest()
+    seal_content_hash(session)
     return session
+
+
+# Where a session was read and who wrote it are not its content: a copy of one log pushed by two
+# teammates into one scope is one unchanged session, not two versions taking turns.
+_NOT_CONTENT = ("content_hash", "scope", "host", "pusher")
+
+
+def seal_content_hash(session: units_pb2.Session) -> None:
+    """Set `content_hash`: the sha256 of the session's deterministic serialization without its hash, scope,
+    host and pusher (the scope is in its ids: quarry.core.session_ids)."""
+    kept = [(name, getattr(session, name)) for name in _NOT_CONTENT]
+    for name, _ in kept:
+        session.ClearField(name)
+    digest = hashlib.sha256(session.SerializeToString(deterministic=True)).hexdigest()
+    for name, value in kept[1:]:
+        setattr(session, name, value)
+    session.content_hash = digest
 
 
 def _title_from_messages(messages: list[DraftMessage]) -> str:

@@ -1,9 +1,13 @@
 """The cluster-mode write path: sessions into the replicated log, acknowledged by level.
 
 Every valid session becomes one record on its session's subject of the partition its lineage root
-routes to (quarry.cluster.records). Records are published in batches, each until the stream has
-acknowledged every record of it, retried with the same message ids through a log server's failure
-(quarry.cluster.publish). Then:
+routes to (quarry.cluster.records), whatever its size: a payload too large to be a record is held in the
+object store, stored before its record is published (quarry.cluster.payloads).
+Records are published in batches, each until the stream has acknowledged every record of it, retried
+with the same message ids through a log server's failure (quarry.cluster.publish). Once a batch's
+records (or tombstones) are in the log, the held payloads the sessions' earlier records named are
+removed, and every SWEEP_S the node removes held payloads no record names (an ingest that died between
+storing one and publishing its record). Then:
 - ack `log`: the call returns once every record is acknowledged by the stream: stored on a quorum of
   log servers, each fsync'd (`sync_interval: always`). It survives the loss of any index node and of
   one of three log servers, and is not searchable yet.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Iterable, Sequence
 
@@ -29,10 +34,11 @@ from nats.js.errors import NotFoundError
 
 from quarry.cluster.cluster_map import ClusterWatch, now_ms
 from quarry.cluster.loop import LoopThread, connect
+from quarry.cluster.payloads import SWEEP_S, remove_unreferenced, sweep
 from quarry.cluster.placement import ACTIVE
 from quarry.cluster.publish import publish_all
-from quarry.cluster.records import DELETE, OP, SCOPE, Outgoing, session_record, tombstone
-from quarry.cluster.setup import APPLIED_PREFIX, MAX_RECORD_BYTES, STREAM, session_subject
+from quarry.cluster.records import DELETE, OP, PAYLOAD, SCOPE, Outgoing, session_record, tombstone
+from quarry.cluster.setup import APPLIED_PREFIX, STREAM, session_subject
 from quarry.core import auth
 from quarry.core.partitions import partition_for
 from quarry.core.tokens import DEFAULT_SCOPE
@@ -45,6 +51,9 @@ BATCH_SESSIONS = 500
 BATCH_BYTES = 32 * 1024 * 1024
 APPLIED_STALL_S = 30.0
 LOOKUP_TIMEOUT_S = 5.0
+REMOVE_TIMEOUT_S = 60.0
+
+_log = logging.getLogger(__name__)
 
 
 class LogPublisher:
@@ -58,6 +67,7 @@ class LogPublisher:
         self._applied: dict[tuple[int, str], int] = {}
         self._progress = asyncio.Event()
         self.loop.run(self.nc.subscribe(f"{APPLIED_PREFIX}.*", cb=self._on_applied))
+        self.loop.spawn(self._sweep_forever())
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -83,17 +93,14 @@ class LogPublisher:
         for session in sessions:
             report.sessions_received += 1
             problems = session_problems(session)
-            record = session_record(partition_for(session.id, self.partitions), session) if not problems else None
-            if record is not None and len(record.payload) > MAX_RECORD_BYTES - 64 * 1024:
-                problems = [f"{len(record.payload)} bytes: larger than a log record may be ({MAX_RECORD_BYTES} bytes)"]
             if problems:
                 report.issues.add(
                     path=session.source_path, code="invalid_record", reason=f"{session.id}: {'; '.join(problems)}"
                 )
                 continue
-            assert record is not None
+            record = session_record(partition_for(session.id, self.partitions), session)
             batch.append((session, record))
-            size += len(record.payload)
+            size += record.size
             if len(batch) >= BATCH_SESSIONS or size >= BATCH_BYTES:
                 self._publish_versions(batch, report, watermarks)
                 batch, size = [], 0
@@ -115,18 +122,23 @@ class LogPublisher:
         watermarks: dict[int, int],
     ) -> None:
         """Publish the versions of a batch but those of a session the log holds in another scope (a scope
-        conflict: the replicas take the log's latest version, so it is refused here, before the log)."""
+        conflict: the replicas take the log's latest version, so it is refused here, before the log). A
+        session's id names its scope (quarry.core.session_ids), so only a log written before ids did can
+        hold one: a session of the scope `default` whose id another scope's session had then."""
         latest = self.loop.run(self._latest([s.id for s, _ in batch]), timeout=LOOKUP_TIMEOUT_S * 4)
         kept = []
+        named: list[dict[str, str] | None] = []  # the records naming held payloads this batch may supersede
         for session, record in batch:
             held = latest[session.id]
             if held is not None and held.get(OP) != DELETE and held.get(SCOPE, DEFAULT_SCOPE) != session.scope:
                 report.issues.append(scope_conflict_issue(session.id, session.source_path))
                 continue
             kept.append(record)
+            named += [held, record.headers]
             report.messages_written += len(session.messages)
         if kept:
             self._publish(kept, watermarks)
+            self._remove_superseded(named)
         report.sessions_written += len(kept)
 
     def delete(self, session_ids: list[str], ack: str) -> ingest_pb2.DeleteReport:
@@ -134,7 +146,8 @@ class LogPublisher:
         level = check_ack(ack, has_log=True)
         report = ingest_pb2.DeleteReport()
         ids = list(dict.fromkeys(session_ids))
-        held = self.loop.run(self._held(ids, auth.SCOPES.get()), timeout=LOOKUP_TIMEOUT_S * 4)
+        latest = self.loop.run(self._latest(ids), timeout=LOOKUP_TIMEOUT_S * 4)
+        held = _held(latest, auth.SCOPES.get())
         records = []
         for session_id in ids:
             if held[session_id]:
@@ -145,22 +158,12 @@ class LogPublisher:
         watermarks: dict[int, int] = {}
         if records:
             self._publish(records, watermarks)
+            self._remove_superseded([latest[s] for s in report.deleted])
         report.in_log = True
         report.searchable = level == APPLIED and self._wait_applied(watermarks)
         if level == APPLIED and not report.searchable:
             report.caveats.append(_NOT_YET_SEARCHABLE)
         return report
-
-    async def _held(self, session_ids: Sequence[str], writable: frozenset[str] | None) -> dict[str, bool]:
-        """Whether the log's latest record of each session is a version (not a tombstone, not absent) in
-        one of the `writable` scopes (any when None: a cluster without authentication)."""
-        latest = await self._latest(session_ids)
-        return {
-            session_id: headers is not None
-            and headers.get(OP) != DELETE
-            and (writable is None or headers.get(SCOPE, DEFAULT_SCOPE) in writable)
-            for session_id, headers in latest.items()
-        }
 
     async def _latest(self, session_ids: Sequence[str]) -> dict[str, dict[str, str] | None]:
         """The headers of the log's latest record of each session (None: the log holds none)."""
@@ -176,6 +179,29 @@ class LogPublisher:
 
         found = await asyncio.gather(*(one(s) for s in session_ids))
         return dict(zip(session_ids, found, strict=True))
+
+    def _remove_superseded(self, headers: Sequence[dict[str, str] | None]) -> None:
+        """Remove the held payloads these records name that the log's latest records no longer name (the
+        new versions and tombstones are in the log). A failure leaves them to the sweep."""
+        names = [h[PAYLOAD] for h in headers if h is not None and h.get(PAYLOAD)]
+        if not names:
+            return
+        try:
+            self.loop.run(remove_unreferenced(self.nc.jetstream(), names), timeout=REMOVE_TIMEOUT_S)
+        except Exception as error:
+            _log.warning(
+                "removing superseded payloads failed (%s: %s); the sweep removes them", type(error).__name__, error
+            )
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            try:
+                await sweep(self.nc.jetstream())
+            except Exception as error:
+                _log.warning(
+                    "sweeping held payloads failed (%s: %s); again in %.0f s", type(error).__name__, error, SWEEP_S
+                )
+            await asyncio.sleep(SWEEP_S)
 
     def _publish(self, records: Sequence[Outgoing], watermarks: dict[int, int]) -> None:
         acknowledged = self.loop.run(publish_all(self.nc, records))
@@ -233,6 +259,17 @@ class LogPublisher:
                 return False
             serving += 1
         return serving > 0
+
+
+def _held(latest: dict[str, dict[str, str] | None], writable: frozenset[str] | None) -> dict[str, bool]:
+    """Whether the log's latest record of each session is a version (not a tombstone, not absent) in one
+    of the `writable` scopes (any when None: a cluster without authentication)."""
+    return {
+        session_id: headers is not None
+        and headers.get(OP) != DELETE
+        and (writable is None or headers.get(SCOPE, DEFAULT_SCOPE) in writable)
+        for session_id, headers in latest.items()
+    }
 
 
 _NOT_YET_SEARCHABLE = (

@@ -22,6 +22,9 @@ from quarry.v1 import index_pb2, index_pb2_grpc, ingest_pb2, units_pb2
 
 BATCH_MESSAGES = 20_000
 BATCH_SESSIONS = 1_000
+# Serialized bytes of a batch: one UpsertSessions request must stay under gRPC's message limit
+# (quarry.core.telemetry.MAX_MESSAGE_BYTES) however large its sessions are (a 30 MB log is ~116 MB).
+BATCH_BYTES = 64 * 1024 * 1024
 SHARD_TIMEOUT_S = 300.0
 MAX_IN_FLIGHT = 2  # batches per partition whose commit is pending while the next one is built
 _AFTER_EVERYTHING = 2**63 - 1  # an EmbedFeed cursor past every change: the reply is the store identity alone
@@ -84,7 +87,7 @@ class DirectRouter:
         started = time.perf_counter()
         pending: list[Upserts] = []
         batch: list[units_pb2.Session] = []
-        batch_messages = 0
+        batch_messages = batch_bytes = 0
         for session in sessions:
             report.sessions_received += 1
             problems = session_problems(session)
@@ -95,13 +98,18 @@ class DirectRouter:
                     reason=f"{session.id}: {'; '.join(problems)}",
                 )
                 continue
+            size = session.ByteSize()
+            if batch and batch_bytes + size > BATCH_BYTES:  # the next one would make the request too large
+                pending.append(self._send(batch))
+                batch, batch_messages, batch_bytes = [], 0, 0
             batch.append(session)
             batch_messages += len(session.messages)
-            if batch_messages >= BATCH_MESSAGES or len(batch) >= BATCH_SESSIONS:
+            batch_bytes += size
+            if batch_messages >= BATCH_MESSAGES or len(batch) >= BATCH_SESSIONS or batch_bytes >= BATCH_BYTES:
                 pending.append(self._send(batch))
-                batch, batch_messages = [], 0
-                while len(pending) > MAX_IN_FLIGHT:
-                    self._collect(pending.pop(0), report)
+                batch, batch_messages, batch_bytes = [], 0, 0
+            while len(pending) > MAX_IN_FLIGHT:
+                self._collect(pending.pop(0), report)
         if batch:
             pending.append(self._send(batch))
         for item in pending:

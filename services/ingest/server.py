@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import importlib.metadata
 import queue
+import socket
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,10 +19,12 @@ from quarry.core.node import Service, serve, typed_errors
 from quarry.core.public_refs import REF_KINDS, parse_ref
 from quarry.core.tokens import DEFAULT_SCOPE, check_scope
 from quarry.ingest.acks import METADATA_KEY
+from quarry.ingest.changed_files import read_changed
 from quarry.ingest.discover import iter_source_files, standard_locations
 from quarry.ingest.follow import Watcher
-from quarry.ingest.parse import parse_bytes
-from quarry.ingest.tracking import Change, FileMark, FileTracker, examine
+from quarry.ingest.receive import carries_scope, receive
+from quarry.ingest.roots import IngestRoots
+from quarry.ingest.tracking import FileMark, FileTracker
 from quarry.v1 import errors_pb2, ingest_pb2, ingest_pb2_grpc, units_pb2
 
 TRACKING_FILE = "files.sqlite3"
@@ -61,28 +64,51 @@ def target_scope(named: str, parameter: str) -> str:
     return next(iter(writable))
 
 
+def pusher_name() -> str:
+    """Who writes: the caller's token's name (empty on a cluster without tokens)."""
+    caller = auth.CALLER.get()
+    return caller.label if caller is not None else ""
+
+
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
-    def __init__(self, router: Router, tracker: FileTracker) -> None:
+    def __init__(self, router: Router, tracker: FileTracker, roots: IngestRoots) -> None:
         self.router = router
         self.tracker = tracker
+        self.roots = roots
+        self.host = socket.gethostname()
         self.epoch_prefix = f"quarry {importlib.metadata.version('quarry')}"
 
     @typed_errors
     def IngestSessions(self, request_iterator: Iterator[units_pb2.Session], context: grpc.ServicerContext):
-        """Sessions as sent, each into the scope it names (default: the caller's one writable scope)."""
+        """Sessions as a client parsed them, each into the scope it names (default: the caller's one
+        writable scope), placed there and stamped by `receive`."""
         ack = dict(context.invocation_metadata()).get(METADATA_KEY, "")
         report = ingest_pb2.IngestReport()
         scopes: dict[str, str] = {}
+        pusher = pusher_name()
 
-        def scoped() -> Iterator[units_pb2.Session]:
+        def received() -> Iterator[units_pb2.Session]:
             for session in request_iterator:
                 if session.scope not in scopes:
                     scopes[session.scope] = target_scope(session.scope, "scope")
-                session.scope = scopes[session.scope]
+                if carries_scope(session.id):
+                    report.sessions_received += 1
+                    report.issues.add(
+                        path=session.source_path,
+                        code="invalid_record",
+                        reason=f"{session.id}: a sent session id carries no scope (`<scope>@`): name the scope "
+                        "in Session.scope and send the id its parser gave",
+                    )
+                    continue
+                receive(session, scopes[session.scope], pusher, host="", trusted_hash=False)
                 yield session
 
-        self.router.ingest(scoped(), report, ack)
+        self.router.ingest(received(), report, ack)
         return report
+
+    @typed_errors
+    def DescribeArchive(self, request: ingest_pb2.DescribeArchiveRequest, context: grpc.ServicerContext):
+        return ingest_pb2.ArchiveDescription(archive_id=self.router.epoch(), scope=target_scope(request.scope, "scope"))
 
     @typed_errors
     def DeleteSessions(self, request: ingest_pb2.DeleteRequest, context: grpc.ServicerContext):
@@ -106,27 +132,39 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         """One round over the files under the paths; with `follow`, another round whenever files
         appear or grow, until the client cancels."""
         scope = target_scope(request.scope, "scope")
-        roots = [Path(p).expanduser() for p in request.paths]
+        roots = self.roots.confine(request.paths)
         if request.standard_locations:
-            roots.extend(standard_locations())
+            roots.extend(self.roots.within(standard_locations()))
         report = ingest_pb2.IngestReport()
         for root in roots:
             if not root.exists():
                 report.issues.add(path=str(root), code="unreadable", reason="no such file or directory")
+        named = frozenset(roots)
         if not request.follow:
-            files = list(iter_source_files([r for r in roots if r.exists()]))
-            yield from self._round(files, report, live=False, ack=request.ack, scope=scope)
+
+            def skipped(path: Path, code: str, reason: str) -> None:
+                report.skipped.add(path=str(path), code=code, reason=reason)
+
+            files = list(iter_source_files([r for r in roots if r.exists()], skipped))
+            yield from self._round(files, report, live=False, ack=request.ack, scope=scope, named=named)
             return
         stopped = threading.Event()
         context.add_callback(stopped.set)
         watcher = Watcher(roots)  # a root missing now is watched too: its files count once it appears
-        yield from self._round(watcher.due(), report, live=True, ack=request.ack, scope=scope)
+        yield from self._round(watcher.due(), report, live=True, ack=request.ack, scope=scope, named=named)
         while not stopped.wait(watcher.interval):
             if files := watcher.due():
-                yield from self._round(files, ingest_pb2.IngestReport(), live=True, ack=request.ack, scope=scope)
+                round_report = ingest_pb2.IngestReport()
+                yield from self._round(files, round_report, live=True, ack=request.ack, scope=scope, named=named)
 
     def _round(
-        self, files: list[Path], report: ingest_pb2.IngestReport, live: bool, ack: str, scope: str
+        self,
+        files: list[Path],
+        report: ingest_pb2.IngestReport,
+        live: bool,
+        ack: str,
+        scope: str,
+        named: frozenset[Path],
     ) -> Iterator[ingest_pb2.IngestProgress]:
         """Read and parse the files that changed on a worker thread feeding one routed stream; yield
         progress per file, then the report once the sessions are acknowledged (`ack`) and the files'
@@ -136,11 +174,13 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         events: queue.Queue[ingest_pb2.FileProgress | BaseException | None] = queue.Queue()
         marks: list[tuple[str, FileMark]] = []
 
+        pusher = pusher_name()
+
         def sessions() -> Iterator[units_pb2.Session]:
             for done, path in enumerate(files, start=1):
                 progress = ingest_pb2.FileProgress(path=str(path), files_done=done, files_total=len(files))
-                for session in self._file(path, live, report, progress, marks, scope):
-                    session.scope = scope
+                for session in self._file(path, live, report, progress, marks, scope, path in named):
+                    receive(session, scope, pusher, self.host, trusted_hash=True)
                     yield session
                 events.put(progress)
 
@@ -168,47 +208,38 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         progress: ingest_pb2.FileProgress,
         marks: list[tuple[str, FileMark]],
         scope: str,
+        named: bool,
     ) -> Iterator[units_pb2.Session]:
         """The sessions of one file that changed since its mark; counts it in `report` and
         `progress`, and adds the mark to record once their acknowledgement came. A file's mark is kept
-        per scope: the same file ingested into another scope is read again."""
+        per scope: the same file ingested into another scope is read again. `named`: the caller named
+        the file itself (one a folder held that is no session log is passed over, not failed)."""
         name = str(path)
         key = name if scope == DEFAULT_SCOPE else f"{name} (scope {scope})"
-        report.files += 1
+        if not self.roots.admits(path):  # a symlink in a root that leads out of it
+            report.files += 1
+            report.issues.add(path=name, code="outside_roots", reason="leads outside the folders this node may read")
+            return
         mark = self.tracker.get(key)
-        try:
-            seen = examine(path, mark, live)
-        except OSError as error:
-            if not (live and isinstance(error, FileNotFoundError)):  # followed: removed since the scan
-                report.issues.add(path=name, code="unreadable", reason=error.strerror or str(error))
+        read = read_changed(path, mark, live, named, report)
+        if read is None:
             return
-        progress.change = seen.change
-        if seen.change is Change.PENDING:
-            return
-        if seen.change is Change.UNCHANGED:
-            sessions = mark.sessions if mark else 0
-            report.files_unchanged += 1
-            report.sessions_unchanged += sessions
-            progress.sessions = sessions
-            if seen.data:  # same bytes under a new mtime: remember it, so the next look is a stat again
-                marks.append((key, FileMark.of(seen.data, seen.mtime_ns, sessions)))
-            return
-        if seen.change is Change.APPENDED:
-            report.files_appended += 1
-        elif seen.change is not Change.NEW:
-            report.files_rewritten += 1
-        parsed = parse_bytes(seen.data, name)
-        report.issues.extend(parsed.issues)
-        for record_type, count in parsed.skipped_record_types.items():
-            report.skipped_record_types[record_type] += count
-        progress.sessions = len(parsed.sessions)
-        progress.format = parsed.format
-        yield from parsed.sessions
-        marks.append((key, FileMark.of(seen.data, seen.mtime_ns, len(parsed.sessions))))
+        progress.change = read.change
+        if read.parsed is not None:
+            progress.sessions = len(read.parsed.sessions)
+            progress.format = read.parsed.format
+            yield from read.parsed.sessions
+        elif mark is not None:
+            progress.sessions = mark.sessions
+        if read.mark is not None:
+            marks.append((key, read.mark))
 
 
-def serve_ingest(router: Router, data_dir: Path, host: str, port: int, run_file: Path | None) -> None:
-    """Serve IngestService, writing through `router`, until SIGTERM / SIGINT."""
+def serve_ingest(
+    router: Router, data_dir: Path, host: str, port: int, run_file: Path | None, roots: list[Path]
+) -> None:
+    """Serve IngestService, writing through `router`, until SIGTERM / SIGINT; IngestPaths reads only below
+    `roots`."""
     tracker = FileTracker(Path(data_dir) / TRACKING_FILE)
 
     def stop() -> None:
@@ -218,6 +249,6 @@ def serve_ingest(router: Router, data_dir: Path, host: str, port: int, run_file:
     service = Service(
         ingest_pb2.DESCRIPTOR.services_by_name["IngestService"],
         ingest_pb2_grpc.add_IngestServiceServicer_to_server,
-        IngestServicer(router, tracker),
+        IngestServicer(router, tracker, IngestRoots(roots)),
     )
     serve("ingest", "ingest", [service], host, port, run_file, on_stop=stop)

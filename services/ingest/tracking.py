@@ -23,6 +23,7 @@ store ids): a wiped shard or an upgraded parser makes every file count as new ag
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -32,16 +33,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from stat import S_ISREG
 
 import orjson
 
+from quarry.ingest.discover import special_kind
 from quarry.ingest.sources.sqlite_snapshot import is_sqlite
 
 HEAD_BYTES = 4096
 _BOM = b"\xef\xbb\xbf"
 _NON_SPACE = re.compile(rb"\S")
 
-_SCHEMA = """
+# The marks' table, also kept by `quarry push` for the files it sent (quarry.client.push_state).
+FILES_TABLE = """
 CREATE TABLE IF NOT EXISTS files (
   path TEXT PRIMARY KEY,
   size INTEGER NOT NULL,
@@ -50,8 +54,10 @@ CREATE TABLE IF NOT EXISTS files (
   prefix_sha256 TEXT NOT NULL,
   sessions INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+SELECT_MARK = "SELECT size, mtime_ns, head_sha256, prefix_sha256, sessions FROM files WHERE path = ?"
+INSERT_MARK = "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)"
+_SCHEMA = FILES_TABLE + "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
 
 
 class Change(StrEnum):
@@ -74,6 +80,10 @@ class FileMark:
     head_sha256: str
     prefix_sha256: str
     sessions: int = 0
+
+    def row(self, path: str) -> tuple[str, int, int, str, str, int]:
+        """The mark as a row of the files table (INSERT_MARK)."""
+        return (path, self.size, self.mtime_ns, self.head_sha256, self.prefix_sha256, self.sessions)
 
     @classmethod
     def of(cls, data: bytes, mtime_ns: int, sessions: int) -> FileMark:
@@ -149,7 +159,12 @@ def examine(path: Path, mark: FileMark | None, live: bool = False) -> Examined:
     file may be mid-write, so only its `settled` part counts. Raises OSError when unreadable."""
     if mark is not None and mark.same_stat(path, os.stat(path)):
         return Examined(Change.UNCHANGED)
-    with open(path, "rb") as handle:
+    # Opened without blocking and checked before a byte is read: a named pipe would hang the read, a
+    # device would never end it.
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not S_ISREG(mode):
+            raise NotRegularFile(errno.EINVAL, f"{special_kind(mode)}, not a regular file: never read", str(path))
         data = handle.read()
         after = os.fstat(handle.fileno())
     # A write that landed after the read leaves the mtime unknown, so the next look reads again.
@@ -165,6 +180,10 @@ def examine(path: Path, mark: FileMark | None, live: bool = False) -> Examined:
             return Examined(Change.PENDING)
         return Examined(change, complete, mtime_ns)
     return Examined(classify(mark, data), data, mtime_ns)
+
+
+class NotRegularFile(OSError):
+    """A path that names a pipe, a device, a socket or a folder where a file was expected."""
 
 
 class FileTracker:
@@ -184,19 +203,17 @@ class FileTracker:
 
     def get(self, path: str) -> FileMark | None:
         with self._lock:
-            row = self._conn.execute(
-                "SELECT size, mtime_ns, head_sha256, prefix_sha256, sessions FROM files WHERE path = ?", (path,)
-            ).fetchone()
+            row = self._conn.execute(SELECT_MARK, (path,)).fetchone()
         return FileMark(*row) if row else None
 
     def record(self, marks: Iterable[tuple[str, FileMark]]) -> None:
         """Remember the files just ingested, in one transaction."""
-        rows = [(path, m.size, m.mtime_ns, m.head_sha256, m.prefix_sha256, m.sessions) for path, m in marks]
+        rows = [mark.row(path) for path, mark in marks]
         if not rows:
             return
         with self._lock, self._conn:
             self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._conn.executemany(INSERT_MARK, rows)
 
     def enter_epoch(self, epoch: str) -> bool:
         """Keep the marks if they were taken under `epoch`; otherwise forget them all (every file is

@@ -4,16 +4,22 @@ derived ones included) is rejected, typed."""
 from __future__ import annotations
 
 from quarry.core import vocab
+from quarry.core.session_ids import split_scope
+from quarry.core.tokens import DEFAULT_SCOPE
+from quarry.ingest import payloads
 from quarry.v1 import units_pb2
 
 
 def session_problems(session: units_pb2.Session) -> list[str]:
     """What is wrong with a session, as readable reasons naming the field; empty when valid."""
     problems: list[str] = []
+    scope, parsed_id = split_scope(session.id)
     if not session.id:
         problems.append("session.id is empty")
-    elif session.origin and not session.id.startswith(f"{session.origin}:"):
+    elif session.origin and not parsed_id.startswith(f"{session.origin}:"):
         problems.append(f"session.id {session.id!r} does not start with its origin {session.origin!r}")
+    elif scope != (session.scope or DEFAULT_SCOPE):
+        problems.append(f"session.id {session.id!r} names another scope than the session's ({session.scope!r})")
     _check(problems, "session", "origin", session.origin, vocab.ORIGINS)
     for message in session.messages:
         where = f"message {message.id or message.seq}"
@@ -36,6 +42,7 @@ def session_problems(session: units_pb2.Session) -> list[str]:
         where = f"delegation {delegation.id}"
         _check(problems, where, "mapping_state", delegation.mapping_state, vocab.MAPPING_STATES)
         _check(problems, where, "result_state", delegation.result_state, vocab.RESULT_STATES)
+    problems.extend(payloads.problems(session))
     return problems
 
 

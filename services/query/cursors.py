@@ -1,10 +1,11 @@
 """Search cursors: opaque, self-contained continuation tokens (seed 000's Pagination).
 
-A token is URL-safe base64 (no padding) of a versioned orjson envelope. It binds the request it was
-minted for (a digest of the compiled plan's deterministic bytes, the resolved lane, the limit, the
-cluster's partition count, a digest of the effective search controls: admission, fusion and min_score
-select and order the hits; include_scores is left out, since it only adds metadata to the same hits in
-the same order) and carries where the walk stands:
+A token is a versioned orjson envelope sealed with the cluster's key (cursor_seal.py: AES-SIV, so
+opaque, tamper-evident and deterministic). It binds the request it was minted for (a digest of the
+compiled plan's deterministic bytes, the resolved lane, the limit, the cluster's partition count, a
+digest of the effective search controls: admission, fusion and min_score select and order the hits;
+include_scores is left out, since it only adds metadata to the same hits in the same order) and
+carries where the walk stands:
 
 - lexical lanes: one anchor per partition, that partition's last session consumed so far, under the
   partition's natural order (ranked: BM25 desc then session id; unranked lists: sort_time_ms desc then
@@ -19,15 +20,14 @@ Partitions are fixed when a cluster is created, so a cursor survives index nodes
 partitions moving between them; only another partition count makes it stale.
 
 The clock the first page resolved relative dates against (`since:7d`) travels too, so every page
-of a walk selects the same window. Nothing is kept on the server: a cursor survives any restart.
-A checksum over the payload catches a damaged or edited token (it is not a secret: anyone may mint
-a cursor, which only ever selects what the same query could select).
+of a walk selects the same window. Nothing is kept on the server: a cursor survives any restart, and
+any query node of the cluster continues it. Only the cluster mints cursors: an edited, cut or foreign
+token does not open (INVALID_CURSOR), and the binding makes one replayed for another request, or by a
+caller of other scopes, stale (STALE_CURSOR).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,11 +36,11 @@ import orjson
 
 from quarry.core import auth
 from quarry.core.errors import QuarryError
+from quarry.query import cursor_seal
 from quarry.v1 import errors_pb2, plan_pb2
 
 VERSION = 2
 GLOBAL = -1  # the anchor key of lanes ordered after fusion (hybrid, semantic)
-_SUM_BYTES = 8
 
 
 @dataclass(frozen=True)
@@ -95,25 +95,22 @@ def encode(cursor: Cursor) -> str:
 
 
 def seal(body: dict[str, object]) -> str:
-    """An opaque token of a JSON object: URL-safe base64 of its bytes and their checksum."""
-    payload = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
-    token = payload + b"." + _checksum(payload).encode()
-    return base64.urlsafe_b64encode(token).rstrip(b"=").decode()
+    """An opaque token of a JSON object (its keys sorted, so the same object seals to the same token)."""
+    return cursor_seal.current().seal(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
 
 
 def unseal(token: str) -> dict[str, Any]:
-    """The object a token sealed; INVALID_CURSOR when the token is damaged or no sealed object."""
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        payload, _, checksum = raw.rpartition(b".")
-        if not payload or checksum.decode() != _checksum(payload):
-            raise ValueError("checksum mismatch")
-        body = orjson.loads(payload)
-        if not isinstance(body, dict):
-            raise ValueError("not an object")
-        return body
-    except (ValueError, TypeError, UnicodeDecodeError, binascii.Error, orjson.JSONDecodeError) as error:
-        raise _invalid(f"the cursor does not decode ({error}): pass a page's next_cursor unchanged") from None
+    """The object a token sealed; INVALID_CURSOR when this cluster did not seal it, or it was changed or cut."""
+    payload = cursor_seal.current().open(token)
+    if payload is None:
+        raise _invalid(
+            "the cursor is not one this cluster minted, or it was changed or cut: pass a page's next_cursor "
+            "unchanged (a query node without a cluster key accepts only its own, until it restarts)"
+        )
+    body = orjson.loads(payload)
+    if not isinstance(body, dict):
+        raise _invalid("the cursor holds no cursor: pass a page's next_cursor unchanged")
+    return body
 
 
 def decode(token: str) -> Cursor:
@@ -163,10 +160,6 @@ def check(cursor: Cursor, expected: Binding) -> None:
             f"the cursor was minted for another request: {', '.join(differs)} changed",
             parameter="cursor",
         )
-
-
-def _checksum(payload: bytes) -> str:
-    return hashlib.sha256(payload).hexdigest()[: 2 * _SUM_BYTES]
 
 
 def _invalid(message: str) -> QuarryError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from quarry.core import session_ids
 from quarry.core.vocab import ORIGINS
 from quarry.v1 import index_pb2, plan_pb2, vector_pb2
 
@@ -88,7 +89,7 @@ def named_origins(plan: plan_pb2.QueryPlan) -> list[str]:
         if kind == "field" and predicate.field.field in ("origin", "session"):
             origins = predicate.field.values
             if predicate.field.field == "session":
-                origins = [value.partition(":")[0] for value in origins]
+                origins = [session_ids.origin_of(value) for value in origins]
             named.extend(o for o in origins if o not in named)
         for child in _children(predicate):
             walk(child)

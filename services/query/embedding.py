@@ -14,6 +14,7 @@ import grpc
 
 from quarry.core.embed_window import check_max_sessions
 from quarry.core.errors import QuarryError, from_rpc_error
+from quarry.core.outgoing import SCOPES
 from quarry.query.cluster_client import ClusterClient
 from quarry.query.scatter import Deadline
 from quarry.v1 import embedding_pb2, errors_pb2, index_pb2, vector_pb2, vector_pb2_grpc
@@ -22,6 +23,10 @@ STATUS_TIMEOUT_S = 2.0
 DEFAULT_OPERATION_TIMEOUT_S = 600.0  # a preflight or backfill whose caller set no deadline
 CONFIGURE_COMMAND = "quarry up --embedder minilm"
 STATUS_COMMAND = "quarry embed status"
+SCOPED_COUNTS = (
+    "vectors, queued texts and coverage are those of your scopes' sessions; texts the vector node has not "
+    "pulled from the archive yet belong to no scope until it does, and are not counted"
+)
 # The largest window next_action suggests: a bounded slice, whose progress shows between runs.
 SUGGESTED_MAX_SESSIONS = 100
 
@@ -56,6 +61,8 @@ class EmbeddingOps:
                 status.caveats.append(f"vector node {self.vector_address}: {from_rpc_error(error).message}")
         if status.vector_reachable:
             vector = status.vector
+            if SCOPES.get() is not None:
+                status.caveats.append(SCOPED_COUNTS)
             status.backlog_texts = vector.queued_texts + vector.feed_backlog_texts
             if status.archive_sessions:
                 status.coverage = vector.embedded_sessions / status.archive_sessions

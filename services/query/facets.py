@@ -8,8 +8,9 @@ idf = ln((1 + N) / (1 + n)), N the archive's sessions and n the sessions with th
 variant of ln(N / (1 + n)): never negative, 0 for a value every session has). A scoped value carries
 the IDF of the same value in the global view.
 
-Families: origins, tags and count_buckets by default; repos and action_types are deferred by default
-(archive-wide scans over more rows) and counted when asked for by name or with include_deferred.
+Families: origins, tags and count_buckets by default; repos, hosts (the machines sessions were read
+on), pushers (the tokens that wrote them) and action_types are deferred by default (archive-wide scans
+over more rows, or needed by few) and counted when asked for by name or with include_deferred.
 
 Budget: every partition is asked in parallel (one call per index node) with the time left, and
 answered for at most that long; a partition stops starting family scans (and interrupts the running
@@ -33,8 +34,8 @@ from quarry.query.cluster_client import ClusterClient, missing_partitions
 from quarry.query.scatter import Deadline
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, query_pb2
 
-FAMILIES = ("origins", "tags", "repos", "action_types", "count_buckets")
-DEFERRED_BY_DEFAULT = ("repos", "action_types")
+FAMILIES = ("origins", "tags", "repos", "hosts", "pushers", "action_types", "count_buckets")
+DEFERRED_BY_DEFAULT = ("repos", "hosts", "pushers", "action_types")
 DEFAULT_BUDGET_MS = 5000.0
 MAX_BUDGET_MS = 60_000.0
 PARTITION_SHARE = 0.8  # of the time left, what a partition may spend counting (the rest carries the answer back)

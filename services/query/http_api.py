@@ -12,18 +12,21 @@ method the servicer calls, and answers with the response message in proto3 JSON.
     GET /api/embedding/status                                               EmbeddingStatus
     GET /openapi.json                                                       this API as an OpenAPI 3.1 document
 
+Before anything else, every request must name the API by one of its allowed hosts and come from no
+page or a page on one of them (http_hosts.py: 421 / 403), so a web page cannot read it by DNS rebinding.
 With tokens configured (quarry.core.auth), every route but /openapi.json needs `Authorization: Bearer
 <token>` with `read` on some scope, checked before the request is read (401 / 403), and runs within the
-token's scopes, local paths left out for a caller without `admin`, as a gRPC call would.
+token's scopes, local paths left out for a caller without `admin`, as a gRPC call would. Parameters are
+range-checked where gRPC requests are (quarry.query.limits, controls.py): the same 400 for both.
 
 The server runs beside the gRPC server in the query node process (uvicorn on its own thread), started
-by `quarry node query --http HOST:PORT` (`quarry up --http`).
+by `quarry node query --http HOST:PORT [--http-allowed-host NAME …]` (`quarry up --http`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -32,15 +35,19 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from quarry.core import auth, tls
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import error_json, from_json, to_json
 from quarry.core.tokens import READ
 from quarry.query.embedding import EmbeddingOps
+from quarry.query.http_hosts import MISDIRECTED, AllowedHosts
 from quarry.query.root import Coordinator
 from quarry.v1 import errors_pb2, query_pb2, refs_pb2
 
@@ -53,6 +60,7 @@ STATUS_BY_CODE = {
     errors_pb2.BAD_VALUE: 422,
     errors_pb2.UNSUPPORTED_FORM: 422,
     errors_pb2.UNSUPPORTED_NEGATION: 422,
+    errors_pb2.QUERY_TOO_COSTLY: 422,
     errors_pb2.NOT_FOUND: 404,
     errors_pb2.NOT_JUDGEABLE: 409,
     errors_pb2.INVALID_LINEAGE: 409,
@@ -66,8 +74,9 @@ STATUS_BY_CODE = {
 }
 
 
-def error_response(error: QuarryError) -> JSONResponse:
-    status = STATUS_BY_CODE.get(error.code, 500)
+def error_response(error: QuarryError, status: int | None = None) -> JSONResponse:
+    """`{"error": ErrorDetail}` with the status of its code (or `status`)."""
+    status = status or STATUS_BY_CODE.get(error.code, 500)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(error_json(error), status_code=status, headers=headers)
 
@@ -77,20 +86,53 @@ def request_from_params(message_type: type[Message], params: Any, renamed: dict[
     not a field of the request, or a value that does not fit its field."""
     renamed = renamed or {}
     descriptor = message_type.DESCRIPTOR
-    fields: dict[str, Any] = {}
+    message = message_type()
     for key in params:
         name = renamed.get(key, key)
         field = descriptor.fields_by_name.get(name) or next((f for f in descriptor.fields if f.json_name == name), None)
         if field is None or field.type == FieldDescriptor.TYPE_MESSAGE:
             raise QuarryError(errors_pb2.INVALID_REQUEST, f"unknown parameter {key!r}", parameter=key)
         values = params.getlist(key)
-        fields[field.json_name] = values if field.is_repeated else values[-1]
-    return from_json(message_type, fields)
+        try:  # one field at a time, so that the error names the parameter
+            message.MergeFrom(from_json(message_type, {field.json_name: values if field.is_repeated else values[-1]}))
+        except QuarryError as error:
+            raise QuarryError(error.code, f"parameter {key!r}: {error.message}", parameter=key) from None
+    return message
 
 
-def build_app(coordinator: Coordinator, embedding: EmbeddingOps, gate: auth.Gate | None = None) -> Starlette:
-    """The routes over the coordinator; `gate`: the node's authentication (this process's by default),
-    checked on every route but /openapi.json, before the request is read."""
+class HostGuard:
+    """Refuses, before any route runs, a request naming another host or sent by a page of another
+    origin (http_hosts.py)."""
+
+    def __init__(self, app: ASGIApp, hosts: AllowedHosts) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = self._refusal(Headers(scope=scope)) if scope["type"] == "http" else None
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, headers: Headers) -> JSONResponse | None:
+        try:
+            self.hosts.check_host(headers.get("host"))
+        except QuarryError as error:
+            return error_response(error, MISDIRECTED)
+        try:
+            self.hosts.check_origin(headers.get("origin"))
+        except QuarryError as error:
+            return error_response(error)
+        return None
+
+
+def build_app(
+    coordinator: Coordinator, embedding: EmbeddingOps, hosts: AllowedHosts, gate: auth.Gate | None = None
+) -> Starlette:
+    """The routes over the coordinator, answering the `hosts` names only; `gate`: the node's
+    authentication (this process's by default), checked on every route but /openapi.json, before the
+    request is read."""
     gate = gate or auth.security().gate
 
     def route(
@@ -138,7 +180,10 @@ def build_app(coordinator: Coordinator, embedding: EmbeddingOps, gate: auth.Gate
     async def openapi(request: Request) -> JSONResponse:
         return JSONResponse(openapi_document(routes))
 
-    return Starlette(routes=[*routes, Route("/openapi.json", openapi, methods=["GET"])])
+    return Starlette(
+        routes=[*routes, Route("/openapi.json", openapi, methods=["GET"])],
+        middleware=[Middleware(HostGuard, hosts=hosts)],
+    )
 
 
 def openapi_document(routes: list[Route]) -> dict[str, Any]:
@@ -158,11 +203,14 @@ def openapi_document(routes: list[Route]) -> dict[str, Any]:
     return {"openapi": "3.1.0", "info": {"title": "Quarry", "version": "v1"}, "paths": paths}
 
 
-def serve_http(coordinator: Coordinator, embedding: EmbeddingOps, host: str, port: int) -> threading.Thread:
-    """Serve the API on its own thread (uvicorn installs no signal handlers off the main thread)."""
+def serve_http(
+    coordinator: Coordinator, embedding: EmbeddingOps, host: str, port: int, allowed_hosts: Sequence[str] = ()
+) -> threading.Thread:
+    """Serve the API on its own thread (uvicorn installs no signal handlers off the main thread), under
+    the loopback names, `host` and `allowed_hosts` (http_hosts.py)."""
     certificate = tls.http_files()  # HTTPS with the node's certificate when it serves TLS
     config = uvicorn.Config(
-        build_app(coordinator, embedding),
+        build_app(coordinator, embedding, AllowedHosts.of(host, allowed_hosts)),
         host=host,
         port=port,
         log_level="warning",

@@ -10,10 +10,11 @@ from __future__ import annotations
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
 from quarry.core.public_refs import parse_ref
+from quarry.query import limits
 from quarry.query.assertions import AssertionRouter
 from quarry.query.cluster_client import ClusterClient
 from quarry.query.scatter import Deadline
-from quarry.v1 import errors_pb2, index_pb2, refs_pb2
+from quarry.v1 import index_pb2, refs_pb2
 
 DEADLINE_MS = 5000.0
 
@@ -24,8 +25,7 @@ class RefResolver:
         self.assertions = assertions
 
     def resolve(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
-        if request.max_chars < 0:
-            raise QuarryError(errors_pb2.INVALID_REQUEST, "max_chars must not be negative", parameter="max_chars")
+        limits.check_max_chars(request.max_chars)
         try:
             ref = parse_ref(request.ref)
         except QuarryError as error:

@@ -40,7 +40,7 @@ from quarry.core import auth, telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import LANES, ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
-from quarry.query import controls, cursors, projections, unit_cursors, units
+from quarry.query import controls, cursors, limits, projections, unit_cursors, units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.cluster_client import ClusterClient, Fanned, missing_partitions, partitions_of, require
 from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins, unread_origin_caveats
@@ -78,7 +78,6 @@ RANKING_POLICY = "mixed-bm25-rrf-vector"
 RANKING_POLICY_VERSION = 2  # 2: BM25 with the archive's term statistics in every partition (term_stats.py)
 DEFAULT_LIMIT = 20
 DEFAULT_UNIT_LIMIT = 50
-MAX_LIMIT = 1000
 DEFAULT_DEADLINE_MS = 5000.0
 SEMANTIC_LEAF_DEPTH = 100  # sessions a `semantic:` leaf admits
 LEXICAL_LANES = {"dialogue": lexical_match, "actions": action_match}  # lane -> its hits' evidence
@@ -145,7 +144,7 @@ class Coordinator:
 
     def search(self, request: query_pb2.SearchRequest) -> query_pb2.SearchEnvelope:
         started = time.perf_counter()
-        limit, offset = _page(request.limit, request.offset, DEFAULT_LIMIT)
+        limit, offset = limits.page(request.limit, request.offset, DEFAULT_LIMIT)
         requested = request.lane or "auto"
         if requested not in LANES:
             raise QuarryError(
@@ -158,7 +157,7 @@ class Coordinator:
                 errors_pb2.INVALID_REQUEST, "a cursor continues a walk: it takes no offset", parameter="offset"
             )
         cursor = cursors.decode(request.cursor) if request.cursor else None
-        deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
+        deadline = Deadline(limits.deadline_ms(request.deadline_ms, DEFAULT_DEADLINE_MS))
         now_ms = cursor.now_ms if cursor else self._now_or_wall_clock()
         with _tracer.start_as_current_span("quarry.parse"):
             compiled = compile_query(request.query, now_ms=now_ms)
@@ -588,13 +587,13 @@ class Coordinator:
     # ----- unit rows ----------------------------------------------------------------------------
 
     def query_units(self, request: query_pb2.QueryUnitsRequest) -> query_pb2.QueryUnitEnvelope:
-        limit, offset = _page(request.limit, request.offset, DEFAULT_UNIT_LIMIT)
+        limit, offset = limits.page(request.limit, request.offset, DEFAULT_UNIT_LIMIT)
         if request.cursor and offset:
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST, "a cursor continues a walk: it takes no offset", parameter="offset"
             )
         cursor = unit_cursors.decode(request.cursor) if request.cursor else None
-        deadline = Deadline(request.deadline_ms or DEFAULT_DEADLINE_MS)
+        deadline = Deadline(limits.deadline_ms(request.deadline_ms, DEFAULT_DEADLINE_MS))
         now_ms = cursor.now_ms if cursor else self._now_or_wall_clock()
         compiled = compile_query(request.query, now_ms=now_ms)
         check_named_scopes(compiled.plan)
@@ -606,7 +605,8 @@ class Coordinator:
             )
         # Bound to the page's effective limit (a `| limit` in the query narrows the caller's), which the
         # envelope echoes: the next page's command repeats it.
-        page_limit = units.page_window(compiled.plan, limit, offset)[0]
+        page_limit, page_offset, _ = units.page_window(compiled.plan, limit, offset)
+        limits.check_offset(page_offset, "offset", f"offset {offset} and the query's `| offset` stages")
         bound = unit_cursors.binding(compiled.plan, page_limit, self.cluster.partitions)
         if cursor is not None:
             cursors.check(cursor, bound)
@@ -730,14 +730,6 @@ def _resolve_lane(requested: str, compiled: CompiledQuery) -> str:
     if not compiled.has_text and compiled.semantic_text:
         return "semantic"
     return "dialogue"
-
-
-def _page(limit: int, offset: int, default: int) -> tuple[int, int]:
-    if limit < 0 or limit > MAX_LIMIT:
-        raise QuarryError(errors_pb2.INVALID_REQUEST, f"limit must be 0..{MAX_LIMIT}", parameter="limit")
-    if offset < 0:
-        raise QuarryError(errors_pb2.INVALID_REQUEST, "offset must not be negative", parameter="offset")
-    return (limit or default), offset
 
 
 def _lexical_hit(lane_hit: LaneHit, lane: str) -> query_pb2.SearchHit:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import grpc
 
+from quarry.core import auth
 from quarry.core.node import Service, serve, typed_errors
+from quarry.query import cursor_seal
 from quarry.query.embedding import EmbeddingOps
 from quarry.query.http_api import serve_http
 from quarry.query.root import Coordinator
@@ -137,13 +140,16 @@ def serve_query(
     port: int,
     run_file: Path | None,
     http: tuple[str, int] | None = None,
+    http_allowed_hosts: Sequence[str] = (),
 ) -> None:
     """Serve QueryService, SessionQueryService and EmbeddingService over the cluster `topology` describes,
-    and with `http` (host, port) the HTTP JSON API beside them, until SIGTERM."""
+    and with `http` (host, port) the HTTP JSON API beside them (answering the loopback names, its host
+    and `http_allowed_hosts`), until SIGTERM. Cursors are sealed with the node's cluster key."""
+    cursor_seal.configure(auth.security().cluster_key)
     coordinator = Coordinator(topology, vector_address, ingest_address)
     embedding = EmbeddingOps(coordinator.cluster, coordinator.vector, vector_address or "")
     if http is not None:
-        serve_http(coordinator, embedding, *http)
+        serve_http(coordinator, embedding, *http, http_allowed_hosts)
     services = [
         Service(
             query_pb2.DESCRIPTOR.services_by_name["QueryService"],

@@ -21,7 +21,7 @@ from typing import Any
 from quarry.core import auth, event_trace, vocab
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
-from quarry.query import cursors
+from quarry.query import cursors, limits
 from quarry.query.cluster_client import SESSIONS, ClusterClient, require, unavailable
 from quarry.query.scatter import Deadline
 from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
@@ -33,6 +33,7 @@ MAX_SEARCH = 100
 DEFAULT_SEARCH = 20
 MAX_WINDOW = 1000
 LOG_CHUNK_EVENTS = 256
+LOG_CHUNK_BYTES = 2 << 20
 LINEAGE_FANOUT = 10_000  # children one level of a lineage reads per partition
 AVAILABILITY = ("live", "persisted")
 SESSION_CURSOR = "sessions"
@@ -121,23 +122,38 @@ class SessionQueries:
         *,
         full: bool = False,
         with_text: bool = False,
+        with_payloads: bool = False,
         deadline: Deadline | None = None,
     ) -> sessions_pb2.StoredEvents:
         if not session_id:
             raise _invalid("session_id", "name the session")
         partition = partition_for(session_id, self.cluster.partitions)
         request = sessions_pb2.PartitionReadEvents(
-            partition=partition, session_id=session_id, filters=filters, full=full, with_text=with_text
+            partition=partition,
+            session_id=session_id,
+            filters=filters,
+            full=full,
+            with_text=with_text,
+            with_payloads=with_payloads,
         )
         return self.cluster.one(partition, "ReadEvents", request, deadline or Deadline(DEADLINE_MS), SESSIONS)
 
     def read_session(self, request: sessions_pb2.SessionIdRequest) -> Iterator[sessions_pb2.SessionLogChunk]:
-        stored = self._events(request.session_id, full=True)
+        """The header, then the events with their raw records whole (held-apart payloads put back), in
+        chunks of at most LOG_CHUNK_EVENTS events and, past its first event, LOG_CHUNK_BYTES of records:
+        a log of images stays within what a client with gRPC's default 4 MiB limit receives."""
+        stored = self._events(request.session_id, with_payloads=True)
         event_trace.check_log(request.session_id, stored.events)
-        events = list(stored.events)
-        yield sessions_pb2.SessionLogChunk(session=stored.session, events=events[:LOG_CHUNK_EVENTS])
-        for start in range(LOG_CHUNK_EVENTS, len(events), LOG_CHUNK_EVENTS):
-            yield sessions_pb2.SessionLogChunk(events=events[start : start + LOG_CHUNK_EVENTS])
+        chunk = sessions_pb2.SessionLogChunk(session=stored.session)
+        size = 0
+        for event in stored.events:
+            record = len(event.raw_json) + len(event.text)
+            if chunk.events and (len(chunk.events) >= LOG_CHUNK_EVENTS or size + record > LOG_CHUNK_BYTES):
+                yield chunk
+                chunk, size = sessions_pb2.SessionLogChunk(), 0
+            chunk.events.append(event)
+            size += record
+        yield chunk
 
     def read_surface(self, request: sessions_pb2.SessionIdRequest) -> sessions_pb2.SurfaceSnapshot:
         current = sessions_pb2.EventFilter(surfaces=sessions_pb2.Strings(values=["current"]))
@@ -346,6 +362,10 @@ def check_event_filters(filters: Sequence[sessions_pb2.EventFilter], name: str, 
             raise _invalid(where, "an empty filter clause")
         if kind in ("seq", "time"):
             _check_range(getattr(clause, kind), f"{where}.{kind}")
+            if kind == "seq":
+                for bound in ("min", "max"):
+                    if clause.seq.HasField(bound):
+                        limits.check_seq_bound(getattr(clause.seq, bound), f"{where}.seq.{bound}")
         elif kind == "text":
             if not text_allowed:
                 raise _invalid(f"{where}.text", "a search takes its text as the query, not as a text filter")

@@ -14,6 +14,7 @@ from quarry.client.local import LocalCluster
 from quarry.core.telemetry import setup_telemetry
 from tests.cluster.corpus import write_corpus
 from tests.cluster.otlp_sink import OtlpSink
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -37,7 +38,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, otlp_sink: OtlpSink) -> It
         "OTEL_BSP_SCHEDULE_DELAY": "200",
         "HF_HUB_OFFLINE": "1",
     }
-    local = LocalCluster(home, shards=2, embedder="minilm", env=env)
+    local = LocalCluster(home, shards=2, embedder="minilm", env=env, ingest_roots=INGEST_ROOTS)
     local.start()
     yield local
     local.stop()
@@ -75,7 +76,7 @@ def wait_for_embeddings(client: QuarryClient, timeout: float = 180.0) -> None:
 def light_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The home of a cluster with two shards and no embedder, for tests that need no vectors."""
     path = tmp_path_factory.mktemp("quarry-light")
-    local = LocalCluster(path, shards=2, embedder="none")
+    local = LocalCluster(path, shards=2, embedder="none", ingest_roots=INGEST_ROOTS)
     local.start()
     yield path
     local.stop()

@@ -16,7 +16,7 @@ from quarry.core.errors import QuarryError
 from quarry.ingest.parse import parse_file
 from quarry.v1 import units_pb2
 from tests.ingest.test_goose import build, msg, session_row, text
-from tests.shared_paths import REAL_LOGS, needs_shared
+from tests.shared_paths import INGEST_ROOTS, REAL_LOGS, needs_shared
 
 pytestmark = [pytest.mark.cluster, needs_shared, pytest.mark.shared]
 
@@ -62,7 +62,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QuarryClient]:
     shutil.copytree(REAL_LOGS, logs)
     goose_reply = msg("assistant", text(f"the {GOOSE_WORD} step is done"))
     build(logs / "goose" / "ours.db", [session_row()], [msg("user", text("go")), goose_reply])
-    cluster = LocalCluster(home / "cluster", shards=2, embedder="none")
+    cluster = LocalCluster(home / "cluster", shards=2, embedder="none", ingest_roots=INGEST_ROOTS)
     cluster.start()
     try:
         info = cluster.info()

@@ -10,7 +10,7 @@ import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
-from tests.shared_paths import REAL_LOGS, needs_shared
+from tests.shared_paths import INGEST_ROOTS, REAL_LOGS, needs_shared
 
 pytestmark = [pytest.mark.cluster, needs_shared, pytest.mark.shared]
 
@@ -21,7 +21,9 @@ DOLLY = "claude-ai-export:1cc74f94-0ebc-4659-a465-eee098839a3f"
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QuarryClient]:
-    cluster = LocalCluster(tmp_path_factory.mktemp("quarry-claude-ai"), shards=2, embedder="none")
+    cluster = LocalCluster(
+        tmp_path_factory.mktemp("quarry-claude-ai"), shards=2, embedder="none", ingest_roots=INGEST_ROOTS
+    )
     cluster.start()
     try:
         info = cluster.info()

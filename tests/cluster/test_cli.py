@@ -32,7 +32,7 @@ def quarry(home, *args: str, check: bool = True) -> subprocess.CompletedProcess[
 def test_up_ingest_search_status_down(tmp_path):
     home = tmp_path / "home"
     archive = write_corpus(tmp_path / "archive")
-    quarry(home, "up", "--detach", "--shards", "2", "--embedder", "none")
+    quarry(home, "up", "--detach", "--shards", "2", "--embedder", "none", "--ingest-root", str(tmp_path))
     try:
         ingested = orjson.loads(quarry(home, "--format", "json", "ingest", str(tmp_path / "archive")).stdout)
         assert ingested["sessions_written"] == len(archive)

@@ -20,6 +20,7 @@ from quarry.core import embed
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import embedding_pb2, embedding_pb2_grpc, errors_pb2
 from tests.cluster.corpus import SESSIONS, write_corpus
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -31,7 +32,9 @@ TOTAL_TEXTS = sum(TEXTS.values())
 def manual_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A manual-mode cluster (two shards, MiniLM) holding the test corpus, nothing embedded yet."""
     home = tmp_path_factory.mktemp("quarry-manual")
-    local = LocalCluster(home, shards=2, embedder="minilm", embed_mode="manual", env={"HF_HUB_OFFLINE": "1"})
+    local = LocalCluster(
+        home, shards=2, embedder="minilm", embed_mode="manual", env={"HF_HUB_OFFLINE": "1"}, ingest_roots=INGEST_ROOTS
+    )
     local.start()
     try:
         info = local.info()

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.cluster
 
 QUERY = "pytest"
 DEFAULT_FAMILIES = ["origins", "tags", "count_buckets"]
-ALL_FAMILIES = ["origins", "tags", "repos", "action_types", "count_buckets"]
+ALL_FAMILIES = ["origins", "tags", "repos", "hosts", "pushers", "action_types", "count_buckets"]
 
 
 def _archive() -> list[units_pb2.Session]:
@@ -33,6 +33,7 @@ def _archive() -> list[units_pb2.Session]:
     sessions = list(generate_sessions(2000, seed=3))
     for i, item in enumerate(sessions):
         item.tags.extend(["even"] if i % 2 == 0 else ["odd", "tagged"] if i % 3 == 0 else [])
+        item.host = "ana-laptop" if i % 5 else "bo-laptop"  # where a pushing laptop read it
     sessions.append(session("facet-a", [Msg("user", "run pytest on the parser")], origin="codex-session"))
     sessions.append(session("facet-b", [Msg("user", "a codex chat")], origin="codex-session", tags=("odd",)))
     return sessions
@@ -47,6 +48,8 @@ def _expected(sessions: list[units_pb2.Session]) -> dict[str, dict[str, int]]:
         "origins": dict(Counter(s.origin for s in sessions)),
         "tags": dict(Counter(t for s in sessions for t in set(s.tags))),
         "repos": dict(Counter(s.repo for s in sessions if s.repo)),
+        "hosts": dict(Counter(s.host for s in sessions if s.host)),
+        "pushers": {},  # a cluster without tokens: no token wrote them
         "action_types": dict(Counter(c for s in sessions for c in {a.category for a in s.actions})),
         "count_buckets": dict(Counter(_bucket(len(s.messages)) for s in sessions)),
     }
@@ -72,7 +75,7 @@ def test_global_counts_are_the_archives_and_repos_and_action_types_wait_until_as
     assert not response.scoped_to_query and not response.HasField("scoped")
     assert getattr(response, "global").total_sessions == len(archive)
     assert list(response.complete_families) == DEFAULT_FAMILIES
-    assert list(response.deferred_families) == ["repos", "action_types"]
+    assert list(response.deferred_families) == ["repos", "hosts", "pushers", "action_types"]
     assert {s.family: (s.status, s.reason) for s in response.family_status}["repos"] == (
         "deferred",
         "deferred_by_default",

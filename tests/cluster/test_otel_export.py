@@ -23,6 +23,7 @@ from quarry.v1 import errors_pb2
 from tests.client.test_otel_projection import attributes, records_by_ref, spans_by_ref
 from tests.cluster.corpus import session_id, write_corpus
 from tests.cluster.test_cli import quarry
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -36,7 +37,7 @@ TEXT_MARK = "Review the pool module"  # a user message (archive text)
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("quarry-otel")
-    local = LocalCluster(path, shards=2, embedder="none")
+    local = LocalCluster(path, shards=2, embedder="none", ingest_roots=INGEST_ROOTS)
     local.start()
     archive = tmp_path_factory.mktemp("archive")
     write_corpus(archive)

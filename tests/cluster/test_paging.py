@@ -15,6 +15,7 @@ from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2, query_pb2, units_pb2
 from tests.index.sessions import BASE_MS, Msg, session
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -50,7 +51,7 @@ with QuarryClient.for_home(sys.argv[1]) as client:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     """A two-shard cluster without an embedder (like `light_home`), its own so that a test can restart
     every node, with BEFORE sessions that match WORD."""
-    local = LocalCluster(tmp_path_factory.mktemp("quarry-paging"), shards=2, embedder="none")
+    local = LocalCluster(tmp_path_factory.mktemp("quarry-paging"), shards=2, embedder="none", ingest_roots=INGEST_ROOTS)
     local.start()
     try:
         with QuarryClient.for_home(local.home) as client:

@@ -23,13 +23,16 @@ from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
 from quarry.v1 import errors_pb2
 from tests.cluster_log.load import make_session
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalCluster, QuarryClient]]:
-    local = LocalCluster(tmp_path_factory.mktemp("quarry-partial"), shards=2, embedder="none")
+    local = LocalCluster(
+        tmp_path_factory.mktemp("quarry-partial"), shards=2, embedder="none", ingest_roots=INGEST_ROOTS
+    )
     local.start()
     info = local.info()
     with QuarryClient(info.query, info.ingest) as client:
@@ -87,7 +90,7 @@ def test_a_deleted_session_is_gone_from_search_and_a_second_delete_finds_nothing
 
 def test_a_supervised_cluster_restarts_a_killed_node_and_status_counts_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    cluster = LocalCluster(home, shards=1, embedder="none", supervise=True)
+    cluster = LocalCluster(home, shards=1, embedder="none", supervise=True, ingest_roots=INGEST_ROOTS)
     cluster.start()
     try:
         info = cluster.info()

@@ -14,6 +14,7 @@ import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.core.partitions import partition_for
+from quarry.ingest.normalize import seal_content_hash
 from quarry.v1 import units_pb2
 from tests.index.test_units_store import ANSWER, CONTEXT, FOLLOW_UP, INSTRUCTION, RESULT, child_session, parent_session
 
@@ -47,6 +48,10 @@ def test_every_kind_resolves_from_the_shard_holding_its_session(
     for name in ("messages", "actions", "files", "runs", "events", "snapshots", "delegations"):
         summary.ClearField(name)
     summary.scope = "default"  # the ingest node's: the scope of a cluster without authentication
+    sealed = units_pb2.Session()
+    sealed.CopyFrom(parent)
+    seal_content_hash(sealed)  # the ingest node hashes what it was sent, whatever the sender says
+    summary.content_hash = sealed.content_hash
     cases = {
         f"session:{sid}": ("session", summary),
         f"message:{sid}:m1": ("message", parent.messages[1]),

@@ -34,12 +34,16 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
+from quarry.client.push import Pusher
 from quarry.core.auth import GRANT_BY_METHOD
 from quarry.core.errors import QuarryError
+from quarry.core.session_ids import scoped_id
 from quarry.core.tokens import TokenStore
+from quarry.ingest.parse import parse_file
 from quarry.v1 import errors_pb2, units_pb2
 from tests.cluster.corpus import SESSIONS, session_id, session_uuid, write_session
 from tests.cluster.test_http_api import free_port
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -57,7 +61,8 @@ class Scoped:
 
 
 def team_sessions(team: str) -> list[str]:
-    return [session_id(f"{team}/{key}") for key in SESSIONS]
+    """The archive's ids of a team's sessions: its scope's (quarry.core.session_ids)."""
+    return [scoped_id(team, session_id(f"{team}/{key}")) for key in SESSIONS]
 
 
 def team_uuids(team: str) -> list[str]:
@@ -76,7 +81,7 @@ def scoped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scoped]:
     }
     tokens = {who: store.create(who, held)[0] for who, held in grants.items()}
     port = free_port()
-    local = LocalCluster(home, shards=2, embedder="none", http=f"127.0.0.1:{port}")
+    local = LocalCluster(home, shards=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=INGEST_ROOTS)
     local.start()
     try:
         info = local.info()
@@ -85,8 +90,8 @@ def scoped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scoped]:
             folder = tmp_path_factory.mktemp(f"team-{team}")
             for key, (repo, turns) in SESSIONS.items():
                 write_session(folder, f"team-{team}/{key}", repo, turns)
-            with cluster.client(team) as client:
-                report = list(client.ingest_paths([folder]))[-1].report
+            with cluster.client(team) as client, Pusher(client, state_home=folder / ".state") as pusher:
+                report = pusher.push([folder])
                 assert report.sessions_written == len(SESSIONS), report
         yield cluster
     finally:
@@ -208,8 +213,10 @@ def test_local_paths_only_for_admins(scoped: Scoped) -> None:
 def test_writes_need_the_write_grant_on_the_sessions_scope(scoped: Scoped, tmp_path: Path) -> None:
     a_session, b_session = team_sessions("team-a")[0], team_sessions("team-b")[0]
     write_session(tmp_path, "team-a/extra", "ledger", [("user", "one more sqlite question")])
+    sessions = parse_file(next(tmp_path.iterdir())).sessions
     with scoped.client("a-reader") as reader:
         for write in (
+            lambda: reader.ingest_sessions(sessions),
             lambda: list(reader.ingest_paths([tmp_path])),
             lambda: reader.delete([a_session]),
             lambda: reader.write_assertion(
@@ -221,15 +228,26 @@ def test_writes_need_the_write_grant_on_the_sessions_scope(scoped: Scoped, tmp_p
                 write()
             assert refused.value.code == errors_pb2.PERMISSION_DENIED
     with scoped.client("a") as a:
-        with pytest.raises(QuarryError) as other_scope:
-            list(a.ingest_paths([tmp_path], scope="team-b"))
-        assert other_scope.value.code == errors_pb2.PERMISSION_DENIED
+        for other_scope in (
+            lambda: list(a.ingest_paths([tmp_path], scope="team-b")),
+            lambda: a.ingest_sessions([_in_scope(session, "team-b") for session in sessions]),
+        ):
+            with pytest.raises(QuarryError) as refused:
+                other_scope()
+            assert refused.value.code == errors_pb2.PERMISSION_DENIED
         assert list(a.delete([b_session]).not_found) == [b_session]
         with pytest.raises(QuarryError) as foreign:
             a.write_assertion(units_pb2.Assertion(target_ref=f"session:{b_session}", kind="tag", body="mine"))
         assert foreign.value.code == errors_pb2.NOT_FOUND
     with scoped.client("b") as b:
         assert b.resolve_ref(f"session:{b_session}").resolved, "B's session survived A's delete"
+
+
+def _in_scope(session: units_pb2.Session, scope: str) -> units_pb2.Session:
+    copy = units_pb2.Session()
+    copy.CopyFrom(session)
+    copy.scope = scope
+    return copy
 
 
 # ----- every call needs a valid token -------------------------------------------------------------

@@ -21,7 +21,7 @@ from quarry.core.partitions import partition_for
 from quarry.v1 import errors_pb2, units_pb2
 from tests.cluster.test_cli import quarry
 from tests.index.sessions import Msg, session
-from tests.shared_paths import REAL_LOGS, needs_shared
+from tests.shared_paths import INGEST_ROOTS, REAL_LOGS, needs_shared
 
 pytestmark = [pytest.mark.cluster, needs_shared, pytest.mark.shared]
 
@@ -37,7 +37,9 @@ FORMATS = ("claude_code", "codex", "chatgpt", "gemini")
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    local = LocalCluster(tmp_path_factory.mktemp("quarry-sessions"), shards=2, embedder="none")
+    local = LocalCluster(
+        tmp_path_factory.mktemp("quarry-sessions"), shards=2, embedder="none", ingest_roots=INGEST_ROOTS
+    )
     local.start()
     yield local
     local.stop()

@@ -38,6 +38,7 @@ from quarry.core.proto_json import to_json
 from quarry.v1 import errors_pb2, query_pb2, refs_pb2
 from tests.cluster.corpus import session_id, write_corpus
 from tests.cluster.test_http_api import free_port, get, same_page
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -55,7 +56,7 @@ class Cluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     home = tmp_path_factory.mktemp("quarry-surfaces")
     port = free_port()
-    local = LocalCluster(home, shards=2, embedder="none", http=f"127.0.0.1:{port}")
+    local = LocalCluster(home, shards=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=INGEST_ROOTS)
     local.start()
     archive = tmp_path_factory.mktemp("archive")
     write_corpus(archive)

@@ -22,10 +22,12 @@ from cryptography.x509.oid import NameOID
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
+from quarry.core.outgoing import CLUSTER_KEY_HEADER
 from quarry.core.tls import TlsFiles
 from quarry.v1 import errors_pb2, index_pb2, index_pb2_grpc
 from tests.cluster.corpus import write_corpus
 from tests.cluster.test_http_api import free_port
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -78,7 +80,12 @@ def tls_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Loca
     files = write_certificates(tmp_path_factory.mktemp("tls"))
     port = free_port()
     local = LocalCluster(
-        tmp_path_factory.mktemp("quarry-tls"), shards=2, embedder="none", http=f"127.0.0.1:{port}", tls=files
+        tmp_path_factory.mktemp("quarry-tls"),
+        shards=2,
+        embedder="none",
+        http=f"127.0.0.1:{port}",
+        tls=files,
+        ingest_roots=INGEST_ROOTS,
     )
     local.start()
     try:
@@ -118,5 +125,7 @@ def test_index_nodes_require_a_node_certificate(tls_cluster: tuple[LocalCluster,
         index_pb2_grpc.IndexServiceStub(channel).Stats(request, timeout=10)
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
     node = grpc.ssl_channel_credentials(files.ca.read_bytes(), files.key.read_bytes(), files.cert.read_bytes())
+    key = (local.home / "auth" / "cluster.key").read_text().strip()
     with grpc.secure_channel(index, node) as channel:
-        assert index_pb2_grpc.IndexServiceStub(channel).Stats(request, timeout=10).partitions
+        stub = index_pb2_grpc.IndexServiceStub(channel)
+        assert stub.Stats(request, timeout=10, metadata=[(CLUSTER_KEY_HEADER, key)]).partitions

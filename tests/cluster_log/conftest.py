@@ -15,10 +15,12 @@ from _pytest.runner import CallInfo
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster, process_alive
+from quarry.cluster.nats_permissions import ADMIN
 from quarry.core.config import ClusterInfo
 from tests.cluster_log import log_state
 from tests.cluster_log.inspect import heal
 from tests.cluster_log.native_stacks import native_stacks
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -28,7 +30,7 @@ pytestmark = pytest.mark.cluster
 # three times that: short enough for the failover tests, long enough not to drop a busy joiner.
 NODE_LEFT_DELAY_MS = 15_000
 LOG_LINES_ON_FAILURE = 80
-_home: list[Path] = []  # the package cluster's home, for the failure report
+_started: list[LocalCluster] = []  # the package's cluster, for the failure report
 
 
 @pytest.fixture(scope="package")
@@ -42,9 +44,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         partitions=16,
         nats_servers=3,
         node_left_delay_ms=NODE_LEFT_DELAY_MS,
+        ingest_roots=INGEST_ROOTS,
     )
     local.start()
-    _home.append(local.home)
+    _started.append(local)
     yield local
     local.stop()
 
@@ -75,10 +78,11 @@ def pytest_runtest_makereport(item: Item, call: CallInfo[None]) -> object:
     that continue it: a stack, a traceback): what the cluster did is the cause to look for (a node
     taken for gone, a heartbeat that failed, a loop held), and under CI the logs are gone with the run."""
     report = yield
-    if report.failed and _home:
-        info = ClusterInfo.load(_home[0])
+    if report.failed and _started:
+        home = _started[0].home
+        info = ClusterInfo.load(home)
         pids = info.pids if info is not None else {}
-        for log in sorted((_home[0] / "logs").glob("*.log")):
+        for log in sorted((home / "logs").glob("*.log")):
             lines = _warnings(log.read_text(errors="replace").splitlines())
             if lines:
                 report.sections.append((f"{log.stem} log (warnings)", "\n".join(lines[-LOG_LINES_ON_FAILURE:])))
@@ -86,7 +90,10 @@ def pytest_runtest_makereport(item: Item, call: CallInfo[None]) -> object:
             if any(line.startswith("Timeout (") for line in lines) and process_alive(pid):
                 report.sections.append((f"{log.stem} native stacks (its watchdog fired)", native_stacks(pid)))
         if info is not None and info.nats:
-            report.sections.append(("heartbeats as each log server answers", log_state.describe(list(info.nats))))
+            access = _started[0].nats_access(ADMIN)
+            report.sections.append(
+                ("heartbeats as each log server answers", log_state.describe(list(info.nats), access))
+            )
     return report
 
 

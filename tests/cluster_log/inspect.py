@@ -15,6 +15,7 @@ import grpc
 
 from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
+from quarry.cluster.nats_permissions import ADMIN
 from quarry.v1 import index_pb2, index_pb2_grpc, query_pb2
 from tests.cluster_log import log_state
 from tests.shared_paths import REPO
@@ -31,23 +32,24 @@ def replicas(cluster: LocalCluster) -> dict[int, list[query_pb2.ReplicaStatus]]:
     return {p.partition: list(p.replicas) for p in status(cluster).map.partition_replicas}
 
 
-def node_stub(cluster: LocalCluster, node: str) -> index_pb2_grpc.IndexServiceStub:
-    return index_pb2_grpc.IndexServiceStub(grpc.insecure_channel(cluster.node_addresses[node]))
+@contextmanager
+def node_stub(cluster: LocalCluster, node: str) -> Iterator[index_pb2_grpc.IndexServiceStub]:
+    """The index node's IndexService as another node calls it (with the cluster key)."""
+    with cluster.node_channel(node) as channel:
+        yield index_pb2_grpc.IndexServiceStub(channel)
 
 
 def held(cluster: LocalCluster, node: str, partition: int) -> list[str]:
     """Every session id the node's replica of the partition holds (with repeats, were there any)."""
-    response = node_stub(cluster, node).MatchSessionIds(
-        index_pb2.MatchSessionIdsRequest(partitions=[partition]), timeout=30
-    )
+    with node_stub(cluster, node) as stub:
+        response = stub.MatchSessionIds(index_pb2.MatchSessionIdsRequest(partitions=[partition]), timeout=30)
     assert not response.failures, response.failures
     return list(response.partitions[0].session_ids)
 
 
 def digest(cluster: LocalCluster, node: str, partition: int) -> index_pb2.ShardStats:
-    response = node_stub(cluster, node).Stats(
-        index_pb2.ShardStatsRequest(partitions=[partition], content_digest=True), timeout=30
-    )
+    with node_stub(cluster, node) as stub:
+        response = stub.Stats(index_pb2.ShardStatsRequest(partitions=[partition], content_digest=True), timeout=30)
     assert not response.failures, response.failures
     return response.partitions[0]
 
@@ -72,9 +74,10 @@ def converged(cluster: LocalCluster) -> bool:
             return False
         digests = set()
         for replica in listed:
-            answer = node_stub(cluster, replica.node).Stats(
-                index_pb2.ShardStatsRequest(partitions=[entry.partition], content_digest=True), timeout=30
-            )
+            with node_stub(cluster, replica.node) as stub:
+                answer = stub.Stats(
+                    index_pb2.ShardStatsRequest(partitions=[entry.partition], content_digest=True), timeout=30
+                )
             if answer.failures:
                 return False
             digests.add(answer.partitions[0].content_digest)
@@ -91,8 +94,8 @@ def heal(cluster: LocalCluster, timeout: float = WAIT_S) -> None:
         if proc.poll() is not None:
             cluster.restart(name)
     wait_for(lambda: converged(cluster), timeout, "the cluster did not converge")
-    urls = list(cluster.nats_urls)
-    wait_for(lambda: log_state.whole(urls), timeout, "the log's streams did not all have every replica current")
+    urls, access = list(cluster.nats_urls), cluster.nats_access(ADMIN)
+    wait_for(lambda: log_state.whole(urls, access), timeout, "the log's streams did not all have every replica current")
 
 
 def wait_for(check: object, timeout: float, what: str) -> None:

@@ -3,7 +3,7 @@ heartbeats bucket: the bucket's stream (its leader, each replica's currency and 
 newest heartbeat (its revision and age) as that server answers; a node taken for gone while it says it
 beats is explained here or nowhere: a server that lags, or a heartbeat that never landed. And whether
 the log is whole (`whole`): every stream led, every replica current, as after a restarted server has
-caught up."""
+caught up. It reads as the cluster's admin user (`access`), which may read the map and the heartbeats."""
 
 from __future__ import annotations
 
@@ -12,23 +12,32 @@ import time
 
 import nats
 import orjson
+from nats.aio.client import Client
 
+from quarry.cluster.nats_access import NatsAccess
 from quarry.cluster.setup import MAP_BUCKET, NODES_BUCKET, STREAM
 
 READ_TIMEOUT_S = 3.0
 
 
-def whole(urls: list[str]) -> bool:
+async def _connect(urls: str | list[str], access: NatsAccess) -> Client:
+    """One attempt, no reconnection: a server that does not answer is what the report says."""
+    return await nats.connect(
+        urls, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0, **access.connect_options()
+    )
+
+
+def whole(urls: list[str], access: NatsAccess) -> bool:
     """Whether every stream of the cluster (the log and both buckets) has a leader and every other
     replica current, as the first server that answers says."""
     try:
-        return asyncio.run(asyncio.wait_for(_whole(urls), READ_TIMEOUT_S * 3))
+        return asyncio.run(asyncio.wait_for(_whole(urls, access), READ_TIMEOUT_S * 3))
     except Exception:
         return False
 
 
-async def _whole(urls: list[str]) -> bool:
-    nc = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0)
+async def _whole(urls: list[str], access: NatsAccess) -> bool:
+    nc = await _connect(urls, access)
     try:
         js = nc.jetstream(timeout=READ_TIMEOUT_S)
         for stream in (STREAM, f"KV_{MAP_BUCKET}", f"KV_{NODES_BUCKET}"):
@@ -42,20 +51,20 @@ async def _whole(urls: list[str]) -> bool:
         await nc.close()
 
 
-def describe(urls: list[str]) -> str:
+def describe(urls: list[str], access: NatsAccess) -> str:
     try:
-        return asyncio.run(asyncio.wait_for(_describe(urls), READ_TIMEOUT_S * 4 * max(1, len(urls))))
+        return asyncio.run(asyncio.wait_for(_describe(urls, access), READ_TIMEOUT_S * 4 * max(1, len(urls))))
     except Exception as error:  # a report must not fail the report
         return f"(the log could not be read: {error!r})"
 
 
-async def _describe(urls: list[str]) -> str:
-    return "\n".join([await _one(url) for url in urls])
+async def _describe(urls: list[str], access: NatsAccess) -> str:
+    return "\n".join([await _one(url, access) for url in urls])
 
 
-async def _one(url: str) -> str:
+async def _one(url: str, access: NatsAccess) -> str:
     try:
-        nc = await nats.connect(url, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0)
+        nc = await _connect(url, access)
     except Exception as error:
         return f"{url}: does not answer ({error!r})"
     lines = [f"{url}:"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import grpc
 import pytest
 
 from quarry.client.client import QuarryClient
@@ -38,7 +37,7 @@ def test_events_through_the_log_on_every_replica(whole: LocalCluster, client: Qu
     partition = partition_for(A6, PARTITIONS)
     held = []
     for replica in replicas(whole)[partition]:
-        with grpc.insecure_channel(whole.node_addresses[replica.node]) as channel:
+        with whole.node_channel(replica.node) as channel:
             stub = sessions_pb2_grpc.SessionStoreServiceStub(channel)
             read = sessions_pb2.PartitionReadEvents(partition=partition, session_id=A6, full=True)
             held.append(list(stub.ReadEvents(read, timeout=30).events))

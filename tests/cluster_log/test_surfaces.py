@@ -19,6 +19,7 @@ from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
 from quarry.core.partitions import partition_for
+from quarry.core.session_ids import scoped_id
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, units_pb2
 from tests.cluster_log.inspect import replicas, wait_for
 from tests.cluster_log.load import make_session
@@ -28,8 +29,9 @@ PARTITIONS = 16
 
 
 def assertion_on(cluster: LocalCluster, node: str, partition: int, assertion_id: str) -> units_pb2.Assertion | None:
-    stub = assertions_pb2_grpc.AssertionServiceStub(grpc.insecure_channel(cluster.node_addresses[node]))
-    found = stub.GetAssertion(assertions_pb2.NodeGetAssertion(partitions=[partition], id=assertion_id), timeout=10)
+    with cluster.node_channel(node) as channel:
+        request = assertions_pb2.NodeGetAssertion(partitions=[partition], id=assertion_id)
+        found = assertions_pb2_grpc.AssertionServiceStub(channel).GetAssertion(request, timeout=10)
     assert not found.failures
     return found.partitions[0].assertion if found.partitions[0].found else None
 
@@ -140,9 +142,9 @@ def test_a_session_held_in_one_scope_is_not_taken_into_another_through_the_log(c
     taken = units_pb2.Session()
     taken.CopyFrom(first)
     taken.scope, taken.title = "team-b", "a copy another team ingested"
-    refused = client.ingest_sessions([taken])
-    assert refused.sessions_written == 0
-    assert [issue.code for issue in refused.issues] == ["scope_conflict"]
-    assert "team-a" not in refused.issues[0].reason  # which scope holds it is not said
-    kept = client.resolve_ref(f"session:{first.id}").session
+    copied = client.ingest_sessions([taken])
+    assert (copied.sessions_written, list(copied.issues)) == (1, [])  # team-b's own copy, under its own id
+    kept = client.resolve_ref(f"session:{scoped_id('team-a', first.id)}").session
     assert (kept.scope, kept.title) == ("team-a", first.title)
+    copy = client.resolve_ref(f"session:{scoped_id('team-b', first.id)}").session
+    assert (copy.scope, copy.title) == ("team-b", taken.title)

@@ -12,6 +12,7 @@ from quarry.client.client import QuarryClient
 from quarry.client.local import LocalCluster
 from tests.cluster.conftest import wait_for_embeddings
 from tests.index.sessions import Msg, session
+from tests.shared_paths import INGEST_ROOTS
 
 pytestmark = pytest.mark.cluster
 
@@ -33,6 +34,7 @@ def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QuarryClient]
         partitions=4,
         nats_servers=1,
         env={"HF_HUB_OFFLINE": "1"},
+        ingest_roots=INGEST_ROOTS,
     )
     cluster.start()
     try:

@@ -2,7 +2,10 @@
 default (the services without a profile) and the `nats` profile (a cluster on the log: three NATS
 JetStream servers, `quarry cluster init`, index nodes that --join, vector/ingest/query with --nats).
 Both start with authentication: the one-shot `auth-init` makes the cluster key and the token file in
-the volume `auth`, and every node waits for it and reads them there."""
+the volume `auth`, and every node waits for it and reads them there; for the `nats` profile it also
+makes a NATS user per role there and the servers' authorization file in the volume `nats-auth`, which
+every NATS server includes, and each process reaches NATS with its role's file. Every Quarry container
+runs as the image's unprivileged user with a read-only root filesystem."""
 
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
+from quarry.cluster.local_nats import server_binary
+from quarry.cluster.nats_credentials import AUTHORIZATION_FILE, credentials_file, read_credentials
+from quarry.cluster.nats_permissions import ADMIN, ROLES
 from quarry.core.auth import read_cluster_key
 from quarry.core.errors import QuarryError
 from quarry.core.tokens import TokenStore
@@ -27,6 +33,9 @@ NODE_ROLES = {"node index", "node vector", "node ingest", "node query"}
 PUBLIC_ROLES = {"node query", "node ingest"}  # they take --tokens: every call needs a bearer token
 AUTH_INIT = "auth-init"
 AUTH_VOLUME = "auth"
+NATS_AUTH_VOLUME = "nats-auth"  # the NATS servers' authorization file (hashes and permissions)
+NATS_CONFIG = "/etc/nats/quarry.conf"
+NATS_ROLE = {"cluster init": ADMIN, **{f"node {role}": role for role in ("index", "vector", "ingest", "query")}}
 
 
 def _compose() -> dict[str, Any]:
@@ -160,13 +169,14 @@ def _volume_file(service: dict[str, Any], path: Path) -> tuple[str, PurePosixPat
 
 
 def _auth_init(tmp_path: Path, *command: str) -> subprocess.CompletedProcess[str]:
-    """Run auth-init's entrypoint here, with its volume at tmp_path, with `command` as `docker compose
-    run auth-init …` would give it."""
+    """Run auth-init's entrypoint here, with its volume `auth` at tmp_path (and any other at
+    tmp_path/<volume>), with `command` as `docker compose run auth-init …` would give it."""
     service = _services()[AUTH_INIT]
-    ((_, target, _),) = _mounts(service)
     program, flag, script = service["entrypoint"]
     assert (program, flag) == ("python", "-c"), "auth-init runs the image's Python"
-    script = script.replace(f'"{target}/', f'"{tmp_path}/')
+    for volume, target, _ in _mounts(service):
+        here = tmp_path if volume == AUTH_VOLUME else tmp_path / volume
+        script = script.replace(f'"{target}/', f'"{here}/')
     return subprocess.run([sys.executable, flag, script, *command], capture_output=True, text=True, timeout=120)
 
 
@@ -176,8 +186,11 @@ def test_auth_init_makes_a_random_key_and_an_empty_token_file_once_in_a_writable
     assert not service.get("profiles"), "both topologies depend on it"
     assert service["restart"] == "no", "auth-init is one-shot"
     assert "command" not in service, "its command is what `docker compose run auth-init …` runs after it"
-    assert _mounts(service) == [(AUTH_VOLUME, PurePosixPath("/auth"), False)], "auth-init writes the volume"
-    assert AUTH_VOLUME in _compose()["volumes"]
+    assert _mounts(service) == [
+        (AUTH_VOLUME, PurePosixPath("/auth"), False),
+        (NATS_AUTH_VOLUME, PurePosixPath("/nats-auth"), False),
+    ], "auth-init writes the volumes"
+    assert {AUTH_VOLUME, NATS_AUTH_VOLUME} <= set(_compose()["volumes"])
     ran = _auth_init(tmp_path)
     assert ran.returncode == 0, ran.stderr
     key, tokens = tmp_path / "cluster.key", tmp_path / "tokens.json"
@@ -233,7 +246,7 @@ def test_every_node_waits_for_auth_init_and_starts_with_what_it_made(profile: st
         assert security.server is not None, f"{name} checks its callers"
         assert security.outgoing is not None and security.outgoing.cluster_key, f"{name}: its calls carry the key"
         without = [a for a in service["command"] if not a.startswith("/auth/")]
-        without = [a for a in without if a not in ("--tokens", "--cluster-key-file")]
+        without = [a for a in without if a not in ("--tokens", "--cluster-key-file", "--nats-credentials")]
         with pytest.raises(QuarryError, match="beyond loopback"):
             node_security(resolve(without), local)
 
@@ -251,3 +264,75 @@ def test_an_unknown_option_a_missing_one_or_an_ill_typed_value_would_be_caught()
     with pytest.raises(Exception) as ill_typed:
         resolve(["node", "query", "--nats", "nats://n:4222", "--port", "seventy"])
     assert type(ill_typed.value).__name__ == "BadParameter"
+
+
+def test_auth_init_makes_a_nats_user_per_role_once_and_the_servers_users_without_a_secret(tmp_path: Path) -> None:
+    assert _auth_init(tmp_path).returncode == 0
+    users = {name: credentials_file(tmp_path / "nats", name) for name in ROLES}
+    for name, path in users.items():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+        assert read_credentials(path).user == name
+    first = {name: path.read_bytes() for name, path in users.items()}
+    authorization = (tmp_path / NATS_AUTH_VOLUME / AUTHORIZATION_FILE).read_text()
+    assert authorization.count('password: "$2') == len(ROLES)
+    assert not any(read_credentials(path).password in authorization for path in users.values())
+    assert _auth_init(tmp_path).returncode == 0
+    assert {name: path.read_bytes() for name, path in users.items()} == first, "a second run keeps the users"
+
+
+def test_every_nats_server_includes_the_users_auth_init_made_and_nats_server_accepts_the_config(tmp_path: Path) -> None:
+    assert _auth_init(tmp_path).returncode == 0
+    servers = _nats_servers(_profile("nats"))
+    for name, server in servers.items():
+        assert server["depends_on"][AUTH_INIT] == {"condition": "service_completed_successfully"}, name
+        config = next(v.split(":")[0] for v in server["volumes"] if v.endswith(f":{NATS_CONFIG}:ro"))
+        text = (REPO / config).read_text()
+        include = re.search(r'^include "([^"]+)"', text, re.M)
+        assert include is not None, f"{name}: the config includes the users"
+        target = PurePosixPath(NATS_CONFIG).parent / include.group(1)
+        assert _volume_file(server, Path(target)) == (NATS_AUTH_VOLUME, PurePosixPath(AUTHORIZATION_FILE), True), name
+        # The config as the container sees it, its include beside it: nats-server takes it.
+        pod = tmp_path / name
+        (pod / include.group(1)).parent.mkdir(parents=True)
+        (pod / include.group(1)).write_bytes((tmp_path / NATS_AUTH_VOLUME / AUTHORIZATION_FILE).read_bytes())
+        (pod / "quarry.conf").write_text(text)
+        checked = subprocess.run(
+            [server_binary(), "-t", "-c", str(pod / "quarry.conf")], capture_output=True, text=True
+        )
+        assert checked.returncode == 0, checked.stderr
+
+
+def test_every_process_of_the_nats_profile_reaches_nats_with_its_roles_file_from_the_volume(tmp_path: Path) -> None:
+    assert _auth_init(tmp_path).returncode == 0
+    services = _profile("nats")
+    seen = set()
+    for name, ctx in _commands(services).items():
+        wanted = NATS_ROLE[role(ctx)]
+        seen.add(wanted)
+        path = ctx.params["nats_credentials"]
+        assert path is not None, f"{name} needs --nats-credentials"
+        volume, inside, read_only = _volume_file(services[name], Path(path))
+        assert (volume, str(inside), read_only) == (AUTH_VOLUME, f"nats/{wanted}.json", True), name
+        assert read_credentials(tmp_path / inside).user == wanted, name
+        assert services[name]["depends_on"][AUTH_INIT] == {"condition": "service_completed_successfully"}, name
+        for arg in services[name]["command"]:
+            assert not re.search(r"://[^/@\s]*@", str(arg)), f"{name}: credentials in a URL"
+    assert seen == set(ROLES)
+
+
+def test_every_quarry_container_runs_read_only_as_the_images_user_writing_only_its_volumes_and_tmp() -> None:
+    dockerfile = (REPO / "Dockerfile").read_text()
+    user = re.findall(r"^USER (\S+)$", dockerfile, re.M)
+    assert user and user[-1].split(":")[0] not in ("0", "root")
+    owned = re.search(r"chown \S+ (.+)$", dockerfile, re.M)
+    assert owned is not None
+    made_writable = {PurePosixPath(p) for p in owned.group(1).split()}
+    for name, service in _services().items():
+        if not str(service.get("image", "")).startswith("quarry:"):
+            continue
+        assert service.get("read_only") is True, f"{name}: a read-only root filesystem"
+        assert "/tmp" in service.get("tmpfs", []), f"{name}: /tmp is a tmpfs"
+        assert "user" not in service, f"{name} runs as the image's user"
+        for volume, target, read_only in _mounts(service):
+            if not read_only and volume in _compose()["volumes"]:
+                assert target in made_writable, f"{name}: a new volume at {target} would be root's, not writable"

@@ -4,13 +4,22 @@ no unknown fields), every container command is one the Quarry CLI accepts, every
 uses is defined for it, every node has its authentication (the cluster key, and tokens on the public
 nodes) from the Secret `quarry-auth` mounted where its options point, so it starts bound beyond
 loopback, and the index nodes' identity, probes and disruption budget are what the cluster map and
-rolling updates rely on. Nothing is applied: there is no cluster here."""
+rolling updates rely on. NATS: every Quarry pod mounts only its role's NATS user from the Secret
+`quarry-nats` (never a secret in an argument or the environment), the NATS servers include the users'
+authorization file from the same Secret (what `quarry cluster nats-credentials` writes, which a real
+nats-server accepts), and NetworkPolicies admit only Quarry's pods to NATS and to the index and vector
+nodes. Every pod runs as the image's unprivileged user with a read-only root filesystem. Nothing is
+applied: there is no cluster here."""
 
 from __future__ import annotations
 
 import base64
 import os
+import posixpath
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +28,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from quarry.cluster import local_nats
+from quarry.cluster.loop import refused_user
+from quarry.cluster.nats_credentials import AUTHORIZATION_FILE, credentials_file, read_credentials
+from quarry.cluster.nats_permissions import ADMIN, ROLES
 from quarry.core.auth import Gate, NodeInterceptor, PublicInterceptor
 from quarry.core.errors import QuarryError
 from quarry.core.tokens import TokenStore
@@ -32,6 +45,19 @@ NODE_ROLES = {"node index", "node vector", "node ingest", "node query"}
 PUBLIC_ROLES = {"node query", "node ingest"}  # they take --tokens: every call needs a bearer token
 AUTH = K8S / "05-auth.yaml"  # how to create the Secret: no object (see there why)
 AUTH_SECRET = "quarry-auth"
+NATS_SECRET = "quarry-nats"
+DOCKERFILE = REPO / "Dockerfile"
+# The NATS user each command runs as (its role's credentials file in the Secret quarry-nats).
+NATS_ROLE = {"cluster init": ADMIN, **{f"node {role}": role for role in ("index", "vector", "ingest", "query")}}
+# What the NATS chart labels its server pods with (`nats.selectorLabels`) for the release `quarry-nats`.
+NATS_POD_LABELS = {
+    "app.kubernetes.io/name": "nats",
+    "app.kubernetes.io/instance": "quarry-nats",
+    "app.kubernetes.io/component": "nats",
+}
+NATS_CONFIG_DIR = "/etc/nats-config"  # where the chart mounts nats.conf; includes are relative to it
+NATS_CLIENT_PORT, NATS_ROUTE_PORT = 4222, 6222  # the chart's defaults, which the values keep
+INTERNAL_ROLES = {"node index", "node vector"}  # only other nodes call them
 WORKLOADS = {"Deployment", "StatefulSet", "Job"}
 LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/component")
 VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
@@ -127,6 +153,34 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+def _label_selector_matches(selector: Manifest, labels: dict[str, str]) -> bool:
+    """A LabelSelector (matchLabels and matchExpressions) as the API server evaluates it."""
+    if not all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        key, operator, values = expression["key"], expression["operator"], expression.get("values", [])
+        present = key in labels
+        held = {
+            "In": present and labels[key] in values,
+            "NotIn": not present or labels[key] not in values,
+            "Exists": present,
+            "DoesNotExist": not present,
+        }
+        if not held[operator]:
+            return False
+    return True
+
+
+def _policies_selecting(labels: dict[str, str]) -> list[Manifest]:
+    return [p for p in _objects("NetworkPolicy") if _label_selector_matches(p["spec"]["podSelector"], labels)]
+
+
+def _image_user() -> str:
+    users = [line.split(None, 1)[1].strip() for line in DOCKERFILE.read_text().splitlines() if line.startswith("USER ")]
+    assert users, "the Dockerfile sets a USER"
+    return users[-1]
+
+
 def _secret_file(workload: Manifest, container: Manifest, path: Path | str) -> tuple[str, str]:
     """(Secret, key) of the file at `path` in the container: it must come from a Secret volume mounted
     read-only, as a whole (a subPath mount would not follow the Secret's updates). Parsing leaves a
@@ -161,14 +215,11 @@ def _without(argv: list[str], *options: str) -> list[str]:
     return kept
 
 
-def _secret_keys(workload: Manifest) -> set[str]:
-    """Every key of the Secret `quarry-auth` that the workload's pods can see (all of them without items)."""
+def _secret_keys(workload: Manifest, secret: str = AUTH_SECRET) -> set[str]:
+    """Every key of the Secret that the workload's pods can see (all of them, "*", without items)."""
     volumes = [v["secret"] for v in _pod_spec(workload).get("volumes", []) if "secret" in v]
     return {
-        i["key"] if "items" in s else "*"
-        for s in volumes
-        if s["secretName"] == AUTH_SECRET
-        for i in s.get("items", [{}])
+        i["key"] if "items" in s else "*" for s in volumes if s["secretName"] == secret for i in s.get("items", [{}])
     }
 
 
@@ -335,8 +386,8 @@ def test_the_secret_is_created_by_hand_never_applied_with_the_manifests() -> Non
     ):
         assert step in text, f"{AUTH.name} must say how: {step}"
     assert f"kubectl create secret generic {AUTH_SECRET}" in (K8S / "README.md").read_text()
-    job, container = _of_role("cluster init")  # talks to NATS only, no node: needs no key
-    assert not container.get("volumeMounts") and not _pod_spec(job).get("volumes")
+    job, _ = _of_role("cluster init")  # talks to NATS only, no node: needs no key, only its NATS user
+    assert _secret_keys(job) == set() and _secret_keys(job, NATS_SECRET) == {f"{ADMIN}.json"}
 
 
 def test_the_probes_are_grpc_health_checks_that_need_no_token_or_key() -> None:
@@ -495,9 +546,222 @@ def test_the_nats_values_give_a_replicated_jetstream_that_fsyncs_every_write() -
     assert _command(job, container).params["log_replicas"] <= values["config"]["cluster"]["replicas"]
     # The chart's preStop hook puts a server in lame-duck mode: nothing here replaces or removes it.
     assert "lifecycle" not in values.get("container", {}).get("merge", {})
-    assert not values.get("container", {}).get("patch")
+    for patch in values.get("container", {}).get("patch", []):
+        assert (patch["op"], patch["path"]) == ("add", "/volumeMounts/-"), patch
 
 
 def test_the_kubernetes_version_validated_against_is_bundled() -> None:
     bundled = {re.sub(r"^(\d+\.\d+).*", r"\1", v) for v in kubernetes_validate.utils.all_versions()}
     assert KUBERNETES_VERSION in bundled
+
+
+# ----- NATS users, network policies, unprivileged pods ----------------------------------------------
+
+
+def test_every_quarry_process_reaches_nats_as_its_role_with_only_that_roles_credentials_mounted() -> None:
+    seen = set()
+    for workload, container in _quarry_containers():
+        ctx = _command(workload, container)
+        name, wanted = workload["metadata"]["name"], NATS_ROLE[role(ctx)]
+        seen.add(wanted)
+        credentials = ctx.params["nats_credentials"]
+        assert credentials is not None, f"{name} needs --nats-credentials"
+        assert _secret_file(workload, container, credentials) == (NATS_SECRET, f"{wanted}.json"), name
+        assert _secret_keys(workload, NATS_SECRET) == {f"{wanted}.json"}, f"{name} sees another role's user"
+    assert seen == set(ROLES)
+
+
+def test_no_argument_or_environment_variable_holds_a_credential() -> None:
+    for workload, container in _quarry_containers():
+        name = workload["metadata"]["name"]
+        for value in [*_argv(workload, container), *_environment(workload, container).values()]:
+            assert not re.search(r"://[^/@\s]*@", value), f"{name}: credentials in a URL: {value}"
+            assert "password" not in value.lower(), f"{name}: {value}"
+        for var in container.get("env", []):
+            assert "secretKeyRef" not in var.get("valueFrom", {}), f"{name}: a secret in the environment"
+        assert not [s for s in container.get("envFrom", []) if "secretRef" in s], f"{name}: a Secret as environment"
+
+
+def _run_documented(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "quarry.client.cli", *argv], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_nats_secret_made_as_documented_holds_what_the_pods_mount_and_the_servers_accept(tmp_path: Path) -> None:
+    """`quarry cluster nats-credentials nats-users` (05-auth.yaml), then `--from-file=nats-users/`: the keys
+    are the files. Every key a pod mounts is there; the NATS config the chart renders, with the Secret's
+    authorization.conf mounted where the values put it, is valid for nats-server and lets in each role's
+    user and no one else."""
+    text = AUTH.read_text()
+    assert "quarry cluster nats-credentials nats-users" in text
+    assert f"kubectl create secret generic {NATS_SECRET} --from-file=nats-users/" in text
+    made = _run_documented("cluster", "nats-credentials", "nats-users", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    users = tmp_path / "nats-users"
+    keys = {path.name for path in users.iterdir()}
+    assert keys == {f"{r}.json" for r in ROLES} | {AUTHORIZATION_FILE}
+    for workload in _workloads():
+        assert _secret_keys(workload, NATS_SECRET) <= keys
+    values = yaml.safe_load(NATS_VALUES.read_text())
+    mount = next(p["value"] for p in values["container"]["patch"] if p["path"] == "/volumeMounts/-")
+    root = tmp_path / "pod"
+    config_dir = root / NATS_CONFIG_DIR.lstrip("/")
+    config_dir.mkdir(parents=True)
+    mounted = root / mount["mountPath"].lstrip("/")
+    mounted.mkdir(parents=True)
+    (mounted / AUTHORIZATION_FILE).write_bytes((users / AUTHORIZATION_FILE).read_bytes())
+    port = local_nats.free_port()
+    include = values["config"]["merge"]["00$include"]
+    (config_dir / "nats.conf").write_text(f"include {include};\nlisten: 127.0.0.1:{port}\n")
+    server = local_nats.server_binary()
+    checked = subprocess.run([server, "-t", "-c", str(config_dir / "nats.conf")], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    process = subprocess.Popen(
+        [server, "-c", str(config_dir / "nats.conf")], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
+    try:
+        for name in ROLES:
+            credentials = read_credentials(credentials_file(users, name))
+            assert _nats_accepts(port, credentials.user, credentials.password) is None, name
+        assert refused_user(_nats_accepts(port, ADMIN, "guessed"))
+        assert refused_user(_nats_accepts(port, "", ""))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _nats_accepts(port: int, user: str, password: str) -> BaseException | None:
+    """None when the server at `port` lets the user in, else why not."""
+    import asyncio
+
+    import nats
+
+    async def attempt() -> None:
+        credentials = {"user": user, "password": password} if user else {}
+        nc = await nats.connect(f"nats://127.0.0.1:{port}", allow_reconnect=False, connect_timeout=2, **credentials)
+        await nc.close()
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            asyncio.run(attempt())
+            return None
+        except Exception as error:
+            if refused_user(error) or time.monotonic() > deadline:
+                return error
+            time.sleep(0.2)  # not listening yet
+
+
+def test_the_nats_servers_mount_only_the_users_file_and_run_unprivileged_with_a_read_only_root() -> None:
+    values = yaml.safe_load(NATS_VALUES.read_text())
+    include = posixpath.normpath(posixpath.join(NATS_CONFIG_DIR, values["config"]["merge"]["00$include"]))
+    mounts = [p["value"] for p in values["container"]["patch"] if p["path"] == "/volumeMounts/-"]
+    (mount,) = [m for m in mounts if include.startswith(m["mountPath"].rstrip("/") + "/")]
+    assert mount["readOnly"] is True
+    volumes = [p["value"] for p in values["podTemplate"]["patch"] if p["path"] == "/spec/volumes/-"]
+    (volume,) = [v for v in volumes if v["name"] == mount["name"]]
+    items = {i["key"]: i["path"] for i in volume["secret"]["items"]}
+    assert volume["secret"]["secretName"] == NATS_SECRET
+    assert items == {AUTHORIZATION_FILE: posixpath.relpath(include, mount["mountPath"])}, (
+        "the servers see no client secret"
+    )
+    assert values["natsBox"]["enabled"] is False, "nats-box would connect without a user"
+    pod = values["podTemplate"]["merge"]["spec"]["securityContext"]
+    assert pod["runAsNonRoot"] is True and pod["runAsUser"] > 0 and pod["fsGroup"] > 0
+    for container in (values["container"]["merge"], values["reloader"]["merge"]):
+        security = container["securityContext"]
+        assert security["readOnlyRootFilesystem"] is True and security["allowPrivilegeEscalation"] is False
+    assert values["config"].get("nats", {}).get("port", NATS_CLIENT_PORT) == NATS_CLIENT_PORT
+    assert values["config"]["cluster"].get("port", NATS_ROUTE_PORT) == NATS_ROUTE_PORT
+
+
+def _quarry_pod_labels() -> list[dict[str, str]]:
+    return [
+        _pod_labels(w)
+        for w in _workloads()
+        if any(c["image"].startswith("quarry:") for c in _pod_spec(w)["containers"])
+    ]
+
+
+def _admits_exactly_quarry_pods(rule: Manifest) -> bool:
+    """Whether an ingress rule's `from` is Quarry's pods (every one of them, and no other source)."""
+    sources = rule.get("from", [])
+    if not sources or any(set(s) != {"podSelector"} for s in sources):
+        return False  # no ipBlock, no namespaceSelector: other namespaces and addresses stay out
+
+    def admitted(labels: dict[str, str]) -> bool:
+        return any(_label_selector_matches(s["podSelector"], labels) for s in sources)
+
+    return all(admitted(labels) for labels in _quarry_pod_labels()) and not admitted(NATS_POD_LABELS)
+
+
+def test_only_quarry_pods_reach_nats_and_only_nats_servers_its_routes() -> None:
+    (policy,) = _policies_selecting(NATS_POD_LABELS)
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    rules = policy["spec"]["ingress"]
+    by_port = {tuple(p["port"] for p in rule["ports"]): rule for rule in rules}
+    assert set(by_port) == {(NATS_CLIENT_PORT,), (NATS_ROUTE_PORT,)}, "the monitoring port and the rest stay closed"
+    assert _admits_exactly_quarry_pods(by_port[(NATS_CLIENT_PORT,)])
+    routes = by_port[(NATS_ROUTE_PORT,)]["from"]
+    assert [set(s) for s in routes] == [{"podSelector"}]
+    assert _label_selector_matches(routes[0]["podSelector"], NATS_POD_LABELS)
+    assert not any(_label_selector_matches(routes[0]["podSelector"], labels) for labels in _quarry_pod_labels())
+
+
+def test_only_quarry_pods_reach_the_index_and_vector_nodes_and_the_front_doors_stay_open() -> None:
+    for workload, container in _quarry_containers():
+        ctx = _command(workload, container)
+        if role(ctx) not in NODE_ROLES:
+            continue
+        name, labels = workload["metadata"]["name"], _pod_labels(workload)
+        policies = _policies_selecting(labels)
+        if role(ctx) not in INTERNAL_ROLES:
+            assert not policies, f"{name} is reachable as before: no policy selects it"
+            continue
+        assert len(policies) == 1, name
+        (rule,) = policies[0]["spec"]["ingress"]
+        assert _admits_exactly_quarry_pods(rule), name
+        assert [_port(container, p["port"]) for p in rule["ports"]] == [ctx.params["port"]], name
+
+
+def test_every_pod_runs_as_the_images_unprivileged_user_with_a_read_only_root_filesystem() -> None:
+    uid, gid = (int(part) for part in _image_user().split(":"))
+    assert uid != 0 and gid != 0
+    for workload, container in _quarry_containers():
+        name = workload["metadata"]["name"]
+        pod = _pod_spec(workload)["securityContext"]
+        assert pod["runAsNonRoot"] is True and (pod["runAsUser"], pod["runAsGroup"]) == (uid, gid), name
+        assert pod["fsGroup"] == gid, f"{name}: its volumes must be writable for the image's group"
+        security = container["securityContext"]
+        assert security["readOnlyRootFilesystem"] is True, name
+        assert security["allowPrivilegeEscalation"] is False and security["capabilities"]["drop"] == ["ALL"], name
+        mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
+        volumes = {v["name"]: v for v in _pod_spec(workload).get("volumes", [])}
+        assert "emptyDir" in volumes[mounts["/tmp"]], f"{name}: /tmp is scratch space on an emptyDir"
+        assert not [
+            m
+            for m in container.get("volumeMounts", [])
+            if m.get("readOnly") is False and "secret" in volumes.get(m["name"], {})
+        ]
+
+
+def test_the_image_is_built_with_its_model_and_runs_as_the_unprivileged_user_writing_nothing_in_it() -> None:
+    lines = [line.strip() for line in DOCKERFILE.read_text().splitlines()]
+    cache = next(
+        re.fullmatch(r"ENV QUARRY_MODEL_CACHE=(\S+)", line)
+        for line in lines
+        if line.startswith("ENV QUARRY_MODEL_CACHE=")
+    )
+    assert cache is not None
+    export = lines.index("RUN python -m quarry.core.embed_onnx")
+    user = max(i for i, line in enumerate(lines) if line.startswith("USER "))
+    assert lines.index(cache.group(0)) < export < user, "the model is written at build, before the user drops root"
+    home = re.search(r"\bHOME=(\S+)", DOCKERFILE.read_text())
+    assert home is not None and home.group(1) == "/tmp", "nothing the image holds is the user's to write"
+    for workload, container in _quarry_containers():
+        for mount in container.get("volumeMounts", []):
+            path = mount["mountPath"].rstrip("/") + "/"
+            assert not (cache.group(1).rstrip("/") + "/").startswith(path), (
+                f"{workload['metadata']['name']} hides the model"
+            )

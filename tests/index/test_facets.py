@@ -19,7 +19,7 @@ from tests.index.sessions import BASE_MS, Msg, Tool, session
 def _archive() -> list[units_pb2.Session]:
     edit = Tool("Edit", "file_edit", path="src/pool.py", output="edited")
     shell = Tool("Bash", "shell", command="pytest -x", output="1 failed")
-    return [
+    sessions = [
         session("a", [Msg("user", "sqlite locking again"), Msg("assistant", "WAL mode", tools=[shell])], tags=("db",)),
         session("b", [Msg("user", "sqlite pool sizing")], repo="maps", tags=("db", "perf"), start_ms=BASE_MS + 1),
         session(
@@ -32,6 +32,11 @@ def _archive() -> list[units_pb2.Session]:
         session("d", [Msg("assistant", "edit the pool", tools=[edit, shell])], origin="codex-session", tags=("perf",)),
         session("e", [Msg("user", f"line {i}") for i in range(60)], origin="chatgpt-export", repo="maps"),
     ]
+    # Where each was read and which token wrote it: two laptops, one session read by the ingest node itself.
+    hosts = ("ana-laptop", "ana-laptop", "bo-laptop", "bo-laptop", "")
+    for s, host in zip(sessions, hosts, strict=True):
+        s.host, s.pusher = host, "ana"
+    return sessions
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +63,8 @@ def _expected(sessions: list[units_pb2.Session]) -> dict[str, Counter]:
     return {
         "origins": Counter(s.origin for s in sessions),
         "repos": Counter(s.repo for s in sessions if s.repo),
+        "hosts": Counter(s.host for s in sessions if s.host),
+        "pushers": Counter(s.pusher for s in sessions if s.pusher),
         "tags": Counter(t for s in sessions for t in set(s.tags)),
         "action_types": Counter(c for s in sessions for c in {a.category for a in s.actions}),
         "count_buckets": Counter(bucket(len(s.messages)) for s in sessions),
@@ -71,6 +78,8 @@ def test_global_counts_are_sessions_per_value_in_every_family(shard: LexicalPart
         assert counts[family] == dict(expected), family
     assert counts["action_types"] == {"shell": 2, "file_edit": 1}  # a session counts once per category
     assert counts["count_buckets"] == {"1-9": 3, "10-49": 1, "50-199": 1}
+    assert (counts["hosts"], counts["pushers"]) == ({"ana-laptop": 2, "bo-laptop": 2}, {"ana": 5})
+    assert _counts(shard, "host:bo-laptop", scoped=True)["origins"] == {"codex-session": 2}
 
 
 def test_scoped_counts_cover_only_the_sessions_the_predicate_selects(shard: LexicalPartition) -> None:

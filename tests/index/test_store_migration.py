@@ -1,18 +1,24 @@
-"""A partition store of format 7 is brought to format 8 in place when opened (actions gain exit_code and
-followup; the rows it held keep their values), and a store of a format no migration reaches is refused."""
+"""A partition store of an earlier format is brought to this one in place when opened, the rows it held
+keeping their values: format 7 gains actions' exit_code and followup (8), format 8 the payloads held apart
+from raw records (9: its records stay as format 8 wrote them until their source is ingested again, which
+then reads back byte for byte), format 9 sessions' host and pusher (10: empty for the sessions it held);
+a store of a format no migration reaches is refused."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
+import orjson
 import pytest
 
 from quarry.core.errors import QuarryError
 from quarry.dsl import compile_query
 from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.store import FORMAT_VERSION
-from quarry.v1 import errors_pb2, index_pb2
+from quarry.ingest.parse import parse_bytes
+from quarry.v1 import errors_pb2, index_pb2, sessions_pb2, units_pb2
+from tests import held_logs
 from tests.index.sessions import Msg, Tool, session
 
 
@@ -25,14 +31,29 @@ def _action_ids(shard: LexicalPartition, query: str) -> list[str]:
     return [r.sort_id for r in shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows]
 
 
-def _as_format_7(directory: Path) -> None:
-    """Rewind the store's file to format 7: the actions table without this format's columns."""
+def _as_format(directory: Path, version: int) -> None:
+    """Rewind the store's file to format 9 (no sessions' host and pusher), 8 (nor held payloads) or 7 (nor
+    actions' exit_code and followup)."""
     conn = sqlite3.connect(directory / "store.sqlite3")
-    for column in ("exit_code", "followup"):
-        conn.execute(f"ALTER TABLE actions DROP COLUMN {column}")
-    conn.execute("PRAGMA user_version=7")
+    for column in ("host", "pusher"):
+        conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")
+    if version <= 8:
+        for table in ("held_payloads", "session_held_payloads"):
+            conn.execute(f"DROP TABLE {table}")
+    if version == 7:
+        for column in ("exit_code", "followup"):
+            conn.execute(f"ALTER TABLE actions DROP COLUMN {column}")
+    conn.execute(f"PRAGMA user_version={version}")
     conn.commit()
     conn.close()
+
+
+def _user_version(directory: Path) -> int:
+    conn = sqlite3.connect(directory / "store.sqlite3")
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
 
 
 def test_a_format_7_store_is_migrated_in_place_and_keeps_its_rows(tmp_path: Path) -> None:
@@ -40,7 +61,7 @@ def test_a_format_7_store_is_migrated_in_place_and_keeps_its_rows(tmp_path: Path
     old = _failing("old")
     shard.upsert([old])
     shard.close()
-    _as_format_7(tmp_path / "p0")
+    _as_format(tmp_path / "p0", 7)
     shard = LexicalPartition(tmp_path / "p0", 0)
     try:
         assert _action_ids(shard, "actions where is_error:true") == [old.actions[0].id]
@@ -52,8 +73,65 @@ def test_a_format_7_store_is_migrated_in_place_and_keeps_its_rows(tmp_path: Path
         assert _action_ids(shard, "actions where followup_class:ambiguous") == [new.actions[0].id]
     finally:
         shard.close()
-    (version,) = sqlite3.connect(tmp_path / "p0" / "store.sqlite3").execute("PRAGMA user_version").fetchone()
-    assert version == FORMAT_VERSION == 8
+    assert _user_version(tmp_path / "p0") == FORMAT_VERSION == 10
+
+
+def _raw_records(shard: LexicalPartition, **flags: bool) -> list[bytes]:
+    request = sessions_pb2.PartitionReadEvents(session_id=held_logs.SESSION_ID, **flags)
+    return [e.raw_json for e in shard.read_events(request).events]
+
+
+def _as_format_8_wrote_it(parsed: units_pb2.Session) -> units_pb2.Session:
+    """The session as format 8 stored it: no payloads held apart, the DNA message's 4,000 bases omitted."""
+    old = units_pb2.Session()
+    old.CopyFrom(parsed)
+    old.ClearField("held_payloads")
+    old.ClearField("content_hash")  # the partition digests this content instead: format 8's hash was another
+    for event in old.log_events:
+        event.ClearField("held")
+    record = orjson.loads(held_logs.lines()[0])
+    record["message"]["content"] = {"omitted": "base64", "media_type": "", "bytes": 3000, "sha256": "…"}
+    old.log_events[0].raw_json = orjson.dumps(record)
+    return old
+
+
+def test_a_format_8_store_is_migrated_in_place_and_a_new_ingest_reads_back_whole(tmp_path: Path) -> None:
+    parsed = parse_bytes(held_logs.log_bytes(), "/logs/genome.jsonl").sessions[0]
+    shard = LexicalPartition(tmp_path / "p0", 0)
+    shard.upsert([_as_format_8_wrote_it(parsed)])
+    before = _raw_records(shard, full=True)
+    shard.close()
+    _as_format(tmp_path / "p0", 8)
+    shard = LexicalPartition(tmp_path / "p0", 0)
+    try:
+        assert _user_version(tmp_path / "p0") == FORMAT_VERSION
+        assert _raw_records(shard, with_payloads=True) == before  # its records as format 8 wrote them
+        shard.upsert([parsed])  # the source ingested again
+        assert _raw_records(shard, with_payloads=True) == held_logs.lines()
+    finally:
+        shard.close()
+
+
+def test_a_format_9_store_gains_hosts_and_pushers(tmp_path: Path) -> None:
+    shard = LexicalPartition(tmp_path / "p0", 0)
+    shard.upsert([_failing("old")])
+    shard.close()
+    _as_format(tmp_path / "p0", 9)
+    shard = LexicalPartition(tmp_path / "p0", 0)
+    try:
+        pushed = _failing("pushed")
+        pushed.host, pushed.pusher = "ana-laptop", "ana"
+        shard.upsert([pushed])
+        held = shard.facets(index_pb2.ShardFacetsRequest(families=["hosts", "pushers"]))
+        assert {f.family: {c.value: c.count for c in f.global_counts} for f in held.families} == {
+            "hosts": {"ana-laptop": 1},
+            "pushers": {"ana": 1},
+        }
+        assert _action_ids(shard, "actions where session.host:ana-laptop") == [pushed.actions[0].id]
+        assert len(_action_ids(shard, "actions where is_error:true")) == 2  # the old session's rows kept
+    finally:
+        shard.close()
+    assert _user_version(tmp_path / "p0") == FORMAT_VERSION
 
 
 def test_a_store_of_a_format_without_a_migration_is_refused(tmp_path: Path) -> None:

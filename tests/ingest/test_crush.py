@@ -348,7 +348,8 @@ def test_every_part_type_and_the_bash_exit_code(tmp_path: Path) -> None:
         ("text", "", "$ git status\nclean\n(exit code 0)"),
     ]
     assert user.authored and session.counts.paste_messages == 1
-    assert len(session.SerializeToString()) < 10_000  # the image bytes are never copied
+    assert len(session.held_payloads) == 1  # the image is held apart from its record, once
+    assert session.ByteSize() - session.held_payloads[0].ByteSize() < 10_000  # and copied nowhere else
     assert [b.type for b in reply.blocks] == ["thinking", "text", "tool_use", "tool_use", "tool_use"]
     assert reply.duration_ms == 5_000 and reply.model == "claude-sonnet-4"
     lint_run, view, write = session.actions
@@ -372,7 +373,7 @@ def test_every_part_type_and_the_bash_exit_code(tmp_path: Path) -> None:
     assert log[-1] == ("crush:message/critic", "log-only")
     first = orjson.loads(session.log_events[1].raw_json)
     assert first["annotations"] == "a column added by a newer Crush" and first["parts"][0]["type"] == "text"
-    assert first["parts"][1]["data"]["url"]["omitted"] == "base64"
+    assert first["parts"][1]["data"]["url"]["held_apart"] == "media"
     assert (session.cwd, session.repo) == ("/src", "src")
 
 

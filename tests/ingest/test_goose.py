@@ -213,7 +213,7 @@ def test_raw_events_are_the_rows_and_a_response_cites_its_request(tmp_path: Path
     assert [e.type for e in events[:3]] == ["goose:session", "goose:message/user", "goose:message/assistant"]
     assert [e.surface for e in events] == ["log-only"] + ["current"] * 12
     assert list(events[3].source_event_seqs) == [2]  # the shell output cites the shell call
-    assert b"iVBORw0KGgo=" not in events[11].raw_json and b'"omitted"' in events[11].raw_json
+    assert b'"data":"iVBORw0KGgo="' in events[11].raw_json  # the row as stored: a payload this small stays in it
     assert orjson.loads(events[1].raw_json)["content_json"] == [text("The pool test is flaky; fix it.")]
     # A session with prompts, named by Goose (not by the user): an ai-title.
     assert (session.title_snapshot.kind, session.title_snapshot.seq) == ("ai-title", 0)

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quarry.core.event_trace import check_log, trace
+from quarry.index.lexical.session_reads import put_back
 from quarry.ingest.parse import parse_bytes, parse_file
 from quarry.v1 import units_pb2
 from tests.shared_paths import REAL_LOGS, needs_shared
@@ -170,15 +171,18 @@ def test_titles_are_events_and_a_prompt_is_no_title() -> None:
     assert (exported.title, exported.kind, exported.HasField("seq")) == ("Command List Summary", "export", False)
 
 
-def test_raw_records_are_kept_without_binary_payloads() -> None:
+def test_raw_records_hold_binary_payloads_apart() -> None:
     session = _one("claude_code/Xu-Wentao__dotfile__0286dfe3-da60-4357-9919-adca8b3b9cd4.jsonl")
     raws = [orjson.loads(e.raw_json) for e in session.log_events]  # every raw record is JSON
     assert raws[2]["type"] in ("user", "assistant", "attachment", "file-history-snapshot")
-    omitted = [e for e in session.log_events if b'"omitted":"base64"' in e.raw_json]
-    assert omitted and b'"media_type":"image/png"' in omitted[0].raw_json
-    assert len(session.SerializeToString()) < 40_000  # the 148 KB PNG is not copied
+    held = [e for e in session.log_events if b'"held_apart":"media"' in e.raw_json]
+    assert held and b'"media_type":"image/png"' in held[0].raw_json
+    png = next(p for p in session.held_payloads if p.sha256 == held[0].held[0].sha256)
+    assert session.ByteSize() - png.ByteSize() < 40_000  # the 148 KB PNG is held once, apart from its record
     lines = (REAL_LOGS / "claude_code/entireio__cli__c9_883595c929_0_full.jsonl").read_bytes().splitlines()
-    assert [e.raw_json for e in _one("claude_code/entireio__cli__c9_883595c929_0_full.jsonl").log_events] == lines
+    signed = _one("claude_code/entireio__cli__c9_883595c929_0_full.jsonl")
+    data = {p.sha256: p.data for p in signed.held_payloads}
+    assert [put_back(e.raw_json, e.held, data) for e in signed.log_events] == lines
 
 
 def test_malformed_lines_are_log_only_events() -> None:

@@ -41,7 +41,7 @@ def test_quota_error_session_counts_blocks_and_report() -> None:
         "tool_use_messages": 1,
         "thinking_messages": 1,
     }
-    assert "iVBORw0KGgo" not in str(session)
+    assert all("iVBORw0KGgo" not in str(m) for m in session.messages)  # referenced (its raw record keeps it)
 
 
 def test_quota_error_units() -> None:

@@ -31,6 +31,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CORRUPT_SESSION: _ClassVar[ErrorCode]
     UNAUTHENTICATED: _ClassVar[ErrorCode]
     PERMISSION_DENIED: _ClassVar[ErrorCode]
+    QUERY_TOO_COSTLY: _ClassVar[ErrorCode]
 ERROR_CODE_UNSPECIFIED: ErrorCode
 INVALID_QUERY: ErrorCode
 UNKNOWN_FIELD: ErrorCode
@@ -53,6 +54,7 @@ INVALID_LINEAGE: ErrorCode
 CORRUPT_SESSION: ErrorCode
 UNAUTHENTICATED: ErrorCode
 PERMISSION_DENIED: ErrorCode
+QUERY_TOO_COSTLY: ErrorCode
 
 class QueryPosition(_message.Message):
     __slots__ = ("offset", "line", "column")

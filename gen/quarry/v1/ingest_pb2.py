@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from quarry.v1 import units_pb2 as quarry_dot_v1_dot_units__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/ingest.proto\x12\tquarry.v1\x1a\x15quarry/v1/units.proto\"*\n\rDeleteRequest\x12\x0c\n\x04refs\x18\x01 \x03(\t\x12\x0b\n\x03\x61\x63k\x18\x02 \x01(\t\"g\n\x0c\x44\x65leteReport\x12\x0f\n\x07\x64\x65leted\x18\x01 \x03(\t\x12\x11\n\tnot_found\x18\x02 \x03(\t\x12\x0e\n\x06in_log\x18\x03 \x01(\x08\x12\x12\n\nsearchable\x18\x04 \x01(\x08\x12\x0f\n\x07\x63\x61veats\x18\x05 \x03(\t\"k\n\x12IngestPathsRequest\x12\r\n\x05paths\x18\x01 \x03(\t\x12\x1a\n\x12standard_locations\x18\x02 \x01(\x08\x12\x0e\n\x06\x66ollow\x18\x03 \x01(\x08\x12\x0b\n\x03\x61\x63k\x18\x04 \x01(\t\x12\r\n\x05scope\x18\x05 \x01(\t\"G\n\x0bIngestIssue\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04line\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0c\n\x04\x63ode\x18\x04 \x01(\t\"\x96\x04\n\x0cIngestReport\x12\r\n\x05\x66iles\x18\x01 \x01(\x05\x12\x19\n\x11sessions_received\x18\x02 \x01(\x05\x12\x18\n\x10sessions_written\x18\x03 \x01(\x05\x12\x1a\n\x12sessions_unchanged\x18\x04 \x01(\x05\x12\x18\n\x10messages_written\x18\x05 \x01(\x03\x12&\n\x06issues\x18\x07 \x03(\x0b\x32\x16.quarry.v1.IngestIssue\x12M\n\x14skipped_record_types\x18\x08 \x03(\x0b\x32/.quarry.v1.IngestReport.SkippedRecordTypesEntry\x12\x0f\n\x07\x63\x61veats\x18\t \x03(\t\x12\x12\n\nelapsed_ms\x18\n \x01(\x01\x12\x17\n\x0f\x66iles_unchanged\x18\x0b \x01(\x05\x12\x16\n\x0e\x66iles_appended\x18\x0c \x01(\x05\x12\x17\n\x0f\x66iles_rewritten\x18\r \x01(\x05\x12\x0e\n\x06in_log\x18\x0e \x01(\x08\x12\x12\n\nsearchable\x18\x0f \x01(\x08\x12\x31\n\nwatermarks\x18\x10 \x03(\x0b\x32\x1d.quarry.v1.PartitionWatermark\x1a\x39\n\x17SkippedRecordTypesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01J\x04\x08\x06\x10\x07R\x0evectors_queued\"4\n\x12PartitionWatermark\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x0b\n\x03seq\x18\x02 \x01(\x03\"m\n\x0eIngestProgress\x12\'\n\x04\x66ile\x18\x01 \x01(\x0b\x32\x17.quarry.v1.FileProgressH\x00\x12)\n\x06report\x18\x02 \x01(\x0b\x32\x17.quarry.v1.IngestReportH\x00\x42\x07\n\x05\x65vent\"w\n\x0c\x46ileProgress\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nfiles_done\x18\x02 \x01(\x05\x12\x13\n\x0b\x66iles_total\x18\x03 \x01(\x05\x12\x10\n\x08sessions\x18\x04 \x01(\x05\x12\x0e\n\x06\x66ormat\x18\x05 \x01(\t\x12\x0e\n\x06\x63hange\x18\x06 \x01(\t2\xe0\x01\n\rIngestService\x12?\n\x0eIngestSessions\x12\x12.quarry.v1.Session\x1a\x17.quarry.v1.IngestReport(\x01\x12I\n\x0bIngestPaths\x12\x1d.quarry.v1.IngestPathsRequest\x1a\x19.quarry.v1.IngestProgress0\x01\x12\x43\n\x0e\x44\x65leteSessions\x12\x18.quarry.v1.DeleteRequest\x1a\x17.quarry.v1.DeleteReportb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/ingest.proto\x12\tquarry.v1\x1a\x15quarry/v1/units.proto\"*\n\rDeleteRequest\x12\x0c\n\x04refs\x18\x01 \x03(\t\x12\x0b\n\x03\x61\x63k\x18\x02 \x01(\t\"g\n\x0c\x44\x65leteReport\x12\x0f\n\x07\x64\x65leted\x18\x01 \x03(\t\x12\x11\n\tnot_found\x18\x02 \x03(\t\x12\x0e\n\x06in_log\x18\x03 \x01(\x08\x12\x12\n\nsearchable\x18\x04 \x01(\x08\x12\x0f\n\x07\x63\x61veats\x18\x05 \x03(\t\"k\n\x12IngestPathsRequest\x12\r\n\x05paths\x18\x01 \x03(\t\x12\x1a\n\x12standard_locations\x18\x02 \x01(\x08\x12\x0e\n\x06\x66ollow\x18\x03 \x01(\x08\x12\x0b\n\x03\x61\x63k\x18\x04 \x01(\t\x12\r\n\x05scope\x18\x05 \x01(\t\"G\n\x0bIngestIssue\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04line\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0c\n\x04\x63ode\x18\x04 \x01(\t\"\xbf\x04\n\x0cIngestReport\x12\r\n\x05\x66iles\x18\x01 \x01(\x05\x12\x19\n\x11sessions_received\x18\x02 \x01(\x05\x12\x18\n\x10sessions_written\x18\x03 \x01(\x05\x12\x1a\n\x12sessions_unchanged\x18\x04 \x01(\x05\x12\x18\n\x10messages_written\x18\x05 \x01(\x03\x12&\n\x06issues\x18\x07 \x03(\x0b\x32\x16.quarry.v1.IngestIssue\x12M\n\x14skipped_record_types\x18\x08 \x03(\x0b\x32/.quarry.v1.IngestReport.SkippedRecordTypesEntry\x12\x0f\n\x07\x63\x61veats\x18\t \x03(\t\x12\x12\n\nelapsed_ms\x18\n \x01(\x01\x12\x17\n\x0f\x66iles_unchanged\x18\x0b \x01(\x05\x12\x16\n\x0e\x66iles_appended\x18\x0c \x01(\x05\x12\x17\n\x0f\x66iles_rewritten\x18\r \x01(\x05\x12\x0e\n\x06in_log\x18\x0e \x01(\x08\x12\x12\n\nsearchable\x18\x0f \x01(\x08\x12\x31\n\nwatermarks\x18\x10 \x03(\x0b\x32\x1d.quarry.v1.PartitionWatermark\x12\'\n\x07skipped\x18\x11 \x03(\x0b\x32\x16.quarry.v1.SkippedFile\x1a\x39\n\x17SkippedRecordTypesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01J\x04\x08\x06\x10\x07R\x0evectors_queued\"9\n\x0bSkippedFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\'\n\x16\x44\x65scribeArchiveRequest\x12\r\n\x05scope\x18\x01 \x01(\t\"7\n\x12\x41rchiveDescription\x12\x12\n\narchive_id\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\"4\n\x12PartitionWatermark\x12\x11\n\tpartition\x18\x01 \x01(\x05\x12\x0b\n\x03seq\x18\x02 \x01(\x03\"m\n\x0eIngestProgress\x12\'\n\x04\x66ile\x18\x01 \x01(\x0b\x32\x17.quarry.v1.FileProgressH\x00\x12)\n\x06report\x18\x02 \x01(\x0b\x32\x17.quarry.v1.IngestReportH\x00\x42\x07\n\x05\x65vent\"w\n\x0c\x46ileProgress\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nfiles_done\x18\x02 \x01(\x05\x12\x13\n\x0b\x66iles_total\x18\x03 \x01(\x05\x12\x10\n\x08sessions\x18\x04 \x01(\x05\x12\x0e\n\x06\x66ormat\x18\x05 \x01(\t\x12\x0e\n\x06\x63hange\x18\x06 \x01(\t2\xb5\x02\n\rIngestService\x12?\n\x0eIngestSessions\x12\x12.quarry.v1.Session\x1a\x17.quarry.v1.IngestReport(\x01\x12I\n\x0bIngestPaths\x12\x1d.quarry.v1.IngestPathsRequest\x1a\x19.quarry.v1.IngestProgress0\x01\x12S\n\x0f\x44\x65scribeArchive\x12!.quarry.v1.DescribeArchiveRequest\x1a\x1d.quarry.v1.ArchiveDescription\x12\x43\n\x0e\x44\x65leteSessions\x12\x18.quarry.v1.DeleteRequest\x1a\x17.quarry.v1.DeleteReportb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,15 +43,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INGESTISSUE']._serialized_start=318
   _globals['_INGESTISSUE']._serialized_end=389
   _globals['_INGESTREPORT']._serialized_start=392
-  _globals['_INGESTREPORT']._serialized_end=926
-  _globals['_INGESTREPORT_SKIPPEDRECORDTYPESENTRY']._serialized_start=847
-  _globals['_INGESTREPORT_SKIPPEDRECORDTYPESENTRY']._serialized_end=904
-  _globals['_PARTITIONWATERMARK']._serialized_start=928
-  _globals['_PARTITIONWATERMARK']._serialized_end=980
-  _globals['_INGESTPROGRESS']._serialized_start=982
-  _globals['_INGESTPROGRESS']._serialized_end=1091
-  _globals['_FILEPROGRESS']._serialized_start=1093
-  _globals['_FILEPROGRESS']._serialized_end=1212
-  _globals['_INGESTSERVICE']._serialized_start=1215
-  _globals['_INGESTSERVICE']._serialized_end=1439
+  _globals['_INGESTREPORT']._serialized_end=967
+  _globals['_INGESTREPORT_SKIPPEDRECORDTYPESENTRY']._serialized_start=888
+  _globals['_INGESTREPORT_SKIPPEDRECORDTYPESENTRY']._serialized_end=945
+  _globals['_SKIPPEDFILE']._serialized_start=969
+  _globals['_SKIPPEDFILE']._serialized_end=1026
+  _globals['_DESCRIBEARCHIVEREQUEST']._serialized_start=1028
+  _globals['_DESCRIBEARCHIVEREQUEST']._serialized_end=1067
+  _globals['_ARCHIVEDESCRIPTION']._serialized_start=1069
+  _globals['_ARCHIVEDESCRIPTION']._serialized_end=1124
+  _globals['_PARTITIONWATERMARK']._serialized_start=1126
+  _globals['_PARTITIONWATERMARK']._serialized_end=1178
+  _globals['_INGESTPROGRESS']._serialized_start=1180
+  _globals['_INGESTPROGRESS']._serialized_end=1289
+  _globals['_FILEPROGRESS']._serialized_start=1291
+  _globals['_FILEPROGRESS']._serialized_end=1410
+  _globals['_INGESTSERVICE']._serialized_start=1413
+  _globals['_INGESTSERVICE']._serialized_end=1722
 # @@protoc_insertion_point(module_scope)

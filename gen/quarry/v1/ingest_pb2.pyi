@@ -56,7 +56,7 @@ class IngestIssue(_message.Message):
     def __init__(self, path: _Optional[str] = ..., line: _Optional[int] = ..., reason: _Optional[str] = ..., code: _Optional[str] = ...) -> None: ...
 
 class IngestReport(_message.Message):
-    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "issues", "skipped_record_types", "caveats", "elapsed_ms", "files_unchanged", "files_appended", "files_rewritten", "in_log", "searchable", "watermarks")
+    __slots__ = ("files", "sessions_received", "sessions_written", "sessions_unchanged", "messages_written", "issues", "skipped_record_types", "caveats", "elapsed_ms", "files_unchanged", "files_appended", "files_rewritten", "in_log", "searchable", "watermarks", "skipped")
     class SkippedRecordTypesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -79,6 +79,7 @@ class IngestReport(_message.Message):
     IN_LOG_FIELD_NUMBER: _ClassVar[int]
     SEARCHABLE_FIELD_NUMBER: _ClassVar[int]
     WATERMARKS_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
     files: int
     sessions_received: int
     sessions_written: int
@@ -94,7 +95,32 @@ class IngestReport(_message.Message):
     in_log: bool
     searchable: bool
     watermarks: _containers.RepeatedCompositeFieldContainer[PartitionWatermark]
-    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ..., files_unchanged: _Optional[int] = ..., files_appended: _Optional[int] = ..., files_rewritten: _Optional[int] = ..., in_log: _Optional[bool] = ..., searchable: _Optional[bool] = ..., watermarks: _Optional[_Iterable[_Union[PartitionWatermark, _Mapping]]] = ...) -> None: ...
+    skipped: _containers.RepeatedCompositeFieldContainer[SkippedFile]
+    def __init__(self, files: _Optional[int] = ..., sessions_received: _Optional[int] = ..., sessions_written: _Optional[int] = ..., sessions_unchanged: _Optional[int] = ..., messages_written: _Optional[int] = ..., issues: _Optional[_Iterable[_Union[IngestIssue, _Mapping]]] = ..., skipped_record_types: _Optional[_Mapping[str, int]] = ..., caveats: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ..., files_unchanged: _Optional[int] = ..., files_appended: _Optional[int] = ..., files_rewritten: _Optional[int] = ..., in_log: _Optional[bool] = ..., searchable: _Optional[bool] = ..., watermarks: _Optional[_Iterable[_Union[PartitionWatermark, _Mapping]]] = ..., skipped: _Optional[_Iterable[_Union[SkippedFile, _Mapping]]] = ...) -> None: ...
+
+class SkippedFile(_message.Message):
+    __slots__ = ("path", "code", "reason")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    code: str
+    reason: str
+    def __init__(self, path: _Optional[str] = ..., code: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class DescribeArchiveRequest(_message.Message):
+    __slots__ = ("scope",)
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    scope: str
+    def __init__(self, scope: _Optional[str] = ...) -> None: ...
+
+class ArchiveDescription(_message.Message):
+    __slots__ = ("archive_id", "scope")
+    ARCHIVE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    archive_id: str
+    scope: str
+    def __init__(self, archive_id: _Optional[str] = ..., scope: _Optional[str] = ...) -> None: ...
 
 class PartitionWatermark(_message.Message):
     __slots__ = ("partition", "seq")

@@ -50,6 +50,11 @@ class IngestServiceStub:
                 request_serializer=quarry_dot_v1_dot_ingest__pb2.IngestPathsRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_ingest__pb2.IngestProgress.FromString,
                 _registered_method=True)
+        self.DescribeArchive = channel.unary_unary(
+                '/quarry.v1.IngestService/DescribeArchive',
+                request_serializer=quarry_dot_v1_dot_ingest__pb2.DescribeArchiveRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_ingest__pb2.ArchiveDescription.FromString,
+                _registered_method=True)
         self.DeleteSessions = channel.unary_unary(
                 '/quarry.v1.IngestService/DeleteSessions',
                 request_serializer=quarry_dot_v1_dot_ingest__pb2.DeleteRequest.SerializeToString,
@@ -74,8 +79,20 @@ class IngestServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def IngestPaths(self, request, context):
-        """Files or folders readable by the ingest node; the format is recognized from content. A file
-        unchanged since this node last ingested it is skipped; one that grew is ingested again.
+        """Files or folders on the ingest node's machine, below the folders its operator let it read
+        (`--ingest-root`); the format is recognized from content. A file unchanged since this node last
+        ingested it into the scope is skipped; one that grew is ingested again. An operator's tool: it needs
+        `admin` on the scope (or the embedded default without tokens). Clients send their own logs with
+        IngestSessions (`quarry push`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeArchive(self, request, context):
+        """What a client pushing sessions needs to know before it sends: the archive's identity (a new one
+        when the archive was created anew, so what a client remembers having sent no longer holds) and the
+        scope its sessions would go into.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -102,6 +119,11 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     servicer.IngestPaths,
                     request_deserializer=quarry_dot_v1_dot_ingest__pb2.IngestPathsRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_ingest__pb2.IngestProgress.SerializeToString,
+            ),
+            'DescribeArchive': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeArchive,
+                    request_deserializer=quarry_dot_v1_dot_ingest__pb2.DescribeArchiveRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_ingest__pb2.ArchiveDescription.SerializeToString,
             ),
             'DeleteSessions': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteSessions,
@@ -168,6 +190,33 @@ class IngestService:
             '/quarry.v1.IngestService/IngestPaths',
             quarry_dot_v1_dot_ingest__pb2.IngestPathsRequest.SerializeToString,
             quarry_dot_v1_dot_ingest__pb2.IngestProgress.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeArchive(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.IngestService/DescribeArchive',
+            quarry_dot_v1_dot_ingest__pb2.DescribeArchiveRequest.SerializeToString,
+            quarry_dot_v1_dot_ingest__pb2.ArchiveDescription.FromString,
             options,
             channel_credentials,
             insecure,

@@ -349,18 +349,20 @@ class NodeSessionLists(_message.Message):
     def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionSessionList, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class PartitionReadEvents(_message.Message):
-    __slots__ = ("partition", "session_id", "filters", "full", "with_text")
+    __slots__ = ("partition", "session_id", "filters", "full", "with_text", "with_payloads")
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     FILTERS_FIELD_NUMBER: _ClassVar[int]
     FULL_FIELD_NUMBER: _ClassVar[int]
     WITH_TEXT_FIELD_NUMBER: _ClassVar[int]
+    WITH_PAYLOADS_FIELD_NUMBER: _ClassVar[int]
     partition: int
     session_id: str
     filters: _containers.RepeatedCompositeFieldContainer[EventFilter]
     full: bool
     with_text: bool
-    def __init__(self, partition: _Optional[int] = ..., session_id: _Optional[str] = ..., filters: _Optional[_Iterable[_Union[EventFilter, _Mapping]]] = ..., full: _Optional[bool] = ..., with_text: _Optional[bool] = ...) -> None: ...
+    with_payloads: bool
+    def __init__(self, partition: _Optional[int] = ..., session_id: _Optional[str] = ..., filters: _Optional[_Iterable[_Union[EventFilter, _Mapping]]] = ..., full: _Optional[bool] = ..., with_text: _Optional[bool] = ..., with_payloads: _Optional[bool] = ...) -> None: ...
 
 class StoredEvents(_message.Message):
     __slots__ = ("session", "events", "event_count")

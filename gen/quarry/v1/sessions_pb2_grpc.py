@@ -123,7 +123,8 @@ class SessionQueryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ReadSession(self, request, context):
-        """The complete event log of one session, raw records included: the header, then events in seq order.
+        """The complete event log of one session, raw records whole (held-apart payloads put back, so each
+        raw_json is its source record's bytes): the header, then events in seq order.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -133,7 +133,7 @@ class Action(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., block_id: _Optional[str] = ..., seq: _Optional[int] = ..., category: _Optional[str] = ..., tool: _Optional[str] = ..., command: _Optional[str] = ..., path: _Optional[str] = ..., output: _Optional[str] = ..., failed: _Optional[bool] = ..., input_json: _Optional[str] = ..., time_ms: _Optional[int] = ..., exit_code: _Optional[int] = ..., followup: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash", "agent", "files", "runs", "events", "snapshots", "delegations", "log_events", "title_snapshot", "scope")
+    __slots__ = ("id", "origin", "native_id", "title", "repo", "cwd", "branch", "created_ms", "updated_ms", "parent_session_id", "tags", "duration_ms", "counts", "messages", "actions", "source_path", "model", "content_hash", "agent", "files", "runs", "events", "snapshots", "delegations", "log_events", "title_snapshot", "scope", "host", "pusher", "held_payloads")
     ID_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_FIELD_NUMBER: _ClassVar[int]
     NATIVE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -161,6 +161,9 @@ class Session(_message.Message):
     LOG_EVENTS_FIELD_NUMBER: _ClassVar[int]
     TITLE_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PUSHER_FIELD_NUMBER: _ClassVar[int]
+    HELD_PAYLOADS_FIELD_NUMBER: _ClassVar[int]
     id: str
     origin: str
     native_id: str
@@ -188,10 +191,13 @@ class Session(_message.Message):
     log_events: _containers.RepeatedCompositeFieldContainer[SessionEvent]
     title_snapshot: TitleSnapshot
     scope: str
-    def __init__(self, id: _Optional[str] = ..., origin: _Optional[str] = ..., native_id: _Optional[str] = ..., title: _Optional[str] = ..., repo: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., counts: _Optional[_Union[SessionCounts, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., source_path: _Optional[str] = ..., model: _Optional[str] = ..., content_hash: _Optional[str] = ..., agent: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileTouch, _Mapping]]] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[ObservedEvent, _Mapping]]] = ..., snapshots: _Optional[_Iterable[_Union[ContextSnapshot, _Mapping]]] = ..., delegations: _Optional[_Iterable[_Union[Delegation, _Mapping]]] = ..., log_events: _Optional[_Iterable[_Union[SessionEvent, _Mapping]]] = ..., title_snapshot: _Optional[_Union[TitleSnapshot, _Mapping]] = ..., scope: _Optional[str] = ...) -> None: ...
+    host: str
+    pusher: str
+    held_payloads: _containers.RepeatedCompositeFieldContainer[HeldPayload]
+    def __init__(self, id: _Optional[str] = ..., origin: _Optional[str] = ..., native_id: _Optional[str] = ..., title: _Optional[str] = ..., repo: _Optional[str] = ..., cwd: _Optional[str] = ..., branch: _Optional[str] = ..., created_ms: _Optional[int] = ..., updated_ms: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., duration_ms: _Optional[int] = ..., counts: _Optional[_Union[SessionCounts, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., source_path: _Optional[str] = ..., model: _Optional[str] = ..., content_hash: _Optional[str] = ..., agent: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileTouch, _Mapping]]] = ..., runs: _Optional[_Iterable[_Union[Run, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[ObservedEvent, _Mapping]]] = ..., snapshots: _Optional[_Iterable[_Union[ContextSnapshot, _Mapping]]] = ..., delegations: _Optional[_Iterable[_Union[Delegation, _Mapping]]] = ..., log_events: _Optional[_Iterable[_Union[SessionEvent, _Mapping]]] = ..., title_snapshot: _Optional[_Union[TitleSnapshot, _Mapping]] = ..., scope: _Optional[str] = ..., host: _Optional[str] = ..., pusher: _Optional[str] = ..., held_payloads: _Optional[_Iterable[_Union[HeldPayload, _Mapping]]] = ...) -> None: ...
 
 class SessionEvent(_message.Message):
-    __slots__ = ("seq", "type", "time_ms", "time_inferred", "surface", "line", "message_id", "text", "replaced_by", "replaced_event_seqs", "source_event_seqs", "raw_json")
+    __slots__ = ("seq", "type", "time_ms", "time_inferred", "surface", "line", "message_id", "text", "replaced_by", "replaced_event_seqs", "source_event_seqs", "raw_json", "held")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -204,6 +210,7 @@ class SessionEvent(_message.Message):
     REPLACED_EVENT_SEQS_FIELD_NUMBER: _ClassVar[int]
     SOURCE_EVENT_SEQS_FIELD_NUMBER: _ClassVar[int]
     RAW_JSON_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
     seq: int
     type: str
     time_ms: int
@@ -216,7 +223,26 @@ class SessionEvent(_message.Message):
     replaced_event_seqs: _containers.RepeatedScalarFieldContainer[int]
     source_event_seqs: _containers.RepeatedScalarFieldContainer[int]
     raw_json: bytes
-    def __init__(self, seq: _Optional[int] = ..., type: _Optional[str] = ..., time_ms: _Optional[int] = ..., time_inferred: _Optional[bool] = ..., surface: _Optional[str] = ..., line: _Optional[int] = ..., message_id: _Optional[str] = ..., text: _Optional[str] = ..., replaced_by: _Optional[int] = ..., replaced_event_seqs: _Optional[_Iterable[int]] = ..., source_event_seqs: _Optional[_Iterable[int]] = ..., raw_json: _Optional[bytes] = ...) -> None: ...
+    held: _containers.RepeatedCompositeFieldContainer[HeldPlace]
+    def __init__(self, seq: _Optional[int] = ..., type: _Optional[str] = ..., time_ms: _Optional[int] = ..., time_inferred: _Optional[bool] = ..., surface: _Optional[str] = ..., line: _Optional[int] = ..., message_id: _Optional[str] = ..., text: _Optional[str] = ..., replaced_by: _Optional[int] = ..., replaced_event_seqs: _Optional[_Iterable[int]] = ..., source_event_seqs: _Optional[_Iterable[int]] = ..., raw_json: _Optional[bytes] = ..., held: _Optional[_Iterable[_Union[HeldPlace, _Mapping]]] = ...) -> None: ...
+
+class HeldPlace(_message.Message):
+    __slots__ = ("start", "end", "sha256")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    start: int
+    end: int
+    sha256: str
+    def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
+
+class HeldPayload(_message.Message):
+    __slots__ = ("sha256", "data")
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    sha256: str
+    data: bytes
+    def __init__(self, sha256: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class SessionEventList(_message.Message):
     __slots__ = ("events",)

@@ -1,11 +1,13 @@
 """`quarry cluster …`: the cluster on the replicated log.
 
-quarry cluster init --nats URLS [--partitions 16] [--replicas 2]   # create the log and the map
+quarry cluster nats-credentials DIR          # the NATS users of each role, and the servers' authorization
+quarry cluster init --nats URLS --nats-credentials DIR/admin.json [--partitions 16] [--replicas 2]
 quarry cluster status                          # partitions -> replicas, lag, generation, log servers
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 from typing import Annotated
 
@@ -19,6 +21,27 @@ def _cli() -> ModuleType:
     from quarry.client.cli import main
 
     return main
+
+
+@cluster_app.command("nats-credentials")
+def nats_credentials(
+    directory: Annotated[Path, typer.Argument(help="Where the role files go (made if absent).")],
+    authorization: Annotated[
+        Path | None,
+        typer.Option(help="Where the servers' authorization file goes. [default: DIR/authorization.conf]"),
+    ] = None,
+) -> None:
+    """The cluster's NATS users: `<role>.json` for each role (admin, ingest, index, vector, query; a
+    random secret, mode 0600, kept when it exists) and the servers' authorization file (each user's
+    bcrypt hash and permissions: no secret), which every NATS server's config includes."""
+    from quarry.cluster.nats_credentials import credentials_file, write_authorization
+    from quarry.cluster.nats_permissions import ROLES
+
+    written = write_authorization(directory, authorization)
+    console = _cli().console
+    for role in ROLES:
+        console.print(f"{role}: {credentials_file(directory, role)}")
+    console.print(f"servers' authorization: {written}")
 
 
 @cluster_app.command("init")
@@ -36,9 +59,26 @@ def init(
     max_moves: Annotated[
         int, typer.Option("--max-moves", min=1, help="Partitions copied to other nodes at once at most.")
     ] = 4,
+    nats_credentials: Annotated[
+        Path | None,
+        typer.Option(
+            "--nats-credentials",
+            envvar="QUARRY_NATS_CREDENTIALS",
+            help="The file of the NATS `admin` user (`quarry cluster nats-credentials`).",
+        ),
+    ] = None,
+    nats_tls_ca: Annotated[
+        Path | None,
+        typer.Option(
+            "--nats-tls-ca",
+            envvar="QUARRY_NATS_TLS_CA",
+            help="Speak TLS to NATS (handshake first) and check the servers' certificates against this CA.",
+        ),
+    ] = None,
 ) -> None:
     """Create the cluster's stream and KV buckets on NATS; an existing cluster is left as it is (its
     partition count cannot change, and asking for another one fails)."""
+    from quarry.cluster.nats_access import NatsAccess
     from quarry.cluster.setup import ClusterConfig, ensure_cluster
     from quarry.core.errors import QuarryError
     from quarry.v1 import errors_pb2
@@ -47,7 +87,7 @@ def init(
     if not urls:
         raise QuarryError(errors_pb2.INVALID_REQUEST, "--nats needs at least one URL", parameter="--nats")
     wanted = ClusterConfig(partitions, replicas, log_replicas, int(node_left_delay_s * 1000), max_moves)
-    config = ensure_cluster(urls, wanted)
+    config = ensure_cluster(urls, wanted, NatsAccess(nats_credentials, nats_tls_ca))
     _cli().console.print(
         f"cluster on {', '.join(urls)}: {config.partitions} partitions, {config.replicas} replicas each, "
         f"log on {config.log_replicas} server(s)"

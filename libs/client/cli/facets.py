@@ -47,12 +47,17 @@ def facets(
     family: Annotated[
         list[str] | None,
         typer.Option(
-            "--family", help="Only this family (repeatable): origins | tags | repos | action_types | count_buckets."
+            "--family",
+            help="Only this family (repeatable): origins | tags | repos | hosts | pushers | action_types "
+            "| count_buckets.",
         ),
     ] = None,
     no_idf: Annotated[bool, typer.Option("--no-idf", help="Leave out the IDF of each value.")] = False,
     include_deferred: Annotated[
-        bool, typer.Option("--include-deferred", help="Also count repos and action_types (deferred by default).")
+        bool,
+        typer.Option(
+            "--include-deferred", help="Also count repos, hosts, pushers and action_types (deferred by default)."
+        ),
     ] = False,
     budget_ms: Annotated[
         float, typer.Option("--budget-ms", min=0, help="Time budget (0: the server's 5000); past it, what is done.")

@@ -1,7 +1,7 @@
 """The `quarry` command line. Options common to every command go before it, as in git:
-`quarry [--home DIR] [--format plain|json|ndjson|yaml|csv] [--explain] COMMAND …`; a query given
-without a command is a search (`quarry 'sqlite locking'`), or rows for a unit query (`quarry 'files
-where …'`); with --explain, the query's AST and plan instead of its results."""
+`quarry [--home DIR] [--cluster URL | --context NAME] [--format plain|json|ndjson|yaml|csv] [--explain]
+COMMAND …`; a query given without a command is a search (`quarry 'sqlite locking'`), or rows for a unit
+query (`quarry 'files where …'`); with --explain, the query's AST and plan instead of its results."""
 
 from __future__ import annotations
 
@@ -17,13 +17,14 @@ import typer
 # The sub-apps' modules import only typer at the top: what a command needs (gRPC, protobuf, rich,
 # the query language, OpenTelemetry) is imported when it runs (issue 13; tests/client/test_cli_imports.py).
 from quarry.client.cli.cluster import cluster_app
+from quarry.client.cli.context import context_app
 from quarry.client.cli.embed import embed_app
 from quarry.client.cli.export import export_app
 from quarry.client.cli.facets import facets
 from quarry.client.cli.lazy import lazy_module, stderr, stdout
 from quarry.client.cli.lines import stdout_lines
 from quarry.client.cli.mark import mark_app
-from quarry.client.cli.node import host_port, node_app
+from quarry.client.cli.node import HttpAllowedHost, check_http_allowed_hosts, host_port, node_app
 from quarry.client.cli.read import read
 from quarry.client.cli.sessions import sessions_app
 from quarry.client.cli.tokens import token_app
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from quarry.client.client import QuarryClient
+    from quarry.client.push import Pusher
+    from quarry.client.target import Target
     from quarry.v1 import query_pb2
-    from quarry.v1.ingest_pb2 import IngestProgress
+    from quarry.v1.ingest_pb2 import IngestProgress, IngestReport
 
 render = lazy_module("quarry.client.cli.render")
 
@@ -54,6 +57,7 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(export_app, name="export")
 app.add_typer(token_app, name="token")
+app.add_typer(context_app, name="context")
 app.command("read")(read)
 app.command("facets")(facets)
 
@@ -73,6 +77,10 @@ class Settings:
     format: str = "plain"
     query: str = ""  # the query being run, to point at an error's position
     explain: bool = False
+    cluster: str | None = None  # --cluster URL
+    context: str | None = None  # --context NAME
+    ca: Path | None = None  # --ca FILE
+    allow_plaintext: bool = False
 
 
 settings = Settings()
@@ -87,6 +95,39 @@ def main(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show the query's typed AST and plan instead of running it.")
     ] = False,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            help="The cluster to talk to: grpcs://HOST:PORT (TLS) or grpc://HOST:PORT, ?ingest=HOST:PORT "
+            "(default: $QUARRY_URL, else the context).",
+            show_default=False,
+        ),
+    ] = None,
+    context: Annotated[
+        str | None,
+        typer.Option(
+            "--context",
+            help="A named cluster (`quarry context list`; `local`: the cluster under --home) "
+            "(default: $QUARRY_CONTEXT, else the current one).",
+            show_default=False,
+        ),
+    ] = None,
+    ca: Annotated[
+        Path | None,
+        typer.Option(
+            "--ca",
+            help="The CA file a grpcs:// cluster is verified with (default: $QUARRY_TLS_CA, the context's, "
+            "else the system's roots).",
+            show_default=False,
+        ),
+    ] = None,
+    allow_plaintext: Annotated[
+        bool,
+        typer.Option(
+            "--allow-plaintext", help="Send tokens and sessions over a grpc:// URL to a host beyond loopback."
+        ),
+    ] = False,
 ) -> None:
     from quarry.core.config import resolve_home
 
@@ -95,12 +136,31 @@ def main(
     settings.home = resolve_home(home)
     settings.format = fmt
     settings.explain = explain
+    settings.cluster, settings.context, settings.ca = cluster, context, ca
+    settings.allow_plaintext = allow_plaintext
+    _target.cache_clear()  # chosen again for every command run in this process (tests run many)
+
+
+@functools.cache
+def _target() -> Target:
+    """The cluster this command talks to (quarry.client.target: --cluster, $QUARRY_URL, --context,
+    $QUARRY_CONTEXT, the current context, else the local cluster under --home)."""
+    from quarry.client.target import CLI_NAMES, resolve_target
+
+    return resolve_target(
+        settings.cluster,
+        settings.context,
+        ca=settings.ca,
+        home=settings.home,
+        allow_plaintext=settings.allow_plaintext,
+        names=CLI_NAMES,
+    )
 
 
 def _client() -> QuarryClient:
     from quarry.client.client import QuarryClient
 
-    return QuarryClient.for_home(settings.home)
+    return QuarryClient.for_target(_target())
 
 
 @app.command()
@@ -128,6 +188,7 @@ def up(
     http: Annotated[
         str, typer.Option("--http", help="Serve the HTTP JSON API on HOST:PORT (the query node).", show_default=False)
     ] = "",
+    http_allowed_host: HttpAllowedHost = None,
     auth: Annotated[
         bool,
         typer.Option(
@@ -142,6 +203,13 @@ def up(
             help="Serve and call with TLS: node.pem, node.key (naming 127.0.0.1) and ca.pem in this folder.",
         ),
     ] = None,
+    ingest_root: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--ingest-root",
+            help="A folder whose files `quarry ingest` may read, repeatable (default: your home folder).",
+        ),
+    ] = None,
 ) -> None:
     """Start a local cluster and supervise it (a node that dies is restarted). The embedded default: SHARDS
     index nodes, a vector, an ingest and a query node. With --log nats: NATS servers, index nodes holding
@@ -153,8 +221,7 @@ def up(
     if detach:
         _up_in_background()
         return
-    if http:
-        host_port(http, "--http")  # a bad address fails here, not in the query node's log
+    check_http_allowed_hosts(http, http_allowed_host or [])  # a bad address fails here, not in the node's log
     cluster = LocalCluster(
         settings.home,
         shards=shards,
@@ -167,8 +234,10 @@ def up(
         nats_servers=nats_servers,
         supervise=True,
         http=http,
+        http_allowed_hosts=http_allowed_host or [],
         auth=True if auth else None,
         tls=TlsFiles.in_dir(tls_dir.resolve()) if tls_dir else None,
+        ingest_roots=[root.resolve() for root in ingest_root] if ingest_root else None,
     )
     import signal
     import threading
@@ -236,10 +305,12 @@ def down() -> None:
 
 @app.command()
 def status() -> None:
-    """Every node: up, shard, sessions, documents, vectors, embedding backlog."""
+    """Every node: up, shard, sessions, documents, vectors, embedding backlog; for the local cluster, how
+    often its supervisor restarted each."""
     from quarry.core.config import ClusterInfo
 
-    recorded = ClusterInfo.load(settings.home)
+    target = _target()
+    recorded = ClusterInfo.load(target.home) if target.home is not None else None
     with _client() as client:
         render.status(client.status(), settings.format, stdout(), recorded.restarts if recorded else None)
 
@@ -265,8 +336,13 @@ def ingest(
     ] = "",
 ) -> None:
     """Ingest the session logs of Claude Code, Codex, Gemini CLI, Cursor, Copilot Chat, Cline, Roo Code,
-    OpenCode, Crush, Aider and Goose, and ChatGPT and Claude.ai exports (format found from content).
-    A file unchanged since its last ingest is skipped; one that grew is ingested again."""
+    OpenCode, Crush, Aider and Goose, and ChatGPT and Claude.ai exports (format found from content), read
+    by the ingest node from its own machine: for the cluster `quarry up` runs here, or an operator's (its
+    --ingest-root folders; an admin token). To send this machine's logs to a remote cluster, `quarry push`.
+    A file unchanged since its last ingest is skipped; one that grew is ingested again. Exits 1 when a
+    file failed."""
+    from quarry.client.ingest_outcome import failures
+
     standard = not paths
     if standard:
         from quarry.ingest.discover import project_locations  # only here: it loads every parser
@@ -276,7 +352,9 @@ def ingest(
         events = client.ingest_paths(paths, standard_locations=standard, follow=follow, ack=ack, scope=scope)
         try:
             if not follow:
-                _ingest_once(events)
+                report = _ingest_once(events)
+                if report is not None and failures(report):
+                    raise typer.Exit(1)  # the report named each file that failed
             elif settings.format == "plain":
                 _ingest_once(events)
                 stderr().print("following; Ctrl-C stops")
@@ -293,8 +371,93 @@ def ingest(
             events.close()  # cancels the call
 
 
-def _ingest_once(events: Iterator[IngestProgress]) -> None:
-    """Up to the first report: a progress bar over the files, then the report."""
+@app.command()
+def push(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Files or folders of this machine; none: every tool's standard locations and this folder's."
+        ),
+    ] = None,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", help="Keep watching: send files as they appear or grow, until Ctrl-C or SIGTERM."),
+    ] = False,
+    scope: Annotated[
+        str, typer.Option(help="The scope the sessions go into (default: the token's one writable scope).")
+    ] = "",
+    ack: Annotated[
+        str,
+        typer.Option(help="applied (searchable when it returns) | log (in the replicated log; a cluster on the log)"),
+    ] = "applied",
+    retry_for: Annotated[
+        float,
+        typer.Option(
+            "--retry-for", min=0, help="Seconds a batch the cluster could not take is sent again (--follow: for ever)."
+        ),
+    ] = 600.0,
+) -> None:
+    """Send this machine's agent logs to the cluster: parsed here (the formats `quarry ingest` reads),
+    sent with your token. What the cluster acknowledged is remembered, so a push stopped anywhere resumes
+    where it stopped and an unchanged file costs one stat. Exits 1 when a file failed."""
+    import signal
+    import threading
+
+    from rich.markup import escape
+
+    from quarry.client.ingest_outcome import failures
+    from quarry.client.push import Pusher
+
+    if not paths:
+        from quarry.ingest.discover import project_locations, standard_locations
+
+        paths = [*standard_locations(), *project_locations(Path.cwd())]
+    roots = [path.expanduser().absolute() for path in paths]
+
+    def warn(text: str) -> None:
+        stderr().print(f"[yellow]push[/yellow] {escape(text)}", soft_wrap=True)
+
+    with _client() as client, Pusher(client, scope, ack, retry_for=None if follow else retry_for, warn=warn) as pusher:
+        if not follow:
+            report = _pushed_with_progress(pusher, roots)
+            render.ingest_report(report, settings.format, stdout())
+            if failures(report):
+                raise typer.Exit(1)
+            return
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        if settings.format == "plain":
+            stderr().print(f"pushing {len(roots)} location(s) into scope {pusher.scope}; Ctrl-C stops")
+        try:
+            pusher.follow(roots, lambda report: _push_round(report), stop)
+        except KeyboardInterrupt:
+            stderr().print("stopped following")
+
+
+def _pushed_with_progress(pusher: Pusher, roots: list[Path]) -> IngestReport:
+    """One push with a progress bar over its files."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=stderr(), transient=True
+    )
+    with progress:
+        task = progress.add_task("pushing", total=None)
+        return pusher.push(roots, lambda done, total: progress.update(task, total=total, completed=done))
+
+
+def _push_round(report: IngestReport) -> None:
+    """A followed push's round: the report when it wrote or found something (plain), every one otherwise."""
+    from quarry.v1.ingest_pb2 import IngestProgress
+
+    if settings.format != "plain":
+        render.ingest_event(IngestProgress(report=report), settings.format, stdout())
+    elif report.sessions_written or report.issues or report.skipped:
+        render.ingest_report(report, settings.format, stdout())
+
+
+def _ingest_once(events: Iterator[IngestProgress]) -> IngestReport | None:
+    """Up to the first report: a progress bar over the files, then the report (returned)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     report = None
@@ -311,6 +474,7 @@ def _ingest_once(events: Iterator[IngestProgress]) -> None:
                 break
     if report is not None:
         render.ingest_report(report, settings.format, stdout())
+    return report
 
 
 @app.command()
@@ -509,10 +673,11 @@ def demo() -> None:
         run_demo(client, settings.home, settings.format, stdout())
 
 
-GLOBAL_OPTIONS_WITH_VALUE = ("--home", "--format", "-f")
+GLOBAL_OPTIONS_WITH_VALUE = ("--home", "--format", "-f", "--cluster", "--context", "--ca")
 
 
-GLOBAL_FLAGS = ("--explain", "--help")
+GLOBAL_FLAGS = ("--explain", "--allow-plaintext", "--help")
+GLOBAL_OPTION_PREFIXES = tuple(f"{option}=" for option in GLOBAL_OPTIONS_WITH_VALUE if option.startswith("--"))
 
 
 @app.command()
@@ -521,32 +686,31 @@ def mcp(
         str, typer.Option("--http", help="Serve streamable HTTP on HOST:PORT instead of stdio.", show_default=False)
     ] = "",
     auth: Annotated[
-        bool, typer.Option("--auth", help="--http: every request needs `Authorization: Bearer <token>`.")
+        bool,
+        typer.Option(
+            "--auth", help="--http: every request needs `Authorization: Bearer <token>`, and runs with that token."
+        ),
     ] = False,
 ) -> None:
-    """Serve Quarry's API as MCP tools to an agent (the official MCP SDK): over stdio with the token in
-    $QUARRY_TOKEN, or streamable HTTP, where each request carries its caller's token when the cluster
-    requires tokens (--auth; always beyond loopback)."""
+    """Serve Quarry's API as MCP tools to an agent (the official MCP SDK), for the cluster --cluster or
+    --context names (else the local one): over stdio with $QUARRY_TOKEN or the context's token; over
+    streamable HTTP with --auth, each request with its caller's own token. Without --auth, HTTP serves
+    only on loopback and only when the server holds no token of its own (it would lend it to every
+    caller that reaches the port)."""
     from quarry.client.client import QuarryClient
-    from quarry.client.mcp_server import build_server
-    from quarry.core.auth import is_loopback
-    from quarry.core.errors import QuarryError
-    from quarry.v1 import errors_pb2
+    from quarry.client.mcp_server import build_server, check_http_without_auth
 
     @functools.lru_cache(maxsize=256)
     def client_for(token: str | None) -> QuarryClient:
-        return QuarryClient.for_home(settings.home, token=token)
+        # Resolved at the first call, not at start: an agent may start `quarry mcp` before `quarry up`.
+        return QuarryClient.for_target(_target() if token is None else _target().with_token(token))
 
     if not http:
         build_server(client_for).run("stdio")
         return
     host, port = host_port(http, "--http")
-    if not auth and not is_loopback(host):
-        raise QuarryError(
-            errors_pb2.INVALID_REQUEST,
-            f"serving MCP on {host}, beyond loopback, needs --auth (every request then carries a token)",
-            parameter="--http",
-        )
+    if not auth:
+        check_http_without_auth(host, _target().token)
     url = f"http://{host}:{port}" if auth else None
     build_server(client_for, auth_url=url).run("streamable-http", host=host, port=port)
 
@@ -570,7 +734,7 @@ def _command_index(argv: list[str]) -> int | None:
         word = argv[i]
         if word in GLOBAL_OPTIONS_WITH_VALUE:
             i += 2
-        elif word in GLOBAL_FLAGS or word.startswith(("--home=", "--format=")):
+        elif word in GLOBAL_FLAGS or word.startswith(GLOBAL_OPTION_PREFIXES):
             i += 1
         else:
             return i

@@ -87,6 +87,29 @@ Nats = Annotated[
     str | None,
     typer.Option("--nats", help="Cluster mode: comma-separated NATS server URLs of the cluster's log and map."),
 ]
+NatsCredentials = Annotated[
+    Path | None,
+    typer.Option(
+        "--nats-credentials",
+        envvar="QUARRY_NATS_CREDENTIALS",
+        help="Cluster mode: the file of this role's NATS user (`quarry cluster nats-credentials`).",
+    ),
+]
+NatsTlsCa = Annotated[
+    Path | None,
+    typer.Option(
+        "--nats-tls-ca",
+        envvar="QUARRY_NATS_TLS_CA",
+        help="Cluster mode: speak TLS to NATS (handshake first) and check the servers' certificates against this CA.",
+    ),
+]
+
+
+def _reach_nats(credentials: Path | None, tls_ca: Path | None) -> None:
+    """This node's NATS connections: as the user of `credentials`, over TLS checked against `tls_ca`."""
+    from quarry.cluster.nats_access import NatsAccess, configure
+
+    configure(NatsAccess(credentials, tls_ca))
 
 
 def host_port(text: str, parameter: str) -> tuple[str, int]:
@@ -98,6 +121,30 @@ def host_port(text: str, parameter: str) -> tuple[str, int]:
     if not host or not port.isdigit() or not 0 <= int(port) < 65536:
         raise QuarryError(errors_pb2.INVALID_REQUEST, f"{parameter} {text!r} is not HOST:PORT", parameter=parameter)
     return host, int(port)
+
+
+HttpAllowedHost = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--http-allowed-host",
+        help="A name the HTTP API answers to (the Host browsers send), beside the loopback names and the "
+        "host it binds; repeatable. Requests naming another host, or sent by a page of another site, are refused.",
+    ),
+]
+
+
+def check_http_allowed_hosts(http: str, names: list[str]) -> None:
+    """INVALID_REQUEST naming --http-allowed-host when it is given without --http or is no host name."""
+    from quarry.core.errors import QuarryError
+    from quarry.query.http_hosts import OPTION, AllowedHosts
+    from quarry.v1 import errors_pb2
+
+    if names and not http:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST, f"{OPTION} names hosts of the HTTP API: give --http too", parameter=OPTION
+        )
+    if http:
+        AllowedHosts.of(host_port(http, "--http")[0], names)
 
 
 def _mode(index: str | None, nats: str | None) -> tuple[list[str], list[str]]:
@@ -131,6 +178,8 @@ def node_index(
         typer.Option("--join", help="Cluster mode: join the cluster on the log; the map assigns its partitions."),
     ] = False,
     nats: Nats = None,
+    nats_credentials: NatsCredentials = None,
+    nats_tls_ca: NatsTlsCa = None,
     node_id: Annotated[
         str | None, typer.Option("--node-id", help="The node's name, stable across restarts (default: index-N).")
     ] = None,
@@ -169,7 +218,8 @@ def node_index(
                 "--join takes its partitions from the cluster map: drop --partition/--partitions",
                 parameter="--partition",
             )
-        plan = joining(home, nats, node_id, data)
+        plan = joining(home, nats, node_id, data, nats_credentials, nats_tls_ca)
+        _reach_nats(plan.credentials, plan.tls_ca)
         setup_telemetry(f"quarry-{plan.node_id}")
         serve_replicas(plan.node_id, plan.data, plan.nats, host, port, run_file, advertise, budget)
         return
@@ -198,6 +248,8 @@ def node_vector(
         typer.Option(help="Comma-separated index node addresses, in partition order, whose sessions it embeds."),
     ] = None,
     nats: Nats = None,
+    nats_credentials: NatsCredentials = None,
+    nats_tls_ca: NatsTlsCa = None,
     embedder: Annotated[str, typer.Option()] = "minilm",
     embed_mode: Annotated[
         str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
@@ -224,6 +276,7 @@ def node_vector(
 
     addresses, urls = (_addresses(index, "--index"), []) if index or not nats else ([], _addresses(nats, "--nats"))
     _secure("vector", host, cluster_key_file, (tls_cert, tls_key, tls_ca))
+    _reach_nats(nats_credentials, nats_tls_ca)
     setup_telemetry("quarry-vector")
     serve_vector(
         data,
@@ -243,6 +296,16 @@ def node_ingest(
     data: Annotated[Path, typer.Option(help="Where it remembers what it ingested from each file.")],
     index: Annotated[str | None, typer.Option(help="Comma-separated index node addresses, in partition order.")] = None,
     nats: Nats = None,
+    nats_credentials: NatsCredentials = None,
+    nats_tls_ca: NatsTlsCa = None,
+    ingest_root: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--ingest-root",
+            help="A folder of this machine whose files callers may ingest by path (IngestPaths: admin tokens "
+            "only), repeatable; none: no path of this machine is read.",
+        ),
+    ] = None,
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
@@ -252,12 +315,15 @@ def node_ingest(
     tls_key: TlsKey = None,
     tls_ca: TlsCa = None,
 ) -> None:
-    """The ingest node: pushes to the partitions' index nodes (--index) or publishes to the log (--nats)."""
+    """The ingest node: pushes to the partitions' index nodes (--index) or publishes to the log (--nats).
+    Clients send the sessions they parsed (`quarry push`); paths of this machine are read only below the
+    --ingest-root folders."""
     from quarry.core.telemetry import setup_telemetry
     from quarry.ingest.server import Router, serve_ingest
 
     addresses, urls = _mode(index, nats)
     _secure("ingest", host, cluster_key_file, (tls_cert, tls_key, tls_ca), tokens)
+    _reach_nats(nats_credentials, nats_tls_ca)
     setup_telemetry("quarry-ingest")
     router: Router
     if urls:
@@ -268,19 +334,22 @@ def node_ingest(
         from quarry.ingest.router import DirectRouter
 
         router = DirectRouter(addresses)
-    serve_ingest(router, data, host, port, run_file)
+    serve_ingest(router, data, host, port, run_file, ingest_root or [])
 
 
 @node_app.command("query")
 def node_query(
     index: Annotated[str | None, typer.Option(help="Comma-separated index node addresses, in partition order.")] = None,
     nats: Nats = None,
+    nats_credentials: NatsCredentials = None,
+    nats_tls_ca: NatsTlsCa = None,
     vector: Annotated[str | None, typer.Option()] = None,
     ingest: Annotated[str | None, typer.Option()] = None,
     host: Host = "127.0.0.1",
     port: Port = 0,
     run_file: RunFile = None,
     http: Annotated[str, typer.Option(help="Also serve the HTTP JSON API on HOST:PORT.")] = "",
+    http_allowed_host: HttpAllowedHost = None,
     tokens: Tokens = None,
     cluster_key_file: ClusterKey = None,
     tls_cert: TlsCert = None,
@@ -293,11 +362,13 @@ def node_query(
     from quarry.query.topology import StaticTopology, Topology
 
     addresses, urls = _mode(index, nats)
+    check_http_allowed_hosts(http, http_allowed_host or [])
     from quarry.core.auth import is_loopback
 
     bound = [host, host_port(http, "--http")[0]] if http else [host]
     beyond = next((h for h in bound if not is_loopback(h)), host)
     _secure("query", beyond, cluster_key_file, (tls_cert, tls_key, tls_ca), tokens)
+    _reach_nats(nats_credentials, nats_tls_ca)
     setup_telemetry("quarry-query")
     topology: Topology
     if urls:
@@ -306,4 +377,13 @@ def node_query(
         topology = WatchedTopology(urls)
     else:
         topology = StaticTopology(addresses)
-    serve_query(topology, vector, ingest, host, port, run_file, http=host_port(http, "--http") if http else None)
+    serve_query(
+        topology,
+        vector,
+        ingest,
+        host,
+        port,
+        run_file,
+        http=host_port(http, "--http") if http else None,
+        http_allowed_hosts=http_allowed_host or [],
+    )

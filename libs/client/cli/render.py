@@ -538,10 +538,21 @@ def ingest_event(event: ingest_pb2.IngestProgress, fmt: str, console: Console) -
         console.print(f"{file.change:<9} {escape(file.path)}: {sessions}", soft_wrap=True)
 
 
+SKIPPED_SHOWN = 20  # skipped files listed per reason in plain text (every one in json, ndjson and yaml)
+
+
 def _ingest_notes(report: ingest_pb2.IngestReport, console: Console) -> None:
     for issue in report.issues:
         where = f"{issue.path}:{issue.line}" if issue.line else issue.path
         console.print(f"[yellow]{issue.code}[/yellow] {escape(where)}: {escape(issue.reason)}")
+    by_code: dict[str, list[ingest_pb2.SkippedFile]] = {}
+    for skipped in report.skipped:
+        by_code.setdefault(skipped.code, []).append(skipped)
+    for code, files in by_code.items():
+        for skipped in files[:SKIPPED_SHOWN]:
+            console.print(f"[dim]skipped {code}[/dim] {escape(skipped.path)}: {escape(skipped.reason)}", soft_wrap=True)
+        if len(files) > SKIPPED_SHOWN:
+            console.print(f"[dim]skipped {code}: {len(files) - SKIPPED_SHOWN} more (--format json lists them)[/dim]")
     if report.skipped_record_types:
         skipped = ", ".join(f"{k} ×{v}" for k, v in sorted(report.skipped_record_types.items()))
         console.print(f"[dim]record types not modelled: {escape(skipped)}[/dim]")

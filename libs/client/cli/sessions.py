@@ -115,9 +115,12 @@ def list_sessions(
 @sessions_app.command("read")
 def read_session(
     session_id: Session,
-    raw: Annotated[bool, typer.Option("--raw", help="Print the raw records as JSON Lines.")] = False,
+    raw: Annotated[
+        bool,
+        typer.Option("--raw", help="Print the raw records whole, as JSON Lines: a JSON Lines log byte for byte."),
+    ] = False,
 ) -> None:
-    """The complete event log of one session, raw events included."""
+    """The complete event log of one session, raw records whole (held-apart payloads put back)."""
     header, events = _run("read", lambda: _sessions().read(session_id))
     if raw:
         for event in events:

@@ -1,8 +1,8 @@
 """Facet counts of one shard: how many of its sessions carry each value of a facet family.
 
-Families (FAMILIES, counted in that order): `origins`, `tags` (session_tags), `repos` (sessions
-without a repo are not counted), `action_types` (sessions with at least one action of the category)
-and `count_buckets` (sessions by message count: BUCKETS). Each family is counted over every session
+Families (FAMILIES, counted in that order): `origins`, `tags` (session_tags), `repos`, `hosts` and
+`pushers` (sessions without one are not counted), `action_types` (sessions with at least one action
+of the category) and `count_buckets` (sessions by message count: BUCKETS). Each family is counted over every session
 of the shard (the global view) and, when the request is scoped, over the sessions its predicate
 selects: the predicate is lowered once (predicates.Lowering, as leaf.match_session_ids does;
 full-text leaves become ordinal sets evaluated in Tantivy) and joined to every family's scan.
@@ -50,6 +50,8 @@ _FAMILY_SQL: dict[str, str] = {
         "WHERE {where} GROUP BY t.tag"
     ),
     "repos": "SELECT s.repo, COUNT(*) FROM sessions s WHERE s.repo != '' AND {where} GROUP BY s.repo",
+    "hosts": "SELECT s.host, COUNT(*) FROM sessions s WHERE s.host != '' AND {where} GROUP BY s.host",
+    "pushers": "SELECT s.pusher, COUNT(*) FROM sessions s WHERE s.pusher != '' AND {where} GROUP BY s.pusher",
     "action_types": (
         "SELECT a.category, COUNT(DISTINCT a.session_ord) FROM actions a JOIN sessions s ON s.ord = a.session_ord "
         "WHERE {where} GROUP BY a.category"

@@ -110,7 +110,8 @@ class LexicalPartition:
         A direct write (no `applied_seq`) of a version read from another file than the stored one is
         refused when the two event logs contradict each other (`_source_conflict`), and so is a direct
         write into another scope than the stored session's (a scope conflict: one team cannot take over
-        another's session by ingesting a copy of its file). A replica applying
+        another's session by ingesting a copy of its file; a session's id names its scope, so only a store
+        written before ids did can hold one). A replica applying
         the log takes every version: the log keeps only a session's latest record, so a replica rebuilt
         from it could not know the older copy, and replicas must hold what the log holds.
         """
@@ -344,6 +345,7 @@ class LexicalPartition:
             request.filters,
             full=request.full,
             with_text=request.with_text,
+            with_payloads=request.with_payloads,
             visible=visible,
         )
 

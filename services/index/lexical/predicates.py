@@ -328,7 +328,7 @@ class Lowering:
             return _compare("s.updated_ms", clause, is_time=True)
         if name in ("tool", "action", "path"):
             return _exists("actions a", "a.session_ord = s.ord", _action_field(clause, "a"))
-        if name in ("repo", "origin", "scope"):
+        if name in ("repo", "origin", "scope", "host", "pusher"):
             return _in(f"s.{name}", _values(clause))
         if name == "project":  # the peer's name for the repository
             return _in("s.repo", _values(clause))

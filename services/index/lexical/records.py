@@ -44,6 +44,7 @@ class SessionRecords:
     documents: list[str]
     events: list[tuple[object, ...]]  # log_events rows
     event_chunks: list[tuple[object, ...]]  # log_event_chunks rows
+    payloads: list[tuple[str, bytes]]  # the payloads its raw records hold apart: (sha256, bytes), once each
 
 
 # Events per compressed chunk: a window of a few events reads one or two chunks, and a chunk holds
@@ -55,7 +56,17 @@ CHUNK_COMPRESSION = 6  # zstd level: smaller than level 3 on session logs, still
 _local = threading.local()
 
 # What a summary leaves out: it travels with every search hit.
-_BULK_FIELDS = ("messages", "actions", "files", "runs", "events", "snapshots", "delegations", "log_events")
+_BULK_FIELDS = (
+    "messages",
+    "actions",
+    "files",
+    "runs",
+    "events",
+    "snapshots",
+    "delegations",
+    "log_events",
+    "held_payloads",
+)
 
 
 def summary_blob(session: units_pb2.Session) -> bytes:
@@ -71,7 +82,8 @@ def event_rows(
     session: units_pb2.Session, session_ord: int, message_ord_of: dict[str, int]
 ) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
     """The session's log_events rows (filter columns and the event's head: everything but its text and
-    raw record) and log_event_chunks rows (text and raw records of consecutive events, compressed)."""
+    raw record) and log_event_chunks rows (text and raw records of consecutive events, compressed; a raw
+    record with the places of the payloads it holds apart, whose bytes the store keeps beside)."""
     rows: list[tuple[object, ...]] = []
     chunks: list[tuple[object, ...]] = []
     texts, raws = units_pb2.SessionEventList(), units_pb2.SessionEventList()
@@ -106,7 +118,7 @@ def event_rows(
         if not raws.events:
             first_seq = seq
         texts.events.add(seq=seq, text=text)
-        raws.events.add(seq=seq, raw_json=raw)
+        raws.events.add(seq=seq, raw_json=raw, held=event.held)
         chunk_bytes += len(raw) + len(text)
         if len(raws.events) >= EVENTS_PER_CHUNK or chunk_bytes >= CHUNK_BYTES:
             chunks.append(
@@ -315,6 +327,8 @@ def decompose(
             session.parent_session_id,
             session.source_path,
             session.scope or DEFAULT_SCOPE,
+            session.host,
+            session.pusher,
             *(getattr(counts, name) for name in COUNT_FIELDS),
             change_seq,
             embed_count,
@@ -334,4 +348,5 @@ def decompose(
         documents=documents,
         events=events,
         event_chunks=event_chunks,
+        payloads=[(p.sha256, p.data) for p in session.held_payloads] if rows else [],
     )

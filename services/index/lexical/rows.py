@@ -45,7 +45,7 @@ _FIRST_PAGE = 64
 _MAX_PAGED_HITS = 20_000
 _ACTION_SELECT = ", ".join(f"u.{c.strip()}" for c in ACTION_COLUMNS.split(","))
 _INDEXED_UNITS = ("messages", "actions", "blocks")
-_SESSION_GROUPS = ("session.origin", "session.repo")
+_SESSION_GROUPS = ("session.origin", "session.repo", "session.host", "session.pusher")
 
 
 def descending(plan: plan_pb2.QueryPlan) -> bool:

@@ -5,7 +5,10 @@ observation of the session (an ingest committing meanwhile is seen whole or not 
 
 Events are stored as a head per event (type, time, surface, links: store.py `log_events`) and their
 text and raw records in compressed chunks of consecutive events; a read decompresses only the chunks
-of the events it returns, and only when it returns their text or raw records.
+of the events it returns, and only when it returns their text or raw records. A raw record is stored
+with the payloads it holds apart (media data, opaque signatures: quarry.ingest.payloads) replaced by
+placeholders, and comes back so (with `held`, where each placeholder is) unless the read asks for the
+payloads: then each placeholder is replaced by the payload's bytes, and the record is its source's.
 
 Search within a session ranks its events by BM25 (k1 1.2, b 0.75) over the ranking tokens of their
 semantic text (analyzer.stem_tokens: folded, stemmed, no stopwords), among the events its filters
@@ -114,10 +117,13 @@ def read_events(
     *,
     full: bool = False,
     with_text: bool = False,
+    with_payloads: bool = False,
     visible: Visible = None,
 ) -> sessions_pb2.StoredEvents:
     """The session's header and its events matching every filter, in seq order: heads only, with their
-    text (`with_text`), or whole (`full`: text and raw records). NOT_FOUND when the session is not here."""
+    text (`with_text`), or whole (`full`: text and raw records, with `with_payloads` each the source's
+    bytes, its held-apart payloads put back). NOT_FOUND when the session is not here."""
+    full = full or with_payloads
     conn = store.reader()
     conn.execute("BEGIN")
     try:
@@ -131,6 +137,8 @@ def read_events(
         events = [event_from_row(session_id, row) for row in rows]
         if events and (full or with_text or pattern is not None):
             fill_texts(conn, session_ord, events, raw=full)
+        if with_payloads:
+            put_back_payloads(conn, session_id, events)
         (count,) = conn.execute("SELECT COUNT(*) FROM log_events WHERE session_ord = ?", (session_ord,)).fetchone()
     finally:
         conn.execute("COMMIT")
@@ -215,7 +223,44 @@ def fill_texts_of(
                 if text:
                     event.text = text
                 if raws is not None:
-                    event.raw_json = raws[position].raw_json
+                    stored = raws[position]
+                    event.raw_json = stored.raw_json
+                    event.held.extend(stored.held)
+
+
+def put_back_payloads(conn: sqlite3.Connection, session_id: str, events: Sequence[units_pb2.SessionEvent]) -> None:
+    """Give each event's raw record its held-apart payloads back (its `held` then empty): the record's
+    source bytes. CORRUPT_SESSION when the store lacks a payload an event holds apart."""
+    digests = {place.sha256 for event in events for place in event.held}
+    if not digests:
+        return
+    decompress = _decompressor().decompress
+    rows = conn.execute(
+        "SELECT sha256, data FROM held_payloads WHERE sha256 IN (SELECT value FROM json_each(?))", (json_list(digests),)
+    )
+    data_of = {digest: decompress(data) for digest, data in rows}
+    for event in events:
+        if event.held:
+            missing = next((p.sha256 for p in event.held if p.sha256 not in data_of), None)
+            if missing is not None:
+                raise QuarryError(
+                    errors_pb2.CORRUPT_SESSION,
+                    f"event {event.seq} of {session_id} holds apart payload sha256:{missing}, which the store lacks",
+                    token="seq",
+                )
+            event.raw_json = put_back(event.raw_json, event.held, data_of)
+            event.ClearField("held")
+
+
+def put_back(raw: bytes, places: Sequence[units_pb2.HeldPlace], data_of: dict[str, bytes]) -> bytes:
+    """The raw record with each placeholder (`places`, in byte order) replaced by its payload's JSON string."""
+    parts = []
+    previous = 0
+    for place in places:
+        parts += (raw[previous : place.start], b'"', data_of[place.sha256], b'"')
+        previous = place.end
+    parts.append(raw[previous:])
+    return b"".join(parts)
 
 
 def _decompressor() -> zstandard.ZstdDecompressor:

@@ -21,6 +21,12 @@ their filter and sort columns and the whole unit as a serialized proto. They are
 and deleted with their session, and indexed by session ordinal only: a public ref names its session,
 so a lookup by id goes through the session's ordinal and reads that session's rows alone.
 
+Raw records (seed 002's events) are stored as their sources wrote them, but for the payloads their
+format marks as media or opaque data (quarry.ingest.payloads): a chunk's record holds a placeholder and
+its place, and `held_payloads` the bytes, once per partition for each digest (a session ingested again
+as it grows, or two sessions quoting one image, add none), compressed only when first written. Reads
+put them back only when asked (session_reads), so a window of events never carries megabytes of images.
+
 Delegation child excerpts: a child session is stored on its parent's shard (same lineage root), so
 each write links both ways in its own transaction: a delegation written, or one whose child was just
 written, gets the child's final answer (`final_text`) as `child_excerpt_preview` / `_sha256` and
@@ -74,6 +80,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
+import zstandard
 
 from quarry.core.dialogue import EMBEDDED_ROLES, message_items
 from quarry.core.errors import QuarryError
@@ -84,17 +91,35 @@ if TYPE_CHECKING:
     from quarry.index.lexical.records import SessionRecords
 
 COUNT_FIELDS = tuple(f.name for f in units_pb2.SessionCounts.DESCRIPTOR.fields)
-FORMAT_VERSION = 8  # PRAGMA user_version of the layout below (5: seed 002's raw log events; 6: scopes;
+FORMAT_VERSION = 10  # PRAGMA user_version of the layout below (5: seed 002's raw log events; 6: scopes;
 # 7: message and unit protos without the ids their row gives back, log_event_chunks a rowid table;
-# 8: actions' exit_code and followup)
-# A store of an earlier format these statements bring to this one in place (its rows keep their values;
-# what the new columns record is filled in for sessions written from then on).
+# 8: actions' exit_code and followup; 9: raw records byte for byte, their media and opaque payloads
+# held apart in held_payloads; 10: sessions' host and pusher)
+# Payloads held apart from the raw records (quarry.ingest.payloads): each once per partition, by the
+# sha256 of its bytes, zstd-compressed; `session_held_payloads` says which sessions hold which, so a
+# payload is deleted with the last session holding it.
+_HELD_PAYLOADS_DDL = (
+    "CREATE TABLE IF NOT EXISTS held_payloads (sha256 TEXT PRIMARY KEY, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS session_held_payloads (session_ord INTEGER NOT NULL, sha256 TEXT NOT NULL, "
+    "PRIMARY KEY (session_ord, sha256)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS session_held_payloads_digest ON session_held_payloads (sha256)",
+)
+# The statements that bring a store of format N to format N + 1 in place (its rows keep their values;
+# what the new columns and tables record is filled in for sessions written from then on: a format 8
+# store's raw records keep the base64 payloads it replaced by {"omitted": …}, until their source is
+# ingested again).
 _MIGRATIONS = {
     7: (
         "ALTER TABLE actions ADD COLUMN exit_code INTEGER",
         "ALTER TABLE actions ADD COLUMN followup TEXT NOT NULL DEFAULT ''",
     ),
+    8: _HELD_PAYLOADS_DDL,
+    9: (
+        "ALTER TABLE sessions ADD COLUMN host TEXT NOT NULL DEFAULT '' COLLATE NOCASE",
+        "ALTER TABLE sessions ADD COLUMN pusher TEXT NOT NULL DEFAULT '' COLLATE NOCASE",
+    ),
 }
+_PAYLOAD_COMPRESSION = 3  # zstd level: base64 and signatures gain little from higher levels
 _PAGE_BYTES = 16384
 _WAL_LIMIT_BYTES = 64 << 20
 _READER_MMAP_BYTES = 1 << 40
@@ -118,6 +143,8 @@ CREATE TABLE IF NOT EXISTS sessions (
   parent_session_id TEXT NOT NULL,
   source_path TEXT NOT NULL,
   scope TEXT NOT NULL,
+  host TEXT NOT NULL DEFAULT '' COLLATE NOCASE,
+  pusher TEXT NOT NULL DEFAULT '' COLLATE NOCASE,
   {", ".join(f"{name} INTEGER NOT NULL" for name in COUNT_FIELDS)},
   change_seq INTEGER NOT NULL,
   embed_count INTEGER NOT NULL,
@@ -160,6 +187,8 @@ CREATE TABLE IF NOT EXISTS log_event_chunks (
   raws BLOB NOT NULL,
   PRIMARY KEY (session_ord, first_seq)
 );
+
+{";".join(_HELD_PAYLOADS_DDL)};
 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
@@ -322,6 +351,8 @@ SESSION_COLUMNS = (
     "parent_session_id",
     "source_path",
     "scope",
+    "host",
+    "pusher",
     *COUNT_FIELDS,
     "change_seq",
     "embed_count",
@@ -370,7 +401,15 @@ EVENT_COLUMNS = "seq, type, time_ms, surface, message_seq, links"
 _INSERT_EVENT = _insert("log_events", "session_ord, message_ord, " + EVENT_COLUMNS)
 _INSERT_CHUNK = _insert("log_event_chunks", "session_ord, first_seq, texts, raws")
 # Tables whose rows belong to a session (by session_ord), deleted with it or before it is rewritten.
-_SESSION_TABLES = ("session_tags", "messages", "actions", *UNIT_TABLES, "log_events", "log_event_chunks")
+_SESSION_TABLES = (
+    "session_tags",
+    "messages",
+    "actions",
+    *UNIT_TABLES,
+    "log_events",
+    "log_event_chunks",
+    "session_held_payloads",
+)
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
 _DELETE_BLOCKS = f"DELETE FROM blocks WHERE message_ord IN (SELECT ord FROM messages WHERE session_ord {_IN_JSON})"
 _CHANGE_SEQ = SESSION_COLUMNS.index("change_seq")
@@ -552,6 +591,45 @@ def _link_children(conn: sqlite3.Connection, session_ords: str) -> None:
     conn.executemany("UPDATE delegations SET mapping_state = ?, body = ? WHERE ord = ?", updates)
 
 
+def _held_digests(conn: sqlite3.Connection, session_ords: str) -> list[str]:
+    """The digests of the payloads these sessions hold (`session_ords`: a json_list)."""
+    rows = conn.execute(
+        f"SELECT DISTINCT sha256 FROM session_held_payloads WHERE session_ord {_IN_JSON}", (session_ords,)
+    )
+    return [digest for (digest,) in rows]
+
+
+def _store_payloads(conn: sqlite3.Connection, batch: Sequence[SessionRecords]) -> None:
+    """Link each session to the payloads it holds, and write those the store does not hold yet
+    (compressed here, so a session written again does not compress its payloads again)."""
+    wanted = {digest: data for r in batch for digest, data in r.payloads}
+    if not wanted:
+        return
+    present = {
+        digest
+        for (digest,) in conn.execute(f"SELECT sha256 FROM held_payloads WHERE sha256 {_IN_JSON}", (json_list(wanted),))
+    }
+    compress = zstandard.ZstdCompressor(level=_PAYLOAD_COMPRESSION).compress
+    conn.executemany(
+        "INSERT INTO held_payloads (sha256, data) VALUES (?, ?)",
+        [(digest, compress(data)) for digest, data in wanted.items() if digest not in present],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO session_held_payloads (session_ord, sha256) VALUES (?, ?)",
+        [(r.session_ord, digest) for r in batch for digest, _ in r.payloads],
+    )
+
+
+def _drop_unheld(conn: sqlite3.Connection, digests: Sequence[str]) -> None:
+    """Delete the payloads among `digests` that no stored session holds any more."""
+    if digests:
+        conn.execute(
+            f"DELETE FROM held_payloads WHERE sha256 {_IN_JSON} AND NOT EXISTS "
+            "(SELECT 1 FROM session_held_payloads h WHERE h.sha256 = held_payloads.sha256)",
+            (json_list(digests),),
+        )
+
+
 class Store:
     def __init__(self, path: Path, durable: bool = True, cache_bytes: int = CACHE_BYTES) -> None:
         """`durable` False: commits are not fsync'd (a replica of the log, which holds them durably).
@@ -614,8 +692,9 @@ class Store:
         has_tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").fetchone()
         if has_tables and version in _MIGRATIONS:
             with self._transaction() as migrating:
-                for statement in _MIGRATIONS[version]:
-                    migrating.execute(statement)
+                for step in range(version, FORMAT_VERSION):
+                    for statement in _MIGRATIONS[step]:
+                        migrating.execute(statement)
                 migrating.execute(f"PRAGMA user_version={FORMAT_VERSION}")
             return
         if has_tables and version != FORMAT_VERSION:
@@ -682,11 +761,14 @@ class Store:
         first. The rows carry their change_seq (numbered by the shard after `head_seq()`); the highest
         becomes the new head in the same transaction, as do the child excerpts of the delegations the
         batch links (`_link_children`), a session id's tombstone (it is stored again) and, from the log,
-        `applied_seq`.
+        `applied_seq`. Held-apart payloads are written once each (`_store_payloads`), and those only the
+        replaced versions held are deleted.
         """
         with self._transaction() as conn:
+            dropped: list[str] = []
             if replaced:
                 old = (json_list(replaced),)
+                dropped = _held_digests(conn, old[0])
                 conn.execute(_DELETE_BLOCKS, old)
                 for table in _SESSION_TABLES:
                     conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", old)
@@ -712,6 +794,8 @@ class Store:
                 )
             conn.executemany(_INSERT_EVENT, [row for r in batch for row in r.events])
             conn.executemany(_INSERT_CHUNK, [row for r in batch for row in r.event_chunks])
+            _store_payloads(conn, batch)
+            _drop_unheld(conn, dropped)
             _link_children(conn, json_list(r.session_ord for r in batch))
             stored = [r.session_row for r in batch if r.session_row is not None]
             conn.execute(f"DELETE FROM tombstones WHERE session_id {_IN_JSON}", (json_list(row[1] for row in stored),))
@@ -727,10 +811,12 @@ class Store:
         with `applied_seq`, the log checkpoint in the same transaction."""
         with self._transaction() as conn:
             ords = (json_list(sessions.values()),)
+            dropped = _held_digests(conn, ords[0])
             conn.execute(_DELETE_BLOCKS, ords)
             for table in _SESSION_TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE session_ord {_IN_JSON}", ords)
             conn.execute(f"DELETE FROM sessions WHERE ord {_IN_JSON}", ords)
+            _drop_unheld(conn, dropped)
             head = int(conn.execute("SELECT value FROM meta WHERE key = 'head_seq'").fetchone()[0])
             conn.executemany(
                 "INSERT OR REPLACE INTO tombstones (session_id, change_seq) VALUES (?, ?)",

@@ -4,8 +4,10 @@ One ephemeral pull consumer over every session subject (`quarry.*.s.*`), from th
 the last stream sequence it queued, committed in the same transaction as the texts it pulled
 (VectorStore.enqueue, keyed by the log's identity: a new log is followed from its start). A session
 record's dialogue texts replace what the node held of the session; a tombstone replaces them with
-nothing, so a deleted session loses its vectors. The loop pulls the log to its end as the shard
-follower does, and `fill` pulls on the caller's thread for a backfill's window.
+nothing, so a deleted session loses its vectors. A session whose payload is held in the object store
+is read from there and verified first (quarry.cluster.payloads.resolve), one at a time; a record whose
+payload a newer version replaced is passed over, the newer record following. The loop pulls the log to
+its end as the shard follower does, and `fill` pulls on the caller's thread for a backfill's window.
 
 Backlog: the texts queued here plus the records of the log after the checkpoint (sessions, whose
 texts are not known until they are read).
@@ -21,6 +23,7 @@ from collections.abc import Callable, Sequence
 from nats.js import api
 
 from quarry.cluster.loop import LoopThread, connect
+from quarry.cluster.payloads import resolve
 from quarry.cluster.records import UPSERT, decode
 from quarry.cluster.setup import SESSIONS_FILTER, STREAM
 from quarry.core.dialogue import dialogue_items
@@ -134,10 +137,12 @@ class LogFollower:
         replaced: list[str] = []
         for message in messages:
             record = decode(message.subject, message.metadata.sequence.stream, message.headers, message.data)
+            record = await resolve(js, record)
+            if record.superseded or record.refused:
+                continue  # a newer version of the session follows in the log, or a record no writer may put here
             replaced.append(record.session_id)
             if record.op == UPSERT:
-                session = record.session()
-                items.extend(dialogue_items(session))
+                items.extend(dialogue_items(record.session()))
         self._store(items, replaced, (self._key, messages[-1].metadata.sequence.stream))
         self._pending = messages[-1].metadata.num_pending
         self._error = ""

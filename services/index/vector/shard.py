@@ -26,6 +26,7 @@ import numpy as np
 from quarry.core.embed import Embedder, embedder_for_store, load_embedder
 from quarry.core.embed_window import check_max_sessions
 from quarry.core.errors import QuarryError
+from quarry.core.outgoing import SCOPES
 from quarry.index.vector import window
 from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, AnnIndex
 from quarry.index.vector.catchup import AUTO, CatchUpRun
@@ -382,8 +383,10 @@ class VectorShard:
         """Counts now; `pending` is the local queue plus the shards' backlog after this node's cursors
         (asked of them now, or with `recent_backlog` as the follower last saw it)."""
         state = self._state
-        backlog = self._backlog(state, live=not recent_backlog)  # before the local count: never missed
-        vectors, pending = state.store.counts()
+        visible = SCOPES.get()
+        # Texts the feed holds for the node are the whole archive's: only a caller of every scope sees them.
+        backlog = self._backlog(state, live=not recent_backlog) if visible is None else 0  # before the local count
+        vectors, pending = state.store.counts(visible)
         embedder = self._embedder
         worker = state.worker
         running = [part for part in (worker, state.follower) if part is not None]
@@ -402,9 +405,13 @@ class VectorShard:
     def embed_status(self) -> vector_pb2.EmbedStatusResponse:
         """Embedder, mode, coverage and backlog now, and the latest catch-up run."""
         state = self._state
-        backlog = self._backlog(state)  # before the local counts, as in stats()
-        vectors, queued = state.store.counts()
-        embedded_sessions, queued_sessions = state.store.embedded_sessions(), state.store.queued_sessions()
+        visible = SCOPES.get()  # the caller's scopes: every count is theirs
+        backlog = self._backlog(state) if visible is None else 0  # before the local counts, as in stats()
+        vectors, queued = state.store.counts(visible)
+        embedded_sessions, queued_sessions = (
+            state.store.embedded_sessions(visible),
+            state.store.queued_sessions(visible),
+        )
         embedder, worker = self._embedder, state.worker
         running = [part for part in (worker, state.follower) if part is not None]
         status = vector_pb2.EmbedStatusResponse(
@@ -420,7 +427,7 @@ class VectorShard:
             feed_backlog_texts=backlog,
             last_error="; ".join(part.last_error for part in running if part.last_error),
         )
-        coverage = state.store.coverage()
+        coverage = state.store.coverage(visible)
         status.covered_after_ms = coverage.covered_after_ms
         status.embedded_oldest_ms = coverage.embedded_oldest_ms
         status.embedded_newest_ms = coverage.embedded_newest_ms

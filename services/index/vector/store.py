@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +65,12 @@ CREATE TABLE IF NOT EXISTS ann_training (
 
 # Stores written before the newest-first order lack the session time; their texts take 0 (oldest).
 _ADDED_COLUMNS = {"vectors": "session_updated_ms", "pending": "session_updated_ms"}
+# A session's scope, read off its id (quarry.core.session_ids: `<scope>@<origin>:…` outside `default`): a
+# virtual column, so a store of any age has it without rewriting a row, and counts can be per scope.
+_SCOPE_OF_SESSION = (
+    "CASE WHEN instr(substr(session_id, 1, instr(session_id, ':')), '@') > 0"
+    " THEN substr(session_id, 1, instr(session_id, '@') - 1) ELSE 'default' END"
+)
 
 _INDEXES = """
 CREATE INDEX IF NOT EXISTS vectors_session ON vectors (session_id);
@@ -72,7 +78,16 @@ CREATE INDEX IF NOT EXISTS vectors_text ON vectors (text_hash);  -- identical te
 CREATE INDEX IF NOT EXISTS vectors_updated ON vectors (session_updated_ms);
 CREATE INDEX IF NOT EXISTS pending_session ON pending (session_id);
 CREATE INDEX IF NOT EXISTS pending_order ON pending (session_updated_ms DESC, seq);
+CREATE INDEX IF NOT EXISTS vectors_scope ON vectors (scope);
+CREATE INDEX IF NOT EXISTS pending_scope ON pending (scope);
 """
+
+
+def _in_scopes(visible: Collection[str] | None) -> tuple[str, list[str]]:
+    """An SQL condition on the `scope` column admitting the visible scopes ("1": every scope)."""
+    if visible is None:
+        return "1", []
+    return "scope IN (SELECT value FROM json_each(?))", [json.dumps(sorted(visible))]
 
 
 def text_hash(text: str) -> bytes:
@@ -166,9 +181,13 @@ class VectorStore:
 
     def _add_missing_columns(self) -> None:
         for table, column in _ADDED_COLUMNS.items():
-            present = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
+            present = {row[1] for row in self._conn.execute(f"PRAGMA table_xinfo({table})")}  # generated too
             if column not in present:
                 self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+            if "scope" not in present:
+                self._conn.execute(
+                    f"ALTER TABLE {table} ADD COLUMN scope TEXT GENERATED ALWAYS AS ({_SCOPE_OF_SESSION})"
+                )
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -460,20 +479,29 @@ class VectorStore:
         )
         return [PendingText(*row) for row in rows]
 
-    def embedded_sessions(self) -> int:
+    # Counts take `visible`: the scopes whose sessions the caller may see (None: every session).
+
+    def embedded_sessions(self, visible: Collection[str] | None = None) -> int:
         """Sessions with at least one vector."""
-        return int(self._reader().execute("SELECT count(DISTINCT session_id) FROM vectors").fetchone()[0])
+        where, params = _in_scopes(visible)
+        sql = f"SELECT count(DISTINCT session_id) FROM vectors WHERE {where}"
+        return int(self._reader().execute(sql, params).fetchone()[0])
 
-    def queued_sessions(self) -> int:
+    def queued_sessions(self, visible: Collection[str] | None = None) -> int:
         """Sessions with at least one queued text."""
-        return int(self._reader().execute("SELECT count(DISTINCT session_id) FROM pending").fetchone()[0])
+        where, params = _in_scopes(visible)
+        sql = f"SELECT count(DISTINCT session_id) FROM pending WHERE {where}"
+        return int(self._reader().execute(sql, params).fetchone()[0])
 
-    def coverage(self) -> Coverage:
+    def coverage(self, visible: Collection[str] | None = None) -> Coverage:
+        where, params = _in_scopes(visible)
         row = (
             self._reader()
             .execute(
-                "SELECT (SELECT max(session_updated_ms) FROM pending), (SELECT min(session_updated_ms) FROM vectors),"
-                " (SELECT max(session_updated_ms) FROM vectors)"
+                f"SELECT (SELECT max(session_updated_ms) FROM pending WHERE {where}),"
+                f" (SELECT min(session_updated_ms) FROM vectors WHERE {where}),"
+                f" (SELECT max(session_updated_ms) FROM vectors WHERE {where})",
+                params * 3,
             )
             .fetchone()
         )
@@ -487,9 +515,11 @@ class VectorStore:
     def pending_count(self) -> int:
         return int(self._reader().execute("SELECT count(*) FROM pending").fetchone()[0])
 
-    def counts(self) -> tuple[int, int]:
+    def counts(self, visible: Collection[str] | None = None) -> tuple[int, int]:
         """(vectors, pending)."""
-        row = self._reader().execute("SELECT (SELECT count(*) FROM vectors), (SELECT count(*) FROM pending)").fetchone()
+        where, params = _in_scopes(visible)
+        sql = f"SELECT (SELECT count(*) FROM vectors WHERE {where}), (SELECT count(*) FROM pending WHERE {where})"
+        row = self._reader().execute(sql, params * 2).fetchone()
         return int(row[0]), int(row[1])
 
     def close(self) -> None:
