@@ -5,12 +5,14 @@ cluster never reads a path of this machine.
 - What was sent is remembered per cluster and scope (quarry.client.push_state): a file unchanged since
   its sessions were acknowledged costs one stat; a file that changed is parsed again and only its
   sessions whose content changed are sent.
-- Files are parsed on a thread of their own while the previous batch is in flight; the queue between
-  them is bounded (backpressure: a slow cluster slows the parsing, memory stays flat).
+- Files are parsed on a thread of their own while batches are in flight; the queue between them is
+  bounded, and so are the batches in flight (IN_FLIGHT): a slow cluster slows the parsing, memory stays
+  flat.
 - A batch (BATCH_BYTES or BATCH_SESSIONS, whichever comes first) is one IngestSessions call; its files
-  are remembered once the cluster acknowledged it. A call that fails for a reason that passes (the
-  cluster unreachable, restarting, a partition without a replica, a deadline) is sent again after an
-  exponential backoff with full jitter, for as long as `retry_for` allows (forever when following).
+  are remembered once the cluster acknowledged it and every batch before it. A call that fails for a
+  reason that passes (the cluster unreachable, restarting, a partition without a replica, a deadline) is
+  sent again after an exponential backoff with full jitter, for as long as `retry_for` allows (forever
+  when following).
   Sending a batch again writes nothing twice: the partitions skip a session whose content they hold.
 - `follow`: after the first pass, files that appear or grow are sent within a second or two
   (quarry.ingest.follow's polling, the settled part of a file being written), until stopped.
@@ -29,7 +31,9 @@ import random
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -44,8 +48,9 @@ from quarry.ingest.follow import Watcher
 from quarry.ingest.tracking import FileMark
 from quarry.v1 import errors_pb2, ingest_pb2, units_pb2
 
-BATCH_BYTES = 16 * 1024 * 1024
-BATCH_SESSIONS = 500
+BATCH_BYTES = 32 * 1024 * 1024
+BATCH_SESSIONS = 1000
+IN_FLIGHT = 2  # batches sent before the oldest one's acknowledgement is waited for
 MAX_SESSION_BYTES = MAX_MESSAGE_BYTES  # one session is one message of the call's stream
 CALL_TIMEOUT_S = 900.0
 RETRY_BASE_S = 0.5
@@ -175,27 +180,43 @@ class Pusher:
         batch = _Batch()
         done = 0
         report.searchable = report.in_log = True
-        try:
-            while (item := parsed.get()) is not None:
-                if isinstance(item, BaseException):
-                    raise item
-                for session in item.sessions:
-                    size = session.ByteSize()
-                    if batch.sessions and (batch.size + size > BATCH_BYTES or len(batch.sessions) >= BATCH_SESSIONS):
-                        self._flush(batch, report)
-                        batch = _Batch()
-                    batch.sessions.append(session)
-                    batch.size += size
-                if item.mark is not None:
-                    batch.files.append((item.path, item.mark))
-                done += 1
-                on_file(done, len(files))
-            self._flush(batch, report)
-        finally:
-            stopping.set()
-            while worker.is_alive():  # let the parser see the stop even if it waits on a full queue
-                with contextlib.suppress(queue.Empty):
-                    parsed.get(timeout=0.1)
+        in_flight: deque[tuple[_Batch, Future[ingest_pb2.IngestReport] | None]] = deque()
+        with ThreadPoolExecutor(IN_FLIGHT, thread_name_prefix="quarry-push-send") as sender:
+
+            def flush(batch: _Batch) -> None:
+                """Send the batch while the ones before it wait for their acknowledgement; once more than
+                IN_FLIGHT are out, wait for the oldest and remember it (in order: a file's mark comes with
+                the batch of its last session, after the batches of the others)."""
+                call = sender.submit(self._send_batch, batch) if batch.sessions else None
+                in_flight.append((batch, call))
+                while len(in_flight) > IN_FLIGHT:
+                    self._remember(*in_flight.popleft(), report)
+
+            try:
+                while (item := parsed.get()) is not None:
+                    if isinstance(item, BaseException):
+                        raise item
+                    for session in item.sessions:
+                        size = session.ByteSize()
+                        if batch.sessions and (
+                            batch.size + size > BATCH_BYTES or len(batch.sessions) >= BATCH_SESSIONS
+                        ):
+                            flush(batch)
+                            batch = _Batch()
+                        batch.sessions.append(session)
+                        batch.size += size
+                    if item.mark is not None:
+                        batch.files.append((item.path, item.mark))
+                    done += 1
+                    on_file(done, len(files))
+                flush(batch)
+                while in_flight:
+                    self._remember(*in_flight.popleft(), report)
+            finally:
+                stopping.set()
+                while worker.is_alive():  # let the parser see the stop even if it waits on a full queue
+                    with contextlib.suppress(queue.Empty):
+                        parsed.get(timeout=0.1)
         report.elapsed_ms = (time.perf_counter() - started) * 1000
 
     def _parse(self, path: Path, named: bool, live: bool, report: ingest_pb2.IngestReport) -> _Parsed | None:
@@ -226,11 +247,17 @@ class Pusher:
             changed.append(session)
         return _Parsed(name, changed, read.mark)
 
-    def _flush(self, batch: _Batch, report: ingest_pb2.IngestReport) -> None:
-        """Send the batch (retried while the failure passes), then remember its files and sessions."""
-        if batch.sessions:
-            answer = self._retried(lambda: self.client.ingest_sessions(batch.sessions, self.ack, CALL_TIMEOUT_S))
-            _merge(report, answer)
+    def _send_batch(self, batch: _Batch) -> ingest_pb2.IngestReport:
+        """One batch, sent again while the failure is one that passes."""
+        return self._retried(lambda: self.client.ingest_sessions(batch.sessions, self.ack, CALL_TIMEOUT_S))
+
+    def _remember(
+        self, batch: _Batch, call: Future[ingest_pb2.IngestReport] | None, report: ingest_pb2.IngestReport
+    ) -> None:
+        """Wait for the batch's acknowledgement (raising the failure that did not pass), add it to the
+        report, and remember its files and sessions."""
+        if call is not None:
+            _merge(report, call.result())
         self.state.record(batch.files, ((s.id, s.content_hash, s.source_path) for s in batch.sessions))
 
     def _retried(self, call: Callable[[], _T]) -> _T:
