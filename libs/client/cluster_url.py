@@ -12,10 +12,10 @@ lists and logs): tokens come from $QUARRY_TOKEN or a context's token file.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
+from quarry.core.addresses import is_loopback
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2
 
@@ -103,17 +103,6 @@ def split_port(address: str) -> int | None:
     """The port of a HOST:PORT address, None when it has none."""
     _, _, port = address.rpartition(":")
     return int(port) if port.isdigit() else None
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is this machine by name or address (quarry.core.auth's test, which a client does not
-    import: that module brings the server side of authentication)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def require_private(url: ClusterUrl, allow_plaintext: bool, parameter: str, flag: str) -> None:

@@ -37,7 +37,7 @@ from mcp.types import CallToolResult, TextContent
 
 from quarry.client.calls import typed_call
 from quarry.client.client import QuarryClient
-from quarry.core.auth import is_loopback
+from quarry.core.addresses import is_loopback
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import error_json, from_json, to_json
 from quarry.core.tokens import TOKEN_PATTERN

@@ -19,7 +19,6 @@ session is in the scope `default`.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
 import secrets
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from quarry.core import outgoing as outgoing_calls
+from quarry.core.addresses import is_loopback
 from quarry.core.errors import QuarryError
 from quarry.core.outgoing import CLUSTER_KEY_HEADER, SCOPES, SCOPES_HEADER, OutgoingInterceptor
 from quarry.core.tokens import ADMIN, READ, WRITE, Caller, TokenStore
@@ -361,15 +361,6 @@ def read_cluster_key(path: Path | None) -> str | None:
     if len(key) < 32:
         raise QuarryError(errors_pb2.INVALID_REQUEST, f"{path}: a cluster key has at least 32 characters")
     return key
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def require_auth_off_loopback(role: str, host: str, configured: bool) -> None:

@@ -363,7 +363,7 @@ def node_query(
 
     addresses, urls = _mode(index, nats)
     check_http_allowed_hosts(http, http_allowed_host or [])
-    from quarry.core.auth import is_loopback
+    from quarry.core.addresses import is_loopback
 
     bound = [host, host_port(http, "--http")[0]] if http else [host]
     beyond = next((h for h in bound if not is_loopback(h)), host)
