@@ -6,6 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 QUARRY := $(BIN)/quarry
 PYTEST_ARGS ?=
 DATASET ?= ../shared/datasets/scifact
+REAL_LOGS ?= ../shared/real-logs
 BENCH_MESSAGES ?= 100000
 
 .PHONY: install run test proto lint proto-lint bench bench-full bench-quality bench-hybrid bench-sessions bench-http node-deps clean
@@ -66,9 +67,11 @@ bench-full: install
 	$(BIN)/python bench/ann.py --vectors 500000 --hnsw "" --ivf "" --out bench/results/ann-serving.json
 	$(BIN)/python bench/embed_backends.py --texts 2000 --rounds 2
 
-## bench-quality: nDCG@10 / recall@100 per lane on a BEIR-format folder (DATASET=…, default SciFact beside the repo)
+## bench-quality: nDCG@10 / recall@100 per lane on a BEIR-format folder (DATASET=…, default SciFact beside the repo),
+## then on agent sessions: bench/domain's judged queries over the real agent logs (REAL_LOGS=…), per lane and kind
 bench-quality: install
 	$(BIN)/python bench/quality.py --dataset $(DATASET)
+	$(BIN)/python bench/session_search.py --logs $(REAL_LOGS)
 
 ## bench-sessions: seed 002's session API (reads, traces, searches, event disk) on BENCH_MESSAGES written as log files
 bench-sessions: install

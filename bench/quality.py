@@ -11,7 +11,9 @@ on each lane with limit 100:
   {lexical_coverage: 0, lexical_min_matched_terms: 1}: one matching term admits a document);
 - semantic: MiniLM nearest messages;
 - hybrid: the dialogue, actions and vector channels (the same admission) fused by RRF (k = 60);
-- hybrid_minmax: the same channels fused by per-query min-max score normalization.
+- hybrid_minmax: the same channels fused by per-query min-max score normalization;
+- default: no lane and no controls, what a user gets (the claims are prose: the hybrid lane with prose's
+  admission, fusion and weights, docs/searching.md).
 Prints a table next to the reference goals and published baselines and writes the figures as JSON.
 """
 
@@ -77,6 +79,7 @@ LANES = {
     "semantic": LaneRun("semantic", lexical=False),
     "hybrid": LaneRun("hybrid", fusion="rrf"),
     "hybrid_minmax": LaneRun("hybrid", fusion="minmax"),
+    "default": LaneRun("auto", lexical=False),
 }
 
 # SciFact test split (300 queries). Goals: the reference run of issue 5 on our machines with the same
@@ -97,6 +100,7 @@ PUBLISHED = {
         "semantic": "all-MiniLM-L6-v2 ~0.645 (MTEB, unverified)",
         "hybrid": "bge-small-en-v1.5 0.713 (R@100 0.945)",
         "hybrid_minmax": "",
+        "default": "",
     }
 }
 

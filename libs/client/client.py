@@ -113,12 +113,14 @@ class QuarryClient:
         cursor: str = "",
         controls: query_pb2.SearchControls | None = None,
         require_complete: bool = False,
+        reading: str = "",
     ) -> query_pb2.SearchEnvelope:
         """One page of ranked sessions; `cursor` (an envelope's next_cursor) asks for the page after it,
         under the same `controls` (seed 003: admission, fusion, min_score, include_scores; None: the
         defaults, which the envelope's `controls` echoes; `controls_json.controls_from_json` reads them
         from JSON). A partition none of whose replicas answers makes the envelope `partial`, naming it in
-        `missing`; with `require_complete`, PARTITION_UNAVAILABLE instead."""
+        `missing`; with `require_complete`, PARTITION_UNAVAILABLE instead. `reading`: "" (the text decides:
+        prose or the query language), `prose` or `query`; the envelope's `reading` says which ran."""
         request = query_pb2.SearchRequest(
             query=query,
             lane=lane,
@@ -128,6 +130,7 @@ class QuarryClient:
             cursor=cursor,
             controls=controls,
             require_complete=require_complete,
+            reading=reading,
         )
         return typed_call(self.query.Search, request)
 
@@ -140,9 +143,9 @@ class QuarryClient:
         )
         return typed_call(self.query.QueryUnits, request)
 
-    def explain(self, query: str) -> query_pb2.ExplainResponse:
-        """The typed AST and the plan the query compiles to, without running it."""
-        return typed_call(self.query.Explain, query_pb2.ExplainRequest(query=query))
+    def explain(self, query: str, reading: str = "") -> query_pb2.ExplainResponse:
+        """How the query is read, and the typed AST and the plan it compiles to, without running it."""
+        return typed_call(self.query.Explain, query_pb2.ExplainRequest(query=query, reading=reading))
 
     def facets(
         self,

@@ -15,9 +15,9 @@ from quarry.ingest.discover import iter_source_files, standard_locations
 
 SAMPLE_MESSAGES = 3000
 VECTOR_WAIT_S = 120.0
-LEXICAL_EXAMPLES = ("sqlite locking", "timeout OR retry", '"database is locked"')
+PROSE_EXAMPLE = "why does the connection pool time out"  # read as prose: hybrid where vectors exist
+LANGUAGE_EXAMPLES = ('"database is locked"', "timeout OR retry")  # the query language: exactly what they say
 UNIT_EXAMPLE = "messages where role:assistant AND text:timeout"
-HYBRID_EXAMPLE = "connection pool timeout"
 
 
 def sample_archive(home: Path) -> Path:
@@ -47,23 +47,21 @@ def run_demo(client: QuarryClient, home: Path, fmt: str, console: Console) -> No
     if report is not None:
         render.ingest_report(report, fmt, console)
 
-    for query in LEXICAL_EXAMPLES:
+    _wait_for_vectors(client, console)
+    for query in (PROSE_EXAMPLE, *LANGUAGE_EXAMPLES):
         console.rule(f"quarry search {query!r}")
-        render.search_envelope(client.search(query, limit=5), fmt, RichLines(console))
+        try:
+            render.search_envelope(client.search(query, limit=5), fmt, RichLines(console))
+        except QuarryError as error:  # said as the service says it
+            console.print(f"[yellow]{error}[/yellow]")
     console.rule(f"quarry {UNIT_EXAMPLE!r}")
     render.unit_envelope(client.query_units(UNIT_EXAMPLE, limit=5), fmt, RichLines(console))
-
-    console.rule(f"quarry search --lane hybrid {HYBRID_EXAMPLE!r}")
-    if _wait_for_vectors(client, console):
-        try:
-            render.search_envelope(client.search(HYBRID_EXAMPLE, lane="hybrid", limit=5), fmt, RichLines(console))
-        except QuarryError as error:  # e.g. nothing embedded yet: say so, as the service does
-            console.print(f"[yellow]{error}[/yellow]")
     render.status(client.status(), fmt, console)
 
 
 def _wait_for_vectors(client: QuarryClient, console: Console) -> bool:
-    """Embedding runs in the background after the lexical acknowledgement; wait for it, bounded."""
+    """Embedding runs in the background after the lexical acknowledgement; wait for it, bounded, so that
+    the prose example ranks by meaning too."""
     deadline = time.monotonic() + VECTOR_WAIT_S
     with console.status("waiting for background embedding…") as spinner:
         while time.monotonic() < deadline:
@@ -75,5 +73,7 @@ def _wait_for_vectors(client: QuarryClient, console: Console) -> bool:
                 return True
             spinner.update(f"waiting for background embedding: {vector.vectors_pending} texts pending")
             time.sleep(1.0)
-    console.print("embedding is still catching up; `quarry status` shows the backlog. Hybrid results so far:")
+    console.print(
+        "embedding is still catching up (`quarry status` shows the backlog): the searches use what is embedded"
+    )
     return True

@@ -44,8 +44,9 @@ from quarry.core.tokens import TOKEN_PATTERN
 from quarry.v1 import embedding_pb2, errors_pb2, sessions_pb2
 
 INSTRUCTIONS = (
-    "Quarry searches the session logs of AI coding agents. `search` ranks sessions for a query of Quarry's "
-    "language (plain words work); `query_units` returns rows of messages, actions, files, runs and more; "
+    "Quarry searches the session logs of AI coding agents. `search` ranks sessions for a description in plain "
+    "words (read as prose: any of its words, and its meaning) or a query of Quarry's language; `query_units` "
+    "returns rows of messages, actions, files, runs and more; "
     "`resolve_ref` reads one object by its public ref; the session tools read a session's raw events exactly "
     "(surfaces current / shadowed / log-only, windows, traces, lineage, titles). Results are the gRPC API's "
     "messages in proto3 JSON; pass a result's nextCursor back as `cursor` for the next page."
@@ -144,14 +145,23 @@ def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str
 
     @server.tool()
     def search(
-        query: str, lane: str = "auto", limit: int = 20, cursor: str = "", require_complete: bool = False
+        query: str,
+        lane: str = "auto",
+        limit: int = 20,
+        cursor: str = "",
+        require_complete: bool = False,
+        reading: str = "",
     ) -> CallToolResult:
-        """Sessions ranked for a query of Quarry's language (SearchRequest -> SearchEnvelope). lane: auto,
-        dialogue, actions, semantic or hybrid. End the query with a projection to get each session's rows
-        in the same call: `repo:ledger with messages(role, text)[role:user, last:5], actions(tool_name,
-        is_error)[is_error:true]` (each hit's `projections`)."""
+        """Sessions ranked for a description or a query of Quarry's language (SearchRequest ->
+        SearchEnvelope). Text without fields, operators or quotes is read as prose: sessions holding any of
+        its words, and by meaning where vectors exist; the envelope's `reading` says which. reading: ""
+        (the text decides), prose or query. lane: auto, dialogue, actions, semantic or hybrid. End a query
+        with a projection to get each session's rows in the same call: `repo:ledger with messages(role,
+        text)[role:user, last:5], actions(tool_name, is_error)[is_error:true]` (each hit's `projections`)."""
         return call(
-            lambda: current().search(query, lane=lane, limit=limit, cursor=cursor, require_complete=require_complete)
+            lambda: current().search(
+                query, lane=lane, limit=limit, cursor=cursor, require_complete=require_complete, reading=reading
+            )
         )
 
     @server.tool()

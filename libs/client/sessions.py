@@ -111,6 +111,18 @@ class SessionsClient:
         request = sessions_pb2.ListSessionsRequest(filters=list(filters), limit=limit, cursor=cursor)
         return typed_call(self.stub.ListSessions, request)
 
+    def all_ids(self, filters: Iterable[sessions_pb2.SessionFilter] = ()) -> list[str]:
+        """The id of every session the caller may read (that the filters admit), newest first, page after
+        page (an id listed twice stays twice: nothing is hidden)."""
+        ids: list[str] = []
+        cursor = ""
+        while True:
+            page = self.list(filters, limit=100, cursor=cursor)
+            ids.extend(record.header.id for record in page.items)
+            if not page.next_cursor:
+                return ids
+            cursor = page.next_cursor
+
     def read(self, session_id: str) -> tuple[units_pb2.Session, list[units_pb2.SessionEvent]]:
         """The header and the complete event log of one session."""
         header = units_pb2.Session()

@@ -54,6 +54,7 @@ from quarry.dsl.fields import (
     unit_fields,
 )
 from quarry.dsl.parser import parse
+from quarry.dsl.reading import slip_of
 from quarry.v1 import plan_pb2
 
 UNIT_SOURCES = tuple(unit for unit in FIELDS_BY_UNIT if unit != "sessions")
@@ -531,6 +532,9 @@ class _Lowering:
             if name in SESSION_FIELDS and self.unit != "sessions" and scoped in SESSION_SCOPE_NAMES:
                 hint = f"; for the owning session write session.{scoped}:"
                 fix = (f"{name}:", f"session.{scoped}:")
+            elif (slip := slip_of(name)) is not None and slip in self.fields:
+                hint = f"; did you mean {slip}:?"
+                fix = (f"{name}:", f"{slip}:")
             names = sorted(self.fields)
             raise query_error(
                 UNKNOWN_FIELD,

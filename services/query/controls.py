@@ -30,6 +30,7 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from quarry.core.errors import QuarryError
+from quarry.query.prose import PROSE_ADMISSION, prose_weights
 from quarry.v1 import errors_pb2, index_pb2, query_pb2
 
 TEXT, ACTION, VECTOR = "text", "action", "vector"
@@ -98,16 +99,26 @@ class Effective:
         return hashlib.sha256(echoed.SerializeToString(deterministic=True)).hexdigest()[:16]
 
 
-def validate(controls: query_pb2.SearchControls | None, lane: str, has_text: bool) -> Effective:
+def validate(
+    controls: query_pb2.SearchControls | None, lane: str, has_text: bool, prose: str | None = None
+) -> Effective:
     """The effective controls of a search on the resolved `lane`; INVALID_REQUEST naming the path of
-    the first invalid parameter. `has_text`: whether the query has text a lexical lane can rank."""
+    the first invalid parameter. `has_text`: whether the query has text a lexical lane can rank.
+    `prose`: the search's text when it was read as prose, whose admission, fusion method and channel
+    weights, where the caller sets none, are those of quarry.query.prose."""
     controls = controls if controls is not None else query_pb2.SearchControls()
     _reject_unknown(controls, _ROOT)
     channels = CHANNELS[lane]
     admission = controls.admission
     lexical = _lexical_admission(admission, channels)
+    if lexical is None and prose is not None and any(c in LEXICAL_CHANNELS for c in channels):
+        lexical = PROSE_ADMISSION
     min_similarity = _semantic_admission(admission, channels)
-    method, rank_constant, weights = _fusion(controls.fusion, channels)
+    fuses_prose = prose is not None and len(channels) > 1 and not controls.fusion.params.HasField("rank_constant")
+    prose_method = MINMAX if fuses_prose else RRF
+    method, rank_constant, weights = _fusion(controls.fusion, channels, prose_method)
+    if prose is not None and not controls.fusion.params.weights:
+        weights = prose_weights(prose, channels)
     min_score = None
     if controls.HasField("min_score"):
         min_score = _bounded(controls.min_score, 0.0, 1.0, f"{_ROOT}.min_score")
@@ -167,8 +178,10 @@ def _semantic_admission(admission: query_pb2.Admission, channels: tuple[str, ...
     return value
 
 
-def _fusion(fusion: query_pb2.Fusion, channels: tuple[str, ...]) -> tuple[str, int, dict[str, float]]:
-    method = fusion.method or RRF
+def _fusion(
+    fusion: query_pb2.Fusion, channels: tuple[str, ...], default_method: str
+) -> tuple[str, int, dict[str, float]]:
+    method = fusion.method or default_method
     if method not in METHODS:
         raise _invalid(f"fusion method {fusion.method!r} is not one of {', '.join(METHODS)}", f"{_ROOT}.fusion.method")
     params = fusion.params

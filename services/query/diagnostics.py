@@ -3,10 +3,10 @@ Diagnostics"), from the plan and the cluster's state, never a guess about the us
 
 Each caveat names the check that applies and what to try next: an empty archive, an origin Quarry does
 not read (a well-formed name of another agent's origin: valid, it matches nothing), an origin the
-archive holds no session of, embeddings
-missing or still being built for a lane that needs them, a time bound that may be too narrow, and text
-an agent wrote into a file (tool input bodies are not in the full-text index: the action-evidence query
-finds them).
+archive holds no session of, embeddings missing or still being built for a lane that needs them, a time
+bound that may be too narrow; and, from other searches of the same text asked then, what would find
+something: the text read as prose, the words without the query's field clauses, the actions lane
+(tool calls and their output), the semantic lane (`what_would_find`).
 
 A lexical index that is not ready never shows up here as an empty result: a shard brings its Tantivy
 index in line with its store (after a crash or an analyzer upgrade) before it serves, and a shard that
@@ -16,6 +16,7 @@ does not answer fails the search with SHARD_UNAVAILABLE instead of contributing 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from quarry.core import session_ids
 from quarry.core.vocab import ORIGINS
@@ -57,11 +58,35 @@ def empty_result_caveats(
     where = plan.where if plan.HasField("where") else None
     if where is not None and _has_field(where, "date"):
         caveats.append("the query is bounded in time: widen the window (e.g. since:2024-01 instead of since:7d)")
-    if where is not None and _has_fts(where):
+    return caveats
+
+
+@dataclass(frozen=True)
+class Found:
+    """What other searches of the same text find, asked when a search finds nothing (each None when it
+    was not asked: it could not apply, or it is the search that found nothing)."""
+
+    as_prose: bool | None = None  # the text read as prose, the query language's reading having found nothing
+    on_actions: bool | None = None  # the actions lane: tool calls and their output
+    on_meaning: bool | None = None  # the semantic lane, where vectors can rank
+    without_filters: bool | None = None  # the words alone, without the query's field clauses
+    filters: tuple[str, ...] = ()  # those field clauses, as written
+
+
+def what_would_find(found: Found) -> list[str]:
+    """The caveats of an empty answer that name a search that finds something, each with how to ask it."""
+    caveats = []
+    if found.as_prose:
+        caveats.append("read as prose (its words, any of them: `--plain`, `reading: prose`), the text finds sessions")
+    if found.without_filters and found.filters:
         caveats.append(
-            "text a tool wrote into a file (Write / Edit bodies) is not in the full-text index: "
-            'try `actions where tool:write AND text:"…"`'
+            f"the words alone find sessions: {', '.join(found.filters)} left them all out (check the values, or drop "
+            f"{'it' if len(found.filters) == 1 else 'them'})"
         )
+    if found.on_actions:
+        caveats.append("the words are in tool calls and their output: `--lane actions` finds those sessions")
+    if found.on_meaning:
+        caveats.append("`--lane semantic` finds sessions by meaning, whatever words they use")
     return caveats
 
 
@@ -117,9 +142,3 @@ def _has_field(predicate: plan_pb2.Predicate, name: str) -> bool:
     if predicate.WhichOneof("node") == "field" and predicate.field.field == name:
         return True
     return any(_has_field(child, name) for child in _children(predicate))
-
-
-def _has_fts(predicate: plan_pb2.Predicate) -> bool:
-    if predicate.WhichOneof("node") == "fts":
-        return True
-    return any(_has_fts(child) for child in _children(predicate))

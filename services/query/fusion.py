@@ -3,13 +3,15 @@ normalized retrieval scores in [0, 1] that min_score compares (seed 003).
 
 Channels: text (BM25 over dialogue), action (BM25 over tool traffic), vector (nearest messages).
 
-- rrf: score = sum over channels of w / (k + rank), rank 1-based; components `<channel>_rank` and
-  `<channel>_rrf` (the weighted term). Retrieval: score / sum over the fused channels of w / (k + 1),
-  so 1.0 is "ranked first by every channel".
+- rrf: score = sum over channels of w / (k + rank), rank 1-based, scaled up for a session some channel
+  cannot rank (the actions channel, a session without a tool call) by sum over every fused channel of
+  w / (k + 1) over that sum for the channels that could rank it; components `<channel>_rank` and
+  `<channel>_rrf` (the weighted term, unscaled). Retrieval: score / sum over the fused channels of
+  w / (k + 1), so 1.0 is "ranked first by every channel that could rank it".
 - minmax: each channel's raw scores (BM25; the vector channel's similarity 1 - d^2/2) min-max
   normalised over its top FUSION_DEPTH, clipped to [0, 1] below that (one hit, or all equal: 1.0);
-  score = sum w * norm / sum w over the fused channels, absent channels adding 0; components
-  `<channel>_rank` and `<channel>_norm`. Retrieval: the score itself.
+  score = sum w * norm / sum w over the fused channels that could rank the session, absent channels
+  adding 0; components `<channel>_rank` and `<channel>_norm`. Retrieval: the score itself.
 
 Channels weighing 0 still rank (their components and raw scores are reported), but a hit only they
 found is dropped. Ties break on session id, so equal scores page deterministically.
@@ -68,11 +70,21 @@ def vector_retrieval(distance: float) -> float:
 # ----- fusion -------------------------------------------------------------------------------------------
 
 
+Unrankable = Mapping[str, frozenset[str]]  # channel -> the sessions it cannot rank (none: every one it can)
+
+
 def rrf(
-    rankings: Mapping[str, Sequence[str]], k: int = RRF_K, weights: Mapping[str, float] | None = None
+    rankings: Mapping[str, Sequence[str]],
+    k: int = RRF_K,
+    weights: Mapping[str, float] | None = None,
+    unrankable: Unrankable | None = None,
 ) -> list[FusedHit]:
-    """Fuse channel rankings (channel -> session ids, best first) by weighted Reciprocal Rank Fusion."""
+    """Fuse channel rankings (channel -> session ids, best first) by weighted Reciprocal Rank Fusion. A
+    session a channel cannot rank (`unrankable`: the actions channel and a session without a tool call)
+    is not punished for its absence there: its sum is scaled to the channels that could rank it, so two
+    first places among the two channels that could rank it are as good as three among three."""
     weights = weights or {}
+    unrankable = unrankable or {}
     fused: dict[str, FusedHit] = {}
     selected: set[str] = set()
     for channel, ranking in rankings.items():
@@ -87,17 +99,22 @@ def rrf(
                 selected.add(session_id)
     best = sum(weights.get(channel, 1.0) / (k + 1) for channel in rankings)
     for hit in fused.values():
+        could = sum(weights.get(c, 1.0) / (k + 1) for c in rankings if hit.session_id not in unrankable.get(c, ()))
+        if 0 < could < best:
+            hit.score *= best / could
         hit.retrieval = min(1.0, hit.score / best) if best > 0 else 0.0
     return _ordered(h for h in fused.values() if h.session_id in selected)
 
 
 def minmax(
-    scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float] | None = None
+    scored: Mapping[str, Sequence[tuple[str, float]]],
+    weights: Mapping[str, float] | None = None,
+    unrankable: Unrankable | None = None,
 ) -> list[FusedHit]:
     """Fuse channel score lists (channel -> (session id, raw score, higher better), best first) by
-    weighted min-max normalisation."""
+    weighted min-max normalisation, over the channels that could rank each session (as rrf)."""
     weights = weights or {}
-    total = sum(weights.get(channel, 1.0) for channel in scored)
+    unrankable = unrankable or {}
     fused: dict[str, FusedHit] = {}
     selected: set[str] = set()
     for channel, hits in scored.items():
@@ -107,13 +124,14 @@ def minmax(
         for rank, (session_id, score) in enumerate(hits, start=1):
             norm = 1.0 if high == low else min(1.0, max(0.0, (score - low) / (high - low)))
             hit = fused.setdefault(session_id, FusedHit(session_id, 0.0))
-            hit.score += w * norm / total if total > 0 else 0.0
+            hit.score += w * norm
             hit.components[f"{channel}_rank"] = float(rank)
             hit.components[f"{channel}_norm"] = norm
             if w > 0:
                 selected.add(session_id)
     for hit in fused.values():
-        hit.score = min(1.0, hit.score)
+        could = sum(weights.get(c, 1.0) for c in scored if hit.session_id not in unrankable.get(c, ()))
+        hit.score = min(1.0, hit.score / could) if could > 0 else 0.0
         hit.retrieval = hit.score
     return _ordered(h for h in fused.values() if h.session_id in selected)
 
@@ -152,15 +170,18 @@ def fuse(
         spec.method,
     )
     ran = {TEXT: text is not None, ACTION: action is not None, VECTOR: True}
+    # The actions channel ranks tool calls: a session the dialogue channel found holding none, it cannot rank.
+    unrankable = {ACTION: frozenset(sid for sid, h in channels.texts.items() if h.without_tool_calls)}
     if spec.method == MINMAX:
         scored = {
             TEXT: [(sid, h.score) for sid, h in channels.texts.items()],
             ACTION: [(sid, h.score) for sid, h in channels.actions.items()],
             VECTOR: [(sid, similarity(h.distance)) for sid, h in channels.vectors.items()],
         }
-        return minmax({c: s for c, s in scored.items() if ran[c]}, spec.weights), channels
+        return minmax({c: s for c, s in scored.items() if ran[c]}, spec.weights, unrankable), channels
     rankings = {TEXT: list(channels.texts), ACTION: list(channels.actions), VECTOR: list(channels.vectors)}
-    return rrf({c: r for c, r in rankings.items() if ran[c]}, spec.rank_constant, spec.weights), channels
+    ranked = rrf({c: r for c, r in rankings.items() if ran[c]}, spec.rank_constant, spec.weights, unrankable)
+    return ranked, channels
 
 
 def fused_hit(one: FusedHit, channels: Channels) -> query_pb2.SearchHit:

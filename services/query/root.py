@@ -31,19 +31,30 @@ later page."""
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import grpc
+
 from quarry.core import auth, telemetry
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import LANES, ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
+from quarry.dsl.reading import PROSE, QUERY_LANGUAGE, READINGS, read, without_field_clauses
 from quarry.query import controls, cursors, limits, projections, unit_cursors, units
 from quarry.query.assertions import AssertionRouter
 from quarry.query.cluster_client import ClusterClient, Fanned, missing_partitions, partitions_of, require
-from quarry.query.diagnostics import VECTOR_LANES, empty_result_caveats, named_origins, unread_origin_caveats
+from quarry.query.diagnostics import (
+    VECTOR_LANES,
+    Found,
+    empty_result_caveats,
+    named_origins,
+    unread_origin_caveats,
+    what_would_find,
+)
 from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.query.facets import FacetCounter
 from quarry.query.fusion import (
@@ -75,8 +86,11 @@ from quarry.v1 import (
 )
 
 RANKING_POLICY = "mixed-bm25-rrf-vector"
-RANKING_POLICY_VERSION = 2  # 2: BM25 with the archive's term statistics in every partition (term_stats.py)
+RANKING_POLICY_VERSION = 3  # 2: BM25 with the archive's term statistics in every partition (term_stats.py);
+# 3: fusion scales a session's sum to the channels that could rank it (fusion.py)
 DEFAULT_LIMIT = 20
+VECTOR_STATE_S = 2.0  # how long a look at whether the vector node can rank serves the searches after it
+VECTOR_PROBE_S = 0.3  # how long that look may take: a vector node that does not answer costs a search no more
 DEFAULT_UNIT_LIMIT = 50
 DEFAULT_DEADLINE_MS = 5000.0
 SEMANTIC_LEAF_DEPTH = 100  # sessions a `semantic:` leaf admits
@@ -139,10 +153,13 @@ class Coordinator:
         self.vector = (
             vector_pb2_grpc.VectorServiceStub(telemetry.traced_channel(vector_address)) if vector_address else None
         )
+        self._vector_state = (-math.inf, False)  # (when seen, whether the vector node could rank)
 
     # ----- search -------------------------------------------------------------------------------
 
-    def search(self, request: query_pb2.SearchRequest) -> query_pb2.SearchEnvelope:
+    def search(self, request: query_pb2.SearchRequest, diagnose: bool = True) -> query_pb2.SearchEnvelope:
+        """One page of ranked sessions. `diagnose`: an empty first page says what would find something
+        (asked by searching again: off for those searches themselves)."""
         started = time.perf_counter()
         limit, offset = limits.page(request.limit, request.offset, DEFAULT_LIMIT)
         requested = request.lane or "auto"
@@ -159,8 +176,9 @@ class Coordinator:
         cursor = cursors.decode(request.cursor) if request.cursor else None
         deadline = Deadline(limits.deadline_ms(request.deadline_ms, DEFAULT_DEADLINE_MS))
         now_ms = cursor.now_ms if cursor else self._now_or_wall_clock()
+        reading = read(request.query, _forced_reading(request.reading))
         with _tracer.start_as_current_span("quarry.parse"):
-            compiled = compile_query(request.query, now_ms=now_ms)
+            compiled = compile_query(reading.query, now_ms=now_ms)
         check_named_scopes(compiled.plan)
         parse_ms = _ms(started)
         if compiled.kind != "sessions":
@@ -176,9 +194,10 @@ class Coordinator:
                     parameter="lane",
                 )
             requested = compiled.lane
-        lane = _resolve_lane(requested, compiled)
+        prose = request.query if reading.how == PROSE else None
+        lane = _resolve_lane(requested, compiled, prose is not None and self._vectors_usable(deadline))
         supplied = request.controls if request.HasField("controls") else None
-        effective = controls.validate(supplied, lane, compiled.has_text)
+        effective = controls.validate(supplied, lane, compiled.has_text, prose)
         bound = cursors.binding(compiled.plan, lane, limit, self.cluster.partitions, effective.digest())
         if cursor is not None:
             cursors.check(cursor, bound)
@@ -225,8 +244,9 @@ class Coordinator:
             projections.attach(self.cluster, plan.projections, page, deadline, run.missing)
             run.timings["projections"] = _ms(started_projections)
         require(run.missing, request.require_complete)
-        if not page and cursor is None and offset == 0 and not run.missing:
+        if diagnose and not page and cursor is None and offset == 0 and not run.missing:
             run.caveats.extend(self._why_empty(run.plan, lane, deadline))
+            run.caveats.extend(what_would_find(self._found_elsewhere(request, reading.how, lane, compiled, deadline)))
         run.timings["total"] = _ms(started)
         return query_pb2.SearchEnvelope(
             query=request.query,
@@ -243,7 +263,26 @@ class Coordinator:
             controls=effective.to_proto(),
             partial=bool(run.missing),
             missing=missing_partitions(run.missing),
+            reading=reading.how,
         )
+
+    def _vectors_usable(self, deadline: Deadline) -> bool:
+        """Whether the vector node can rank now (an embedder, and vectors to search), as last seen within
+        VECTOR_STATE_S: prose goes to the hybrid lane only then. A node that does not answer counts as not
+        usable; the search stays lexical."""
+        if self.vector is None:
+            return False
+        now = time.monotonic()
+        if now - self._vector_state[0] > VECTOR_STATE_S:
+            try:
+                request = vector_pb2.VectorStatsRequest(recent_backlog=True)
+                timeout = min(VECTOR_PROBE_S, deadline.remaining_s())
+                stats: vector_pb2.VectorStats = self.vector.Stats(request, timeout=timeout)
+                usable = bool(stats.embedder and stats.ready and stats.vectors > 0)
+            except (grpc.RpcError, QuarryError):  # down, slow or out of time: this search stays lexical
+                usable = False
+            self._vector_state = (now, usable)
+        return self._vector_state[1]
 
     def _require_embedder(self, parameter: str, deadline: Deadline) -> vector_pb2.VectorStats | None:
         """The vector node's stats when `parameter` (a vector lane, a semantic threshold, a vector
@@ -277,6 +316,31 @@ class Coordinator:
         stored = self._stored_origins(deadline) if named_origins(plan) else None
         return empty_result_caveats(plan, lane, partitions.ordered(), vectors, stored)
 
+    def _found_elsewhere(
+        self, request: query_pb2.SearchRequest, how: str, lane: str, compiled: CompiledQuery, deadline: Deadline
+    ) -> Found:
+        """What other searches of the text find, where they could (quarry.query.diagnostics.Found): each
+        one page of one hit, within what is left of the request's deadline."""
+
+        def finds(query: str, lane: str, reading: str) -> bool:
+            probe = query_pb2.SearchRequest(query=query, lane=lane, reading=reading, limit=1, controls=request.controls)
+            probe.deadline_ms = max(1.0, deadline.remaining_s() * 1000)
+            try:
+                return bool(self.search(probe, diagnose=False).hits)
+            except QuarryError:  # a probe that cannot run (a control of another lane, no time left) finds nothing
+                return False
+
+        if not compiled.has_text:
+            return Found()
+        words, filters = without_field_clauses(request.query) if how == QUERY_LANGUAGE else ("", ())
+        return Found(
+            as_prose=finds(request.query, "dialogue", PROSE) if how == QUERY_LANGUAGE else None,
+            without_filters=finds(words, lane, QUERY_LANGUAGE) if filters and words else None,
+            filters=filters,
+            on_actions=finds(request.query, "actions", how) if lane == "dialogue" else None,
+            on_meaning=self._vectors_usable(deadline) if lane not in VECTOR_LANES else None,
+        )
+
     def _stored_origins(self, deadline: Deadline) -> set[str]:
         """The origins the archive holds sessions of (each partition asked for one session per origin;
         the query language admits no other origin names)."""
@@ -299,9 +363,13 @@ class Coordinator:
         check_named_scopes(compiled.plan)
         return compiled
 
-    def explain(self, query: str) -> query_pb2.ExplainResponse:
-        """The typed AST and plan the query compiles to (dates resolved against this node's clock)."""
-        return explain(query, now_ms=self._now())
+    def explain(self, query: str, reading: str = "") -> query_pb2.ExplainResponse:
+        """How the query is read and the typed AST and plan it compiles to (dates resolved against this
+        node's clock)."""
+        how = read(query, _forced_reading(reading))
+        explained = explain(how.query, now_ms=self._now())
+        explained.query, explained.reading, explained.query_read = query, how.how, how.query
+        return explained
 
     def _now(self) -> int | None:
         return self.clock() if self.clock else None
@@ -724,12 +792,25 @@ def fusion_depth(wanted: int) -> int:
     return max(FUSION_DEPTH, 2 * wanted)
 
 
-def _resolve_lane(requested: str, compiled: CompiledQuery) -> str:
+def _resolve_lane(requested: str, compiled: CompiledQuery, prose_on_vectors: bool) -> str:
+    """The lane `auto` runs: semantic for a query of meaning alone, hybrid for prose where vectors can
+    rank (`prose_on_vectors`), dialogue otherwise."""
     if requested != "auto":
         return requested
     if not compiled.has_text and compiled.semantic_text:
         return "semantic"
-    return "dialogue"
+    return "hybrid" if prose_on_vectors and compiled.has_text else "dialogue"
+
+
+def _forced_reading(value: str) -> str:
+    """SearchRequest.reading: "" (the text decides), prose or query; INVALID_REQUEST otherwise."""
+    if value and value not in READINGS:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            f"reading {value!r} is not one of {', '.join(READINGS)} (or empty: decided from the text)",
+            parameter="reading",
+        )
+    return value
 
 
 def _lexical_hit(lane_hit: LaneHit, lane: str) -> query_pb2.SearchHit:

@@ -41,7 +41,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
 
     @typed_errors
     def Explain(self, request: query_pb2.ExplainRequest, context: grpc.ServicerContext):
-        return self.coordinator.explain(request.query)
+        return self.coordinator.explain(request.query, request.reading)
 
     @typed_errors
     def WriteAssertion(self, request: assertions_pb2.WriteAssertionRequest, context: grpc.ServicerContext):

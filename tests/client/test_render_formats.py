@@ -293,3 +293,17 @@ def test_the_commands_consoles_print_emoji_codes_as_written(capsys: pytest.Captu
     captured = capsys.readouterr()
     assert "fix :smile: in the :thumbs_up: parser" in captured.out
     assert "caveat :warning: as written" in captured.err
+
+
+def test_explain_says_how_the_text_was_read() -> None:
+    from quarry.dsl import explain
+
+    for reading, query_read, shown in (
+        ("prose", "why does the pool time out", "read as prose: the words 'why does the pool time out'"),
+        ("query", "repo:x timeout", "read as the query language"),
+    ):
+        response = explain(query_read)
+        response.reading, response.query_read = reading, query_read
+        console, plain = plain_console()
+        render.explain(response, "plain", console)
+        assert shown in plain.getvalue()

@@ -53,7 +53,7 @@ def test_up_ingest_search_status_down(tmp_path):
 
         prose = quarry(home, "--format", "json", "--plain", "--coverage", "0", "runs of (SQLite) locking: why?")
         envelope = orjson.loads(prose.stdout)
-        assert envelope["query"] == "Runs of SQLite locking why"
+        assert (envelope["query"], envelope["reading"]) == ("runs of (SQLite) locking: why?", "prose")
         assert envelope["hits"][0]["session"]["id"] == session_id("sqlite")
 
         status = orjson.loads(quarry(home, "--format", "json", "status").stdout)
@@ -123,5 +123,6 @@ def test_demo_on_a_machine_without_agent_logs_ingests_a_sample_and_prints_ranked
         assert "no agent logs in the standard locations" in demo.stdout
         assert "  1. claude-code-session:" in demo.stdout, demo.stdout
         assert "bm25" in demo.stdout
+        assert "read as prose" in demo.stdout  # the first example is a description
     finally:
         subprocess.run([*command, "down"], env=env, check=True, timeout=120)

@@ -33,12 +33,15 @@ def test_lexical_search_ranks_the_matching_session_first(client, corpus):
     assert {"sqlite", "locking"} <= {t.lower() for t in hit.matched_terms}
 
 
-def test_auto_resolves_to_the_lexical_lane_and_says_so(client, corpus):
-    envelope = client.search("flexbox")
-    assert envelope.requested_lane == "auto"
-    assert envelope.retrieval_lane == "dialogue"
-    assert envelope.ranking_policy == "mixed-bm25-rrf-vector" and envelope.ranking_policy_version == 2
-    assert first(envelope) == session_id("css")
+def test_auto_resolves_prose_to_hybrid_and_the_query_language_to_dialogue_and_says_so(client, corpus):
+    prose = client.search("flexbox")
+    assert (prose.requested_lane, prose.retrieval_lane, prose.reading) == ("auto", "hybrid", "prose")
+    assert prose.ranking_policy == "mixed-bm25-rrf-vector" and prose.ranking_policy_version == 3
+    assert first(prose) == session_id("css")
+    phrase = client.search('"flexbox"')
+    assert (phrase.retrieval_lane, phrase.reading) == ("dialogue", "query")
+    assert first(phrase) == session_id("css")
+    assert client.search("flexbox", reading="query").retrieval_lane == "dialogue"
 
 
 def test_diacritics_fold_both_ways_including_l_with_stroke(client, corpus):
@@ -73,7 +76,8 @@ def test_near_id_selects_the_sessions_nearest_to_one_session(client, corpus):
 
 
 def test_hybrid_hit_in_both_lanes_carries_both_rrf_terms(client, corpus):
-    envelope = client.search("database locked writers", lane="hybrid")
+    by_rank = query_pb2.SearchControls(fusion=query_pb2.Fusion(method="rrf"))
+    envelope = client.search("database locked writers", lane="hybrid", controls=by_rank)
     assert envelope.retrieval_lane == "hybrid"
     assert first(envelope) == session_id("sqlite")
     match = envelope.hits[0].match
@@ -133,8 +137,13 @@ def test_an_invalid_query_is_invalid_argument_with_its_position(client, corpus):
     error = from_rpc_error(raised.value)
     assert error.code == errors_pb2.INVALID_QUERY
     assert error.offset == len("sessions where repo:ledger AND (")
+    with pytest.raises(QuarryError) as slip:
+        client.search("sqlite reop:ledger")
+    assert slip.value.code == errors_pb2.UNKNOWN_FIELD and slip.value.offset == len("sqlite ")
+    assert "repo" in str(slip.value)
+    assert client.search("colour:blue sqlite").reading == "prose"  # no field a user could mean
     with pytest.raises(QuarryError) as unknown:
-        client.search("colour:blue sqlite")
+        client.search("colour:blue sqlite", reading="query")
     assert unknown.value.code == errors_pb2.UNKNOWN_FIELD and unknown.value.offset == 0
 
 

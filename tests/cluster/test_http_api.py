@@ -77,6 +77,12 @@ def test_routes_answer_the_grpc_messages(http_cluster: tuple[str, QuarryClient],
     grpc_second = client.search("timeout", limit=1, cursor=page["nextCursor"])
     assert status == 200 and same_page(second, to_json(grpc_second))
     assert same_page(second, to_json(client.search("timeout", limit=1, cursor=grpc_page["nextCursor"])))
+    assert (page["reading"], get(base, "/api/sessions", query="timeout", reading="query")[1]["reading"]) == (
+        "prose",
+        "query",
+    )
+    status, refused = get(base, "/api/sessions", query="timeout", reading="poetry")
+    assert status == 400 and refused["error"]["parameter"] == "reading"
     status, units = get(base, "/api/query-units", expression="actions where tool:bash", limit=5)
     assert status == 200
     assert without_timings(units) == without_timings(to_json(client.query_units("actions where tool:bash", limit=5)))

@@ -83,9 +83,12 @@ def archive(light_client: QuarryClient) -> list[str]:
 def test_coverage_admission_changes_which_sessions_come_back(light_client: QuarryClient, archive: list[str]) -> None:
     def groups(**admission: object) -> set[str]:
         chosen = controls(admission=admission) if admission else None
-        return {group_of(sid) for sid in ids(light_client.search(WORDS, limit=50, controls=chosen))}
+        found = light_client.search(WORDS, limit=50, controls=chosen, reading="query")
+        return {group_of(sid) for sid in ids(found)}
 
-    assert groups() == {"w4"}  # every word
+    assert groups() == {"w4"}  # the query language: every word
+    prose = ids(light_client.search(WORDS, limit=50))  # prose: any word, the sessions holding most first
+    assert {group_of(sid) for sid in prose} == set(GROUPS) and group_of(prose[0]) == "w4"
     assert groups(lexical_coverage=0.75) == {"w4", "w3"}  # 3 of 4
     assert groups(lexical_coverage=0.5) == {"w4", "w3", "w2"}  # max(2, 2) of 4
     assert groups(lexical_coverage=0.0, lexical_min_matched_terms=1) == set(GROUPS)
@@ -160,7 +163,9 @@ def test_a_cursor_minted_under_other_controls_is_stale(light_client: QuarryClien
 def test_weights_change_the_hybrid_order(client: QuarryClient, corpus: dict[str, object]) -> None:
     query = "database locked writers"
     only = {
-        channel: controls(fusion={"params": {"weights": {"text": 0, "action": 0, "vector": 0, channel: 1}}})
+        channel: controls(
+            fusion={"method": "rrf", "params": {"weights": {"text": 0, "action": 0, "vector": 0, channel: 1}}}
+        )
         for channel in ("text", "vector")
     }
     by_text = client.search(query, lane="hybrid", controls=only["text"])
@@ -175,7 +180,15 @@ def test_weights_change_the_hybrid_order(client: QuarryClient, corpus: dict[str,
     first = scored.hits[0].match.scores
     assert 0.0 < first.retrieval <= 1.0 and {"text", "vector"} <= set(first.channels)
     assert (first.channels["vector"].metric, first.channels["vector"].higher_is_better) == ("l2_distance", False)
-    assert dict(scored.controls.fusion.params.weights) == {"text": 1.0, "action": 1.0, "vector": 1.0}
+    # prose fuses by min-max and leaves the actions channel out when it does not speak of tools' work; the
+    # query language fuses by RRF and weighs every channel
+    prose = scored.controls.fusion
+    assert (prose.method, dict(prose.params.weights)) == ("minmax", {"text": 1.0, "action": 0.0, "vector": 1.0})
+    syntax = client.search(query, lane="hybrid", controls=controls(include_scores=True), reading="query").controls
+    assert (syntax.fusion.method, dict(syntax.fusion.params.weights)) == (
+        "rrf",
+        {"text": 1.0, "action": 1.0, "vector": 1.0},
+    )
 
     minmax = client.search(query, lane="hybrid", controls=controls(fusion={"method": "minmax"}, include_scores=True))
     assert {h.match.score_kind for h in minmax.hits} == {"minmax"}

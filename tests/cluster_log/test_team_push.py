@@ -171,15 +171,8 @@ def kill_everything_and_start_again(cluster: LocalCluster) -> None:
 def archive_ids(cluster: LocalCluster, laptop: Laptop, ca: Path) -> list[str]:
     """Every session id the laptop's token reads, page after page (duplicates kept, to be seen)."""
     info = cluster.info()
-    ids: list[str] = []
     with QuarryClient(info.query, info.ingest, token=laptop.token, tls_ca=ca) as client:
-        cursor = ""
-        while True:
-            page = client.sessions.list(limit=100, cursor=cursor)
-            ids.extend(r.header.id for r in page.items)
-            if not page.next_cursor:
-                return ids
-            cursor = page.next_cursor
+        return client.sessions.all_ids()
 
 
 def wait_settled(cluster: LocalCluster, laptops: list[Laptop], ca: Path) -> None:
@@ -247,7 +240,9 @@ def test_two_laptops_push_through_a_full_cluster_kill_and_every_session_lands_on
     with QuarryClient(info.query, token=laptops[0].token, tls_ca=ca) as a:
         large = next(h.session for h in a.search("zephyrine").hits)
         assert large.id.startswith("team-a@") and large.counts.messages > 900
-        assert not a.search("tern1 team-b").hits  # team-b's sessions are not team-a's to read
+        # team-b's sessions are not team-a's to read: every word, and any of them
+        assert not a.search("tern1 team-b", reading="query").hits
+        assert {h.session.scope for h in a.search("tern1 team-b", limit=100).hits} == {"team-a"}
     assert read_lines(searches), "the searcher ran"
 
 

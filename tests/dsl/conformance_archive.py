@@ -576,13 +576,16 @@ class ConformanceCluster:
             self.stub.WriteAssertion(assertions_pb2.WriteAssertionRequest(assertion=assertion))
 
     def sessions(self, query: str) -> frozenset[str]:
-        """The ids of every session the query selects (QueryService.Search, default lane)."""
-        envelope = self.stub.Search(query_pb2.SearchRequest(query=query, limit=1000))
+        """The ids of every session the query selects (QueryService.Search, default lane), read as the
+        query language: bare words are the language's terms, every one needed (prose would rank sessions
+        holding any of them)."""
+        envelope = self.search(query)
         return frozenset(hit.session.id for hit in envelope.hits)
 
     def search(self, query: str) -> query_pb2.SearchEnvelope:
-        """QueryService.Search of every session the query selects, the whole envelope."""
-        return self.stub.Search(query_pb2.SearchRequest(query=query, limit=1000))
+        """QueryService.Search of every session the query selects, the whole envelope (the query language's
+        reading)."""
+        return self.stub.Search(query_pb2.SearchRequest(query=query, limit=1000, reading="query"))
 
     def units(self, query: str) -> query_pb2.QueryUnitEnvelope:
         """QueryService.QueryUnits with the caller's default limit and offset."""

@@ -269,7 +269,8 @@ def test_the_envelope_echoes_the_effective_controls(cluster: Cluster) -> None:
 
 
 def test_coverage_admission_reaches_the_shards(cluster: Cluster) -> None:
-    assert search(cluster, "tests number 4 zzzabsent").hits == []  # every word: nothing has zzzabsent
+    # Read as the query language, every word is needed: nothing holds zzzabsent.
+    assert search(cluster, "tests number 4 zzzabsent", reading="query").hits == []
     admitted = search(cluster, "tests number 4 zzzabsent", controls=admission(lexical_coverage=0.75))
     # m = 3 of 4: every session says "tests number"; only s4's message adds "4"
     assert [h.session.id for h in admitted.hits] == ["claude-code-session:s4"]

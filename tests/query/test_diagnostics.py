@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from quarry.dsl import compile_query
-from quarry.query.diagnostics import empty_result_caveats, named_origins
+from quarry.query.diagnostics import Found, empty_result_caveats, named_origins, what_would_find
 from quarry.v1 import index_pb2, vector_pb2
 
 STORED = [index_pb2.ShardStats(partition=0, sessions=3, documents=9), index_pb2.ShardStats(partition=1, sessions=2)]
@@ -21,11 +21,24 @@ def test_an_empty_archive_is_the_only_diagnosis() -> None:
     ]
 
 
-def test_text_and_time_bounds_each_get_their_hint() -> None:
-    found = caveats("sqlite since:7d")
-    assert any("bounded in time" in c for c in found)
-    assert any("tool:write" in c for c in found)
+def test_a_time_bound_gets_its_hint() -> None:
+    assert any("bounded in time" in c for c in caveats("sqlite since:7d"))
     assert caveats("repo:quarry") == []  # nothing to suggest for a plain filter
+
+
+def test_an_empty_answer_names_each_search_that_would_find_something_and_how() -> None:
+    assert what_would_find(Found()) == []
+    every = what_would_find(
+        Found(as_prose=True, without_filters=True, filters=("repo:ledgr",), on_actions=True, on_meaning=True)
+    )
+    assert every == [
+        "read as prose (its words, any of them: `--plain`, `reading: prose`), the text finds sessions",
+        "the words alone find sessions: repo:ledgr left them all out (check the values, or drop it)",
+        "the words are in tool calls and their output: `--lane actions` finds those sessions",
+        "`--lane semantic` finds sessions by meaning, whatever words they use",
+    ]
+    nothing_else = Found(as_prose=False, without_filters=False, filters=("repo:x",), on_actions=False, on_meaning=False)
+    assert what_would_find(nothing_else) == []
 
 
 def test_vector_lanes_say_when_embeddings_are_missing_or_behind() -> None:

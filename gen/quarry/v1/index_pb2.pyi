@@ -147,7 +147,7 @@ class LexicalAdmission(_message.Message):
     def __init__(self, coverage: _Optional[float] = ..., min_matched_terms: _Optional[int] = ...) -> None: ...
 
 class ShardHit(_message.Message):
-    __slots__ = ("session", "score", "ranked", "message_id", "snippet", "matched_terms", "match_surface", "sort_time_ms")
+    __slots__ = ("session", "score", "ranked", "message_id", "snippet", "matched_terms", "match_surface", "sort_time_ms", "without_tool_calls")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     RANKED_FIELD_NUMBER: _ClassVar[int]
@@ -156,6 +156,7 @@ class ShardHit(_message.Message):
     MATCHED_TERMS_FIELD_NUMBER: _ClassVar[int]
     MATCH_SURFACE_FIELD_NUMBER: _ClassVar[int]
     SORT_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    WITHOUT_TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
     session: _units_pb2.Session
     score: float
     ranked: bool
@@ -164,7 +165,8 @@ class ShardHit(_message.Message):
     matched_terms: _containers.RepeatedScalarFieldContainer[str]
     match_surface: str
     sort_time_ms: int
-    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., score: _Optional[float] = ..., ranked: _Optional[bool] = ..., message_id: _Optional[str] = ..., snippet: _Optional[str] = ..., matched_terms: _Optional[_Iterable[str]] = ..., match_surface: _Optional[str] = ..., sort_time_ms: _Optional[int] = ...) -> None: ...
+    without_tool_calls: bool
+    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., score: _Optional[float] = ..., ranked: _Optional[bool] = ..., message_id: _Optional[str] = ..., snippet: _Optional[str] = ..., matched_terms: _Optional[_Iterable[str]] = ..., match_surface: _Optional[str] = ..., sort_time_ms: _Optional[int] = ..., without_tool_calls: _Optional[bool] = ...) -> None: ...
 
 class ShardSearchResponse(_message.Message):
     __slots__ = ("hits", "partition", "matched_sessions", "elapsed_ms", "rank_ms", "hydrate_ms", "snippets_ms")

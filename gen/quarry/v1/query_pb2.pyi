@@ -12,7 +12,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SearchRequest(_message.Message):
-    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms", "cursor", "controls", "require_complete")
+    __slots__ = ("query", "lane", "limit", "offset", "deadline_ms", "cursor", "controls", "require_complete", "reading")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -21,6 +21,7 @@ class SearchRequest(_message.Message):
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     CONTROLS_FIELD_NUMBER: _ClassVar[int]
     REQUIRE_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    READING_FIELD_NUMBER: _ClassVar[int]
     query: str
     lane: str
     limit: int
@@ -29,7 +30,8 @@ class SearchRequest(_message.Message):
     cursor: str
     controls: SearchControls
     require_complete: bool
-    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., cursor: _Optional[str] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ..., require_complete: _Optional[bool] = ...) -> None: ...
+    reading: str
+    def __init__(self, query: _Optional[str] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., deadline_ms: _Optional[float] = ..., cursor: _Optional[str] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ..., require_complete: _Optional[bool] = ..., reading: _Optional[str] = ...) -> None: ...
 
 class SearchControls(_message.Message):
     __slots__ = ("admission", "fusion", "min_score", "include_scores")
@@ -157,7 +159,7 @@ class ProjectedRows(_message.Message):
     def __init__(self, unit: _Optional[str] = ..., fields: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[_struct_pb2.Struct, _Mapping]]] = ..., total: _Optional[int] = ..., cut: _Optional[bool] = ...) -> None: ...
 
 class SearchEnvelope(_message.Message):
-    __slots__ = ("query", "requested_lane", "retrieval_lane", "ranking_policy", "ranking_policy_version", "hits", "next_cursor", "caveats", "limit", "offset", "timings_ms", "controls", "partial", "missing")
+    __slots__ = ("query", "requested_lane", "retrieval_lane", "ranking_policy", "ranking_policy_version", "hits", "next_cursor", "caveats", "limit", "offset", "timings_ms", "controls", "partial", "missing", "reading")
     class TimingsMsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -179,6 +181,7 @@ class SearchEnvelope(_message.Message):
     CONTROLS_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     MISSING_FIELD_NUMBER: _ClassVar[int]
+    READING_FIELD_NUMBER: _ClassVar[int]
     query: str
     requested_lane: str
     retrieval_lane: str
@@ -193,7 +196,8 @@ class SearchEnvelope(_message.Message):
     controls: SearchControls
     partial: bool
     missing: _containers.RepeatedCompositeFieldContainer[MissingPartition]
-    def __init__(self, query: _Optional[str] = ..., requested_lane: _Optional[str] = ..., retrieval_lane: _Optional[str] = ..., ranking_policy: _Optional[str] = ..., ranking_policy_version: _Optional[int] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., caveats: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ...) -> None: ...
+    reading: str
+    def __init__(self, query: _Optional[str] = ..., requested_lane: _Optional[str] = ..., retrieval_lane: _Optional[str] = ..., ranking_policy: _Optional[str] = ..., ranking_policy_version: _Optional[int] = ..., hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., caveats: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., offset: _Optional[int] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., controls: _Optional[_Union[SearchControls, _Mapping]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ..., reading: _Optional[str] = ...) -> None: ...
 
 class MissingPartition(_message.Message):
     __slots__ = ("partition", "reason")
@@ -298,24 +302,30 @@ class QueryUnitRow(_message.Message):
     def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., file: _Optional[_Union[_units_pb2.FileTouch, _Mapping]] = ..., assertion: _Optional[_Union[_units_pb2.Assertion, _Mapping]] = ..., run: _Optional[_Union[_units_pb2.Run, _Mapping]] = ..., observed_event: _Optional[_Union[_units_pb2.ObservedEvent, _Mapping]] = ..., context_snapshot: _Optional[_Union[_units_pb2.ContextSnapshot, _Mapping]] = ..., delegation: _Optional[_Union[_units_pb2.Delegation, _Mapping]] = ..., session_id: _Optional[str] = ..., ref: _Optional[str] = ...) -> None: ...
 
 class ExplainRequest(_message.Message):
-    __slots__ = ("query",)
+    __slots__ = ("query", "reading")
     QUERY_FIELD_NUMBER: _ClassVar[int]
+    READING_FIELD_NUMBER: _ClassVar[int]
     query: str
-    def __init__(self, query: _Optional[str] = ...) -> None: ...
+    reading: str
+    def __init__(self, query: _Optional[str] = ..., reading: _Optional[str] = ...) -> None: ...
 
 class ExplainResponse(_message.Message):
-    __slots__ = ("query", "kind", "unit_source", "ast_json", "plan")
+    __slots__ = ("query", "kind", "unit_source", "ast_json", "plan", "reading", "query_read")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     UNIT_SOURCE_FIELD_NUMBER: _ClassVar[int]
     AST_JSON_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
+    READING_FIELD_NUMBER: _ClassVar[int]
+    QUERY_READ_FIELD_NUMBER: _ClassVar[int]
     query: str
     kind: str
     unit_source: str
     ast_json: str
     plan: _plan_pb2.QueryPlan
-    def __init__(self, query: _Optional[str] = ..., kind: _Optional[str] = ..., unit_source: _Optional[str] = ..., ast_json: _Optional[str] = ..., plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ...) -> None: ...
+    reading: str
+    query_read: str
+    def __init__(self, query: _Optional[str] = ..., kind: _Optional[str] = ..., unit_source: _Optional[str] = ..., ast_json: _Optional[str] = ..., plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., reading: _Optional[str] = ..., query_read: _Optional[str] = ...) -> None: ...
 
 class ClusterStatusRequest(_message.Message):
     __slots__ = ()

@@ -504,7 +504,11 @@ def search(
     cursor: Annotated[str, typer.Option(help="Continue a walk: the next_cursor of the previous page.")] = "",
     plain: Annotated[
         bool,
-        typer.Option("--plain", help="Search the words as typed: no operators, fields or keywords (for prose)."),
+        typer.Option("--plain", help="Read the text as prose whatever it holds: its words, no operators or fields."),
+    ] = False,
+    syntax: Annotated[
+        bool,
+        typer.Option("--syntax", help="Read the text as the query language, even when it looks like prose."),
     ] = False,
     controls: Annotated[
         str | None,
@@ -541,14 +545,10 @@ def search(
 ) -> None:
     """Ranked sessions; a unit query (`messages|actions|blocks|files|assertions|runs|observed-events|
     context-snapshots|delegations where …`) returns rows, or groups for `… | group by FIELD | count`."""
-    if plain:
-        from quarry.dsl.plain import plain_text_query
+    from quarry.dsl.shell import join_words
 
-        text = plain_text_query(" ".join(query))
-    else:
-        from quarry.dsl.shell import join_words
-
-        text = join_words(query)
+    text = join_words(query)
+    reading = search_reading(plain=plain, syntax=syntax)
     settings.query = text
     chosen = search_lane(lane, lexical=lexical, semantic=semantic)
     flags: dict[tuple[str, ...], tuple[str, object]] = {}
@@ -568,8 +568,8 @@ def search(
     chosen_controls = search_controls(controls, flags)
     with _client() as client:
         if settings.explain:
-            render.explain(client.explain(text), settings.format, stdout())
-        elif is_unit_query(text):
+            render.explain(client.explain(text, reading), settings.format, stdout())
+        elif is_unit_query(text, reading):
             envelope = client.query_units(
                 text, limit=limit, offset=offset, require_complete=require_complete, cursor=cursor
             )
@@ -583,17 +583,32 @@ def search(
                 cursor=cursor,
                 controls=chosen_controls,
                 require_complete=require_complete,
+                reading=reading,
             )
             render.search_envelope(envelope, settings.format, stdout_lines())
 
 
-def is_unit_query(text: str) -> bool:
+def search_reading(*, plain: bool, syntax: bool) -> str:
+    """SearchRequest.reading of the flags: prose (--plain), query (--syntax), or "" (the text decides)."""
+    if plain and syntax:
+        from quarry.core.errors import QuarryError
+        from quarry.v1 import errors_pb2
+
+        raise QuarryError(errors_pb2.INVALID_REQUEST, "--plain and --syntax exclude each other", parameter="--syntax")
+    return "prose" if plain else "query" if syntax else ""
+
+
+def is_unit_query(text: str, reading: str = "") -> bool:
     """Whether `text` is a unit query (rows) rather than a search (sessions). Every unit query holds the
     keyword `where` (grammar.lark: `UNIT WHERE …`, the terminal lower-case only), so a query without it
     is a search, sent without compiling it here: building the Lark parser is the slowest step of a
     command's start (issue 13). The query node compiles it and answers INVALID_QUERY, with its
     position, as the local compile does."""
-    if "where" not in text:
+    if "where" not in text or reading == "prose":
+        return False
+    from quarry.dsl.reading import uses_the_language
+
+    if not reading and not uses_the_language(text):
         return False
     from quarry.dsl import compile_query
 

@@ -163,7 +163,10 @@ def search_envelope(envelope: query_pb2.SearchEnvelope, fmt: str, out: Lines) ->
     if fmt == "csv":
         emit_csv(list(SESSION_COLUMNS), ([get(hit) for get in SESSION_COLUMNS.values()] for hit in envelope.hits))
         return
-    out.line((f"{len(envelope.hits)} sessions", "bold"), f" · lane {envelope.retrieval_lane} · {envelope.query!r}")
+    read = " · read as prose" if envelope.reading == "prose" else ""
+    out.line(
+        (f"{len(envelope.hits)} sessions", "bold"), f" · lane {envelope.retrieval_lane}{read} · {envelope.query!r}"
+    )
     for hit in envelope.hits:
         match, session = hit.match, hit.session
         score = f"{match.score:.4g} {match.score_kind}" if match.HasField("score") else _unscored(match)
@@ -379,6 +382,10 @@ def explain(response: query_pb2.ExplainResponse, fmt: str, console: Console) -> 
         return
     console.print(f"[bold]{escape(response.query)!r}[/bold]")
     console.print(f"kind {response.kind} · unit source {response.unit_source}")
+    if response.reading == "prose":
+        console.print(f"read as prose: the words {escape(response.query_read)!r}, any of them (docs/searching.md)")
+    elif response.reading:
+        console.print("read as the query language (docs/searching.md)")
     console.print("[bold]ast[/bold]")
     ast = orjson.loads(response.ast_json) if response.ast_json else None
     console.print(escape(orjson.dumps(ast, option=orjson.OPT_INDENT_2).decode()), highlight=False, soft_wrap=True)

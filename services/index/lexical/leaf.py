@@ -77,6 +77,7 @@ class _Candidate(NamedTuple):
 class _Ranked(NamedTuple):
     candidate: _Candidate
     session_id: str
+    tool_uses: int  # the session's messages carrying a tool use
 
 
 @dataclasses.dataclass
@@ -201,7 +202,8 @@ class Leaf:
         def explain(kept: Sequence[_Ranked]) -> None:
             if request.rank_only:
                 for ranked in kept:
-                    response.hits.add(score=ranked.candidate.score, ranked=True).session.id = ranked.session_id
+                    hit = response.hits.add(score=ranked.candidate.score, ranked=True)
+                    hit.session.id, hit.without_tool_calls = ranked.session_id, ranked.tool_uses == 0
                 return
             self._fill_hits(response, searcher, kept, ranking, field, request.lane or "dialogue", request.with_snippets)
 
@@ -410,9 +412,9 @@ class Leaf:
         their rows once they are kept (`_fill_hits`)."""
         if not contenders:
             return []
-        ids = self.store.session_ids([c.ord for c in contenders])
-        top = sorted((c for c in contenders if c.ord in ids), key=lambda c: (-c.score, ids[c.ord]))
-        return [_Ranked(c, ids[c.ord]) for c in top[:limit]]
+        stored = self.store.ids_and_tool_uses([c.ord for c in contenders])
+        top = sorted((c for c in contenders if c.ord in stored), key=lambda c: (-c.score, stored[c.ord][0]))
+        return [_Ranked(c, *stored[c.ord]) for c in top[:limit]]
 
     def _fill_hits(
         self,
@@ -474,6 +476,7 @@ class Leaf:
                 match_surface=surface,
                 sort_time_ms=row.updated_ms,
                 snippet=snippet,
+                without_tool_calls=ranked.tool_uses == 0,
             )
             hit.session.ParseFromString(row.summary)
         response.snippets_ms = snippets_s * 1000.0

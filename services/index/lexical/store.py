@@ -894,6 +894,15 @@ class Store:
         rows = self.reader().execute(f"SELECT ord, id FROM sessions WHERE ord {_IN_JSON}", (json_list(session_ords),))
         return dict(rows.fetchall())
 
+    def ids_and_tool_uses(self, session_ords: Sequence[int]) -> dict[int, tuple[str, int]]:
+        """The ids of these sessions (those still stored) and how many of their messages carry a tool use,
+        by ordinal: what a rank-only hit says (fusion does not hold a session without tool calls to the
+        actions lane)."""
+        rows = self.reader().execute(
+            f"SELECT ord, id, tool_use_messages FROM sessions WHERE ord {_IN_JSON}", (json_list(session_ords),)
+        )
+        return {ord_: (id_, tools) for ord_, id_, tools in rows.fetchall()}
+
     def commands(self, session_ords: Iterable[int], block_ids: Iterable[str]) -> dict[str, str]:
         """The normalized commands of the actions these tool_use blocks made, by block id."""
         rows = self.reader().execute(
