@@ -14,7 +14,9 @@ Channels: text (BM25 over dialogue), action (BM25 over tool traffic), vector (ne
   adding 0; components `<channel>_rank` and `<channel>_norm`. Retrieval: the score itself.
 
 Channels weighing 0 still rank (their components and raw scores are reported), but a hit only they
-found is dropped. Ties break on session id, so equal scores page deterministically.
+found is dropped. Equal RRF sums (ranks 1 and 2 against 2 and 1) are ordered by the sessions' min-max
+score, which sees how far each rank's score stood from its channel's best; what still ties breaks on
+session id, so equal scores page deterministically.
 """
 
 from __future__ import annotations
@@ -78,11 +80,13 @@ def rrf(
     k: int = RRF_K,
     weights: Mapping[str, float] | None = None,
     unrankable: Unrankable | None = None,
+    tiebreak: Mapping[str, float] | None = None,
 ) -> list[FusedHit]:
     """Fuse channel rankings (channel -> session ids, best first) by weighted Reciprocal Rank Fusion. A
     session a channel cannot rank (`unrankable`: the actions channel and a session without a tool call)
     is not punished for its absence there: its sum is scaled to the channels that could rank it, so two
-    first places among the two channels that could rank it are as good as three among three."""
+    first places among the two channels that could rank it are as good as three among three. Equal sums
+    (first in one channel against first in the other) are ordered by `tiebreak`, higher first, then by id."""
     weights = weights or {}
     unrankable = unrankable or {}
     fused: dict[str, FusedHit] = {}
@@ -103,7 +107,9 @@ def rrf(
         if 0 < could < best:
             hit.score *= best / could
         hit.retrieval = min(1.0, hit.score / best) if best > 0 else 0.0
-    return _ordered(h for h in fused.values() if h.session_id in selected)
+    tiebreak = tiebreak or {}
+    kept = (h for h in fused.values() if h.session_id in selected)
+    return sorted(kept, key=lambda h: (-h.score, -tiebreak.get(h.session_id, 0.0), h.session_id))
 
 
 def minmax(
@@ -172,16 +178,17 @@ def fuse(
     ran = {TEXT: text is not None, ACTION: action is not None, VECTOR: True}
     # The actions channel ranks tool calls: a session the dialogue channel found holding none, it cannot rank.
     unrankable = {ACTION: frozenset(sid for sid, h in channels.texts.items() if h.without_tool_calls)}
+    scored = {
+        TEXT: [(sid, h.score) for sid, h in channels.texts.items()],
+        ACTION: [(sid, h.score) for sid, h in channels.actions.items()],
+        VECTOR: [(sid, similarity(h.distance)) for sid, h in channels.vectors.items()],
+    }
+    by_scores = minmax({c: s for c, s in scored.items() if ran[c]}, spec.weights, unrankable)
     if spec.method == MINMAX:
-        scored = {
-            TEXT: [(sid, h.score) for sid, h in channels.texts.items()],
-            ACTION: [(sid, h.score) for sid, h in channels.actions.items()],
-            VECTOR: [(sid, similarity(h.distance)) for sid, h in channels.vectors.items()],
-        }
-        return minmax({c: s for c, s in scored.items() if ran[c]}, spec.weights, unrankable), channels
-    rankings = {TEXT: list(channels.texts), ACTION: list(channels.actions), VECTOR: list(channels.vectors)}
-    ranked = rrf({c: r for c, r in rankings.items() if ran[c]}, spec.rank_constant, spec.weights, unrankable)
-    return ranked, channels
+        return by_scores, channels
+    rankings = {c: [sid for sid, _ in s] for c, s in scored.items() if ran[c]}
+    tiebreak = {h.session_id: h.score for h in by_scores}
+    return rrf(rankings, spec.rank_constant, spec.weights, unrankable, tiebreak), channels
 
 
 def fused_hit(one: FusedHit, channels: Channels) -> query_pb2.SearchHit:

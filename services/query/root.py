@@ -223,7 +223,7 @@ class Coordinator:
                 ]
             ordered = _above(ordered, effective.min_score, lambda o: o.retrieval)
             if cursors.GLOBAL in anchors:
-                ordered = [o for o in ordered if o.after(anchors[cursors.GLOBAL], lower_is_better=lane == "semantic")]
+                ordered = _after(ordered, anchors[cursors.GLOBAL], lower_is_better=lane == "semantic")
             consumed = ordered[: offset + limit]
             last = consumed[-1] if consumed else None
             next_anchors = {cursors.GLOBAL: cursors.Anchor(last.score, last.session_id)} if last else {}
@@ -781,6 +781,16 @@ class _Ordered:
             assert channels is not None
             return fused_hit(self.found, channels)
         return self.found
+
+
+def _after(ordered: list[_Ordered], anchor: cursors.Anchor, lower_is_better: bool) -> list[_Ordered]:
+    """The sessions after a cursor's anchor: those after the anchor's session where the order still
+    holds it with its score (fused ties are ordered by more than the score and the id), else by the
+    score and the id."""
+    for position, one in enumerate(ordered):
+        if one.session_id == anchor.session_id and one.score == anchor.key:
+            return ordered[position + 1 :]
+    return [o for o in ordered if o.after(anchor, lower_is_better)]
 
 
 def fusion_depth(wanted: int) -> int:

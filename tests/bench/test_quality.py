@@ -97,7 +97,7 @@ def tiny_run(tmp_path_factory) -> dict:
 def test_the_run_writes_the_issue_shape(tiny_run):
     assert tiny_run["dataset"] == "beir_tiny"
     assert (tiny_run["docs"], tiny_run["queries"]) == (36, 9)
-    assert set(tiny_run["lanes"]) == {"dialogue", "semantic", "hybrid", "hybrid_minmax"}
+    assert set(tiny_run["lanes"]) == {"default", "dialogue", "semantic", "hybrid", "hybrid_minmax"}
     for metrics in tiny_run["lanes"].values():
         assert set(metrics) == {"ndcg@10", "recall@100"}
         assert all(0.0 <= v <= 1.0 for v in metrics.values())
@@ -106,6 +106,8 @@ def test_the_run_writes_the_issue_shape(tiny_run):
     # the fusion method each hybrid lane asked for is the one the server ran
     assert tiny_run["effective_controls"]["hybrid"]["fusion"]["method"] == "rrf"
     assert tiny_run["effective_controls"]["hybrid_minmax"]["fusion"]["method"] == "minmax"
+    # a claim is prose: with no lane and no controls it is searched on the hybrid lane, fused by min-max
+    assert tiny_run["effective_controls"]["default"]["fusion"]["method"] == "minmax"
 
 
 def test_dialogue_finds_documents_by_their_words_only(tiny_run):

@@ -52,12 +52,27 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     local.stop()
 
 
+_unhealed: list[str] = []  # why the package's cluster could not be made whole, once it could not
+
+
 @pytest.fixture
 def whole(cluster: LocalCluster) -> Iterator[LocalCluster]:
-    """The cluster with every node up and every partition fully replicated, before and after the test."""
-    heal(cluster)
+    """The cluster with every node up and every partition fully replicated, before and after the test.
+    Once it could not be made whole, the tests after fail at once with why, rather than each waiting
+    out the same timeout again."""
+    _heal_or_fail(cluster)
     yield cluster
-    heal(cluster)
+    _heal_or_fail(cluster)
+
+
+def _heal_or_fail(cluster: LocalCluster) -> None:
+    if _unhealed:
+        pytest.fail(f"the cluster was not whole again after an earlier test: {_unhealed[0]}")
+    try:
+        heal(cluster)
+    except AssertionError as failure:
+        _unhealed.append(str(failure))
+        raise
 
 
 @pytest.fixture(scope="package")

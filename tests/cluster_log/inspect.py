@@ -62,28 +62,53 @@ def live_replicas(cluster: LocalCluster) -> dict[int, list[str]]:
     }
 
 
-def converged(cluster: LocalCluster) -> bool:
-    """Every node up, every partition on `replicas` active replicas with no lag and equal contents."""
-    if any(proc.poll() is not None for proc in cluster.procs.values()):
-        return False
+def not_converged(cluster: LocalCluster) -> str:
+    """Why the cluster is not whole yet (every node up, every partition on `replicas` active replicas
+    with no lag and equal contents), or "" when it is."""
+    stopped = sorted(name for name, proc in cluster.procs.items() if proc.poll() is not None)
+    if stopped:
+        return f"stopped: {', '.join(stopped)}"
     current = status(cluster)
     wanted = current.map.replicas
     for entry in current.map.partition_replicas:
         listed = list(entry.replicas)
+        shown = ", ".join(f"{r.node} {r.state} alive={r.alive} lag={r.lag}" for r in listed)
         if len(listed) != wanted or any(r.state != "active" or not r.alive or r.lag > 0 for r in listed):
-            return False
-        digests = set()
+            return f"partition {entry.partition} (map generation {current.map.generation}): {shown or 'no replica'}"
+        digests = {}
         for replica in listed:
             with node_stub(cluster, replica.node) as stub:
                 answer = stub.Stats(
                     index_pb2.ShardStatsRequest(partitions=[entry.partition], content_digest=True), timeout=30
                 )
             if answer.failures:
-                return False
-            digests.add(answer.partitions[0].content_digest)
-        if len(digests) != 1:
-            return False
-    return True
+                error = answer.failures[0].error
+                return f"partition {entry.partition} on {replica.node}: {error.code} {error.message}"
+            digests[replica.node] = answer.partitions[0].content_digest
+        if len(set(digests.values())) != 1:
+            return f"partition {entry.partition}: contents differ ({digests})"
+    return ""
+
+
+def converged(cluster: LocalCluster) -> bool:
+    return not not_converged(cluster)
+
+
+def wait_until_converged(cluster: LocalCluster, timeout: float, what: str) -> None:
+    """Wait for the cluster to be whole; the failure says what was still missing at the last look."""
+    last = ["not asked yet"]
+
+    def check() -> bool:
+        try:
+            last[0] = not_converged(cluster)
+        except grpc.RpcError as error:
+            last[0] = f"status failed: {error.code().name} {error.details()}"
+        return not last[0]
+
+    try:
+        wait_for(check, timeout, what)
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}; at the last look: {last[0]}") from None
 
 
 def heal(cluster: LocalCluster, timeout: float = WAIT_S) -> None:
@@ -93,7 +118,7 @@ def heal(cluster: LocalCluster, timeout: float = WAIT_S) -> None:
     for name, proc in list(cluster.procs.items()):
         if proc.poll() is not None:
             cluster.restart(name)
-    wait_for(lambda: converged(cluster), timeout, "the cluster did not converge")
+    wait_until_converged(cluster, timeout, "the cluster did not converge")
     urls, access = list(cluster.nats_urls), cluster.nats_access(ADMIN)
     wait_for(lambda: log_state.whole(urls, access), timeout, "the log's streams did not all have every replica current")
 

@@ -31,6 +31,7 @@ from tests.cluster_log.inspect import (
     replicas,
     status,
     wait_for,
+    wait_until_converged,
 )
 from tests.cluster_log.load import make_session, read_lines
 
@@ -137,7 +138,7 @@ def test_killing_the_logs_leader_during_ingest_loses_and_duplicates_nothing(whol
     acked = acked_ids(ingested)
     assert len(acked) == len(set(acked)) == 400
     whole.restart(leader)
-    wait_for(lambda: converged(whole), 120, "the cluster did not converge")
+    wait_until_converged(whole, 120, "the cluster did not converge")
     assert_every_live_replica_holds(whole, acked)
 
 
@@ -181,7 +182,7 @@ def test_a_partition_wiped_on_both_replicas_is_rebuilt_from_the_log(whole: Local
     assert before[nodes[0]][0], "the partition holds nothing to rebuild"
     searched = [(h.session.id, h.match.score) for h in client.search("steady", limit=1000).hits]
     _wipe(whole, nodes, partition)
-    wait_for(lambda: converged(whole), 120, "the wiped partition was not rebuilt")
+    wait_until_converged(whole, 120, "the wiped partition was not rebuilt")
     for node in nodes:
         assert (sorted(held(whole, node, partition)), digest(whole, node, partition).content_digest) == before[node]
         assert digest(whole, node, partition).applied_seq > 0
@@ -202,6 +203,6 @@ def test_a_deleted_session_is_gone_from_every_replica_and_from_a_rebuilt_one(
     assert [h.session.id for h in client.search("deletedx1").hits] == []
     assert [h.session.id for h in client.search("deletedx2").hits] == [kept.id]
     _wipe(whole, nodes[:1], partition)
-    wait_for(lambda: converged(whole), 120, "the wiped replica was not rebuilt")
+    wait_until_converged(whole, 120, "the wiped replica was not rebuilt")
     assert doomed.id not in held(whole, nodes[0], partition)
     assert list(client.delete([doomed.id]).not_found) == [doomed.id]

@@ -2,9 +2,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from quarry.query.cursors import Anchor
 from quarry.query.fusion import (
     FUSION_DEPTH,
     RRF_K,
+    FusedHit,
     FusionSpec,
     bm25_retrieval,
     minmax,
@@ -12,7 +14,7 @@ from quarry.query.fusion import (
     similarity,
     vector_retrieval,
 )
-from quarry.query.root import fusion_depth
+from quarry.query.root import _after, _Ordered, fusion_depth
 from quarry.v1 import index_pb2, vector_pb2
 from tests.query.fused import hybrid_hits
 
@@ -108,6 +110,32 @@ def test_hybrid_minmax_uses_similarity_for_the_vector_channel() -> None:
     assert set(b.scores.channels) == {"text", "vector"}
     assert b.scores.channels["vector"].raw == pytest.approx(0.2)
     assert b.scores.channels["vector"].metric == "l2_distance" and not b.scores.channels["vector"].higher_is_better
+
+
+def test_rrf_ties_are_ordered_by_the_evidence_before_the_id() -> None:
+    fused = rrf({"text": ["a", "b"], "vector": ["b", "a"]}, tiebreak={"a": 0.2, "b": 0.9})
+    assert [h.session_id for h in fused] == ["b", "a"] and fused[0].score == fused[1].score
+
+
+def test_a_hybrid_tie_goes_to_the_session_its_channels_scored_closer_to_their_best() -> None:
+    # s:a first in text, far behind in vector; s:b a close second in text, first in vector by far: equal
+    # RRF sums (ranks 1 and 2 against 2 and 1), and s:b's evidence is the stronger
+    text = [shard_hit("s:a", 5.0), shard_hit("s:b", 4.9), shard_hit("s:c", 1.0)]
+    vector = [
+        vector_pb2.VectorHit(session_id="s:b", distance=0.1),
+        vector_pb2.VectorHit(session_id="s:a", distance=1.2),
+        vector_pb2.VectorHit(session_id="s:c", distance=1.3),
+    ]
+    hits = hybrid_hits(text, None, vector)
+    assert hits[0].match.score == hits[1].match.score
+    assert [h.session.id for h in hits] == ["s:b", "s:a", "s:c"]
+
+
+def test_a_cursor_inside_a_tie_resumes_after_its_session() -> None:
+    ordered = [_Ordered(sid, score, 0.0, FusedHit(sid, score)) for sid, score in [("z", 2.0), ("b", 1.0), ("a", 1.0)]]
+    assert [o.session_id for o in _after(ordered, Anchor(1.0, "b"), lower_is_better=False)] == ["a"]
+    # the anchor's session gone from the order: by the score and the id
+    assert [o.session_id for o in _after(ordered, Anchor(1.0, "aa"), lower_is_better=False)] == ["b"]
 
 
 def test_hybrid_retrieval_is_one_when_first_in_every_channel_that_ran() -> None:
