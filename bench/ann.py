@@ -208,7 +208,7 @@ def filled_store(data_dir: Path, corpus: np.ndarray) -> None:
         ids = range(start, min(len(corpus), start + REBUILD_CHUNK))
         store.enqueue([(f"m{i}", f"s{i // 20}", f"text {i}", 0) for i in ids], [])
         texts = store.take_pending(len(ids))
-        store.store_vectors("bench", texts, corpus[[int(t.message_id[1:]) for t in texts]])
+        store.store_vectors("bench", texts, [corpus[int(t.message_id[1:])][None] for t in texts])
     store.close()
 
 

@@ -14,7 +14,9 @@ from quarry.v1 import index_pb2, units_pb2
 
 EMBEDDED_ROLES = frozenset(("user", "assistant"))
 EMBEDDED_BLOCK_TYPES = frozenset(("text", "code"))
-MAX_EMBED_CHARS = 2000  # the model reads 256 word pieces; longer text only costs transfer
+# A message's first 6,000 characters: about the word pieces of its first MAX_PASSAGES passages
+# (quarry.core.passages), which is all the vector node embeds of it.
+MAX_EMBED_CHARS = 6000
 
 
 def embeds(role: str, surface: str, block_texts: Sequence[str]) -> bool:

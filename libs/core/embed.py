@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from quarry.core.errors import QuarryError
+from quarry.core.passages import WordPieceWindows
 from quarry.v1 import errors_pb2
 
 if TYPE_CHECKING:
@@ -63,6 +64,11 @@ class Embedder(Protocol):
         """float32 array of shape (len(texts), dimension) with unit-length rows."""
         ...
 
+    def passages(self, text: str) -> list[str]:
+        """The texts one message's text is embedded as (quarry.core.passages): itself when the model reads
+        it whole, else overlapping windows of it."""
+        ...
+
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """A float32 copy with each row scaled to unit length (zero rows stay zero)."""
@@ -96,6 +102,7 @@ class MiniLMEmbedder:
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
         self._tokenizer_lock = threading.Lock()
+        self.passages = WordPieceWindows()
 
     def _load(self) -> SentenceTransformer:
         with self._lock:
@@ -145,6 +152,10 @@ class OpenAIEmbedder:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.dimension = 0
+
+    def passages(self, text: str) -> list[str]:
+        """The text whole: such endpoints read thousands of tokens (OPENAI_MAX_CHARS)."""
+        return [text]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

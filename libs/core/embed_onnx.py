@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from quarry.core.embed import MINILM_MODELS, normalize_rows, threads_from_env
+from quarry.core.passages import WordPieceWindows
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -223,6 +224,7 @@ class OnnxMiniLM:
         self._tokenizer: Tokenizer | None = None
         self._lock = threading.Lock()
         self._tokenizer_lock = threading.Lock()
+        self.passages = WordPieceWindows()
 
     def _load(self) -> tuple[onnxruntime.InferenceSession, Tokenizer]:
         with self._lock:

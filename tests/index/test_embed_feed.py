@@ -28,7 +28,7 @@ def edge_cases() -> units_pb2.Session:
             Msg("system", "a system prompt is not dialogue"),
             Msg("user", "   \n  "),
             Msg("user", "shown only in the log"),
-            Msg("assistant", "long " * 600),
+            Msg("assistant", "long " * 1500),
         ],
     )
     s.messages[5].surface = "log-only"

@@ -21,7 +21,7 @@ def items(session: str, day: int, *texts: str) -> list[tuple[str, str, str, int]
 def embed_next(store: VectorStore, count: int) -> list[str]:
     """Store vectors for the next `count` queued texts; returns their message ids."""
     texts = store.take_pending(count)
-    store.store_vectors("test-model", texts, np.ones((len(texts), 4), dtype=np.float32))
+    store.store_vectors("test-model", texts, [np.ones((1, 4), dtype=np.float32)] * len(texts))
     return [t.message_id for t in texts]
 
 

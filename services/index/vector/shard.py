@@ -232,7 +232,7 @@ class VectorShard:
             state.worker.wake()
         return outcome
 
-    def _store_batch(self, texts: Sequence[PendingText], vectors: np.ndarray) -> list[PendingText]:
+    def _store_batch(self, texts: Sequence[PendingText], vectors: Sequence[np.ndarray]) -> list[PendingText]:
         """The worker's sink: commit the batch, then mirror it into FAISS under the same lock; returns
         the texts stored (a text changed while it was embedded is not)."""
         state = self._state
@@ -244,7 +244,7 @@ class VectorShard:
             state.ann.remove(batch.removed_rowids)
             state.ann.add(batch.added_rowids, batch.vectors)
             state.sessions.remove(batch.removed_rowids)
-            state.sessions.add(batch.added_rowids, [t.session_id for t in batch.stored])
+            state.sessions.add(batch.added_rowids, batch.sessions)
         return batch.stored
 
     # -- reads ----------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """The vector node's durable state in one SQLite file: sqlite-vec vectors and the pending queue.
 
 Tables:
-- `vectors`: one row per embedded message (message_id, session_id, text hash, the session's latest
-  activity); its rowid is the
-  vector's id in `vec_items` (a sqlite-vec vec0 table, float[dimension]) and in the FAISS index.
-  Rowids are AUTOINCREMENT, so an id is never reused after a removal.
+- `vectors`: one row per passage of an embedded message (quarry.core.passages: a short message is one
+  passage, 0), with the message's id, session and text hash and the session's latest activity; its
+  rowid is the vector's id in `vec_items` (a sqlite-vec vec0 table, float[dimension]) and in the FAISS
+  index. Rowids are AUTOINCREMENT, so an id is never reused after a removal. A store written before
+  passages (one row per message, `message_id` unique) is rebuilt to this shape when opened, its rows
+  and rowids kept as passage 0.
 - `pending`: texts waiting for the embedder, taken the most recently active sessions first (then in
   arrival order, `seq`), so after a large archive arrives the semantic lane covers recent work first.
   A row leaves the queue in the same transaction that stores its vector, so a crash never loses a
@@ -37,15 +39,19 @@ from quarry.core.readers import ThreadReaders
 
 REBUILD_CHUNK = 8192
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS vectors (
+_VECTORS = """
+CREATE TABLE IF NOT EXISTS {name} (
   rowid INTEGER PRIMARY KEY AUTOINCREMENT,
-  message_id TEXT NOT NULL UNIQUE,
+  message_id TEXT NOT NULL,
+  passage INTEGER NOT NULL DEFAULT 0,
   session_id TEXT NOT NULL,
   text_hash BLOB NOT NULL,
-  session_updated_ms INTEGER NOT NULL DEFAULT 0
-);
+  session_updated_ms INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (message_id, passage)
+);"""
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+{vectors}
 CREATE TABLE IF NOT EXISTS pending (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   message_id TEXT NOT NULL UNIQUE,
@@ -61,7 +67,7 @@ CREATE TABLE IF NOT EXISTS ann_training (
   digest BLOB NOT NULL,
   data BLOB NOT NULL
 );
-"""
+""".replace("{vectors}", _VECTORS.format(name="vectors"))
 
 # Stores written before the newest-first order lack the session time; their texts take 0 (oldest).
 _ADDED_COLUMNS = {"vectors": "session_updated_ms", "pending": "session_updated_ms"}
@@ -126,9 +132,10 @@ class EnqueueOutcome:
 @dataclass(frozen=True)
 class StoredBatch:
     added_rowids: np.ndarray  # int64, aligned with `vectors`
-    vectors: np.ndarray
+    vectors: np.ndarray  # every passage vector of the texts stored
+    sessions: list[str]  # each added vector's session, aligned with `vectors`
     removed_rowids: list[int]  # older vectors of the same messages, replaced by these
-    stored: list[PendingText]  # the texts stored (those still queued unchanged), aligned with `vectors`
+    stored: list[PendingText]  # the texts stored (those still queued unchanged)
 
 
 @dataclass(frozen=True)
@@ -169,6 +176,7 @@ class VectorStore:
         # FULL: a commit is on disk before enqueue acknowledges it, power loss included.
         self._conn.execute("PRAGMA synchronous = FULL")
         self._conn.executescript(_SCHEMA)
+        self._add_passages()
         self._add_missing_columns()
         self._conn.executescript(_INDEXES)
         self._conn.executescript(
@@ -178,6 +186,30 @@ class VectorStore:
         meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
         self.model: str = meta.get("model", "")
         self.dimension: int = int(meta.get("dimension", 0))
+
+    def _add_passages(self) -> None:
+        """Rebuild a store of one vector per message (`message_id` unique) as passage 0 of each message,
+        keeping every rowid (the vectors' ids) and the AUTOINCREMENT counter, in one transaction."""
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(vectors)")}
+        if "passage" in columns:
+            return
+        kept = [c for c in ("rowid", "message_id", "session_id", "text_hash", "session_updated_ms") if c in columns]
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            sequence = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vectors'").fetchone()
+            self._conn.execute(_VECTORS.format(name="vectors_passages"))
+            listed = ", ".join(kept)
+            self._conn.execute(f"INSERT INTO vectors_passages ({listed}) SELECT {listed} FROM vectors")
+            self._conn.execute("DROP TABLE vectors")
+            self._conn.execute("ALTER TABLE vectors_passages RENAME TO vectors")
+            if sequence is not None:
+                self._conn.execute(
+                    "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'vectors'", (int(sequence[0]),)
+                )
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     def _add_missing_columns(self) -> None:
         for table, column in _ADDED_COLUMNS.items():
@@ -241,7 +273,7 @@ class VectorStore:
             )
             stored = conn.execute(
                 "SELECT i.message_id, v.text_hash, p.text_hash FROM incoming i"
-                " LEFT JOIN vectors v ON v.message_id = i.message_id"
+                " LEFT JOIN vectors v ON v.message_id = i.message_id AND v.passage = 0"
                 " LEFT JOIN pending p ON p.message_id = i.message_id"
             ).fetchall()
             unchanged, stale_pending, queue = 0, [], []
@@ -320,14 +352,16 @@ class VectorStore:
         )
         return [PendingText(*row) for row in rows]
 
-    def store_vectors(self, model: str, texts: Sequence[PendingText], vectors: np.ndarray) -> StoredBatch:
-        """Store the vectors of texts still queued unchanged and dequeue them, in one transaction.
+    def store_vectors(self, model: str, texts: Sequence[PendingText], vectors: Sequence[np.ndarray]) -> StoredBatch:
+        """Store the passage vectors (`vectors[i]`: rows of text i, in passage order) of texts still queued
+        unchanged and dequeue them, in one transaction.
 
         A text replaced or removed while it was being embedded is skipped: its newer state wins.
         """
         with self._transaction() as conn:
             if not self.dimension:
-                self._set_model(conn, model, int(vectors.shape[1]))
+                dimension = next((int(v.shape[1]) for v in vectors if len(v)), 0)
+                self._set_model(conn, model, dimension)
             still = {
                 row[0]
                 for row in conn.execute(
@@ -341,27 +375,38 @@ class VectorStore:
                 "SELECT rowid FROM vectors WHERE message_id IN (SELECT value FROM json_each(?))",
                 _ids_json([texts[i].message_id for i in fresh]),
             )
-            added = np.array(
-                [
-                    conn.execute(
-                        "INSERT INTO vectors (message_id, session_id, text_hash, session_updated_ms)"
-                        " VALUES (?, ?, ?, ?) RETURNING rowid",
-                        (texts[i].message_id, texts[i].session_id, texts[i].text_hash, texts[i].session_updated_ms),
-                    ).fetchone()[0]
-                    for i in fresh
-                ],
-                dtype=np.int64,
+            added: list[int] = []
+            sessions: list[str] = []
+            for i in fresh:
+                text = texts[i]
+                for passage in range(len(vectors[i])):
+                    added.append(
+                        conn.execute(
+                            "INSERT INTO vectors (message_id, passage, session_id, text_hash, session_updated_ms)"
+                            " VALUES (?, ?, ?, ?, ?) RETURNING rowid",
+                            (text.message_id, passage, text.session_id, text.text_hash, text.session_updated_ms),
+                        ).fetchone()[0]
+                    )
+                    sessions.append(text.session_id)
+            kept = np.ascontiguousarray(
+                np.concatenate([vectors[i] for i in fresh]) if fresh else np.zeros((0, self.dimension)),
+                dtype=np.float32,
             )
-            kept = np.ascontiguousarray(vectors[fresh], dtype=np.float32)
             conn.executemany(
                 "INSERT INTO vec_items (rowid, embedding) VALUES (?, ?)",
-                [(int(rowid), kept[j].tobytes()) for j, rowid in enumerate(added)],
+                [(rowid, kept[j].tobytes()) for j, rowid in enumerate(added)],
             )
             conn.execute(
                 "DELETE FROM pending WHERE seq IN (SELECT value FROM json_each(?))",
                 (_ids_json([texts[i].seq for i in fresh]),),
             )
-        return StoredBatch(added_rowids=added, vectors=kept, removed_rowids=removed, stored=[texts[i] for i in fresh])
+        return StoredBatch(
+            added_rowids=np.array(added, dtype=np.int64),
+            vectors=kept,
+            sessions=sessions,
+            removed_rowids=removed,
+            stored=[texts[i] for i in fresh],
+        )
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -414,18 +459,22 @@ class VectorStore:
         return flat.reshape(len(rows), self.dimension)
 
     def vectors_of_texts(self, hashes: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-        """A stored vector of each text hash the store holds one for (of any message)."""
+        """The stored passage vectors (rows, in passage order) of one message of each text hash the store
+        holds (of any message, any session)."""
         if not self.dimension or not hashes:
             return {}
         conn = self._reader()
         found: dict[bytes, np.ndarray] = {}
         for digest in dict.fromkeys(hashes):
-            row = conn.execute(
-                "SELECT i.embedding FROM vectors v JOIN vec_items i ON i.rowid = v.rowid WHERE v.text_hash = ? LIMIT 1",
+            rows = conn.execute(
+                "SELECT i.embedding FROM vectors v JOIN vec_items i ON i.rowid = v.rowid"
+                " WHERE v.message_id = (SELECT message_id FROM vectors WHERE text_hash = ? LIMIT 1)"
+                " ORDER BY v.passage",
                 (digest,),
-            ).fetchone()
-            if row is not None:
-                found[digest] = np.frombuffer(row[0], dtype=np.float32)
+            ).fetchall()
+            if rows:
+                flat = np.frombuffer(b"".join(row[0] for row in rows), dtype=np.float32)
+                found[digest] = flat.reshape(len(rows), self.dimension)
         return found
 
     def exact_search(self, vector: np.ndarray, k: int) -> list[tuple[MessageRef, float]]:
@@ -481,6 +530,8 @@ class VectorStore:
 
     # Counts take `visible`: the scopes whose sessions the caller may see (None: every session).
 
+    # `vectors` counts embedded texts (a message's first passage), in the unit of `pending`.
+
     def embedded_sessions(self, visible: Collection[str] | None = None) -> int:
         """Sessions with at least one vector."""
         where, params = _in_scopes(visible)
@@ -516,9 +567,12 @@ class VectorStore:
         return int(self._reader().execute("SELECT count(*) FROM pending").fetchone()[0])
 
     def counts(self, visible: Collection[str] | None = None) -> tuple[int, int]:
-        """(vectors, pending)."""
+        """(texts embedded, texts pending)."""
         where, params = _in_scopes(visible)
-        sql = f"SELECT (SELECT count(*) FROM vectors WHERE {where}), (SELECT count(*) FROM pending WHERE {where})"
+        sql = (
+            f"SELECT (SELECT count(*) FROM vectors WHERE passage = 0 AND {where}),"
+            f" (SELECT count(*) FROM pending WHERE {where})"
+        )
         row = self._reader().execute(sql, params * 2).fetchone()
         return int(row[0]), int(row[1])
 

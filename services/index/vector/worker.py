@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from quarry.core.embed import Embedder
 from quarry.index.vector.catchup import AUTO, BACKFILL, CatchUpRun
+from quarry.index.vector.reuse import ReusingEmbedder
 from quarry.index.vector.store import PendingText
 
 log = logging.getLogger(__name__)
@@ -32,14 +32,15 @@ BACKOFF_MAX_S = 60.0
 WARM_UP_TEXT = "warm up"
 MODES = (AUTO, "manual")
 
-# The sink: commit the vectors of the texts still queued unchanged; returns the texts it stored.
-Store = Callable[[Sequence[PendingText], np.ndarray], list[PendingText]]
+# The sink: commit the vectors (each text's passages) of the texts still queued unchanged; returns the
+# texts it stored.
+Store = Callable[[Sequence[PendingText], Sequence[np.ndarray]], list[PendingText]]
 
 
 class EmbedWorker:
     def __init__(
         self,
-        embedder: Embedder,
+        embedder: ReusingEmbedder,
         take: Callable[[int], list[PendingText]],
         store: Store,
         batch_size: int,
@@ -150,7 +151,7 @@ class EmbedWorker:
 
     def _embed(self, texts: Sequence[PendingText], run: CatchUpRun) -> None:
         began = time.perf_counter()
-        vectors = self._embedder.embed([t.text for t in texts])
+        vectors = self._embedder.embed_messages([t.text for t in texts])
         stored = self._store(texts, vectors)
         run.record(stored, time.perf_counter() - began)
 
