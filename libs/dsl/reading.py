@@ -58,16 +58,21 @@ _FIELD = re.compile(r"(?<![^\s(])(?P<name>(?:session\.)?[A-Za-z_][A-Za-z0-9_]*):
 
 @dataclass(frozen=True)
 class Reading:
-    """How a search's text was read, and the query that reading compiles."""
+    """How a search's text was read, the query that reading compiles, and for prose the text as written,
+    which the semantic lane embeds: the embedder reads a sentence with its punctuation, contractions and
+    file names better than the bare words the lexical lanes match (bench/RESULTS.md, "Session search")."""
 
     how: str  # PROSE | QUERY_LANGUAGE
     query: str
+    written: str = ""  # prose: the text, its runs of white space made one space; the language: ""
 
 
 def read(text: str, forced: str = "") -> Reading:
     """The reading of `text` (`forced`: PROSE or QUERY_LANGUAGE, whatever the text; "": the rule above)."""
     how = forced or (QUERY_LANGUAGE if uses_the_language(text) else PROSE)
-    return Reading(how, plain_text_query(text) if how == PROSE else text)
+    if how == PROSE:
+        return Reading(how, plain_text_query(text), " ".join(text.split()))
+    return Reading(how, text)
 
 
 def uses_the_language(text: str) -> bool:

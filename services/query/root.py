@@ -30,6 +30,7 @@ later page."""
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import time
@@ -179,6 +180,8 @@ class Coordinator:
         reading = read(request.query, _forced_reading(request.reading))
         with _tracer.start_as_current_span("quarry.parse"):
             compiled = compile_query(reading.query, now_ms=now_ms)
+            if reading.written and compiled.semantic_text:
+                compiled = dataclasses.replace(compiled, semantic_text=reading.written)
         check_named_scopes(compiled.plan)
         parse_ms = _ms(started)
         if compiled.kind != "sessions":

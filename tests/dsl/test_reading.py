@@ -74,6 +74,12 @@ def test_prose_is_read_as_prose_and_searched_as_its_words(text: str) -> None:
     reading = read(text)
     assert reading.how == PROSE
     assert compile_query(reading.query, now_ms=NOW).has_text
+    assert reading.written == text  # what the semantic lane embeds
+
+
+def test_prose_is_embedded_as_written_with_its_white_space_made_single() -> None:
+    assert read("  why won't\n  settings.page.ts   compile? ").written == "why won't settings.page.ts compile?"
+    assert read("repo:quarry timeout").written == ""
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent import futures
 from pathlib import Path
 
+import grpc
 import orjson
 import pytest
 from typer.testing import CliRunner, Result
@@ -15,7 +17,7 @@ from quarry.client.cli.main import app, search_lane
 from quarry.core.errors import QuarryError
 from quarry.query.fusion import RRF_K, rrf
 from quarry.query.root import Coordinator
-from quarry.v1 import errors_pb2, index_pb2, query_pb2, vector_pb2
+from quarry.v1 import errors_pb2, index_pb2, query_pb2, vector_pb2, vector_pb2_grpc
 from tests.query.fused import hybrid_hits
 from tests.query.inprocess import Cluster
 
@@ -151,6 +153,38 @@ def test_auto_runs_the_dialogue_lane_when_the_vector_node_does_not_answer(cluste
         assert time.perf_counter() - started < 2.0
         assert (envelope.requested_lane, envelope.retrieval_lane, envelope.reading) == ("auto", "dialogue", reading)
         assert envelope.hits and {h.match.score_kind for h in envelope.hits} == {"bm25"}
+
+
+class RecordingVectorNode(vector_pb2_grpc.VectorServiceServicer):
+    """A vector node that holds vectors and finds nothing, recording the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def Stats(self, request: vector_pb2.VectorStatsRequest, context: object) -> vector_pb2.VectorStats:
+        return vector_pb2.VectorStats(vectors=9, embedder="minilm-int8", ready=True)
+
+    def Search(self, request: vector_pb2.VectorSearchRequest, context: object) -> vector_pb2.VectorSearchResponse:
+        self.texts.append(request.text)
+        return vector_pb2.VectorSearchResponse()
+
+
+def test_prose_is_embedded_as_written_and_the_language_as_its_words(cluster: Cluster) -> None:
+    node = RecordingVectorNode()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    vector_pb2_grpc.add_VectorServiceServicer_to_server(node, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        coordinator = Coordinator(cluster.coordinator.cluster.topology, f"127.0.0.1:{port}", None)
+        prose = "why won't   settings.page.ts compile: TS2307?"
+        assert search(coordinator, prose, "").retrieval_lane == "hybrid"  # and its empty answer's probes
+        assert set(node.texts) == {"why won't settings.page.ts compile: TS2307?"}
+        node.texts.clear()
+        search(coordinator, "tests repo:repo-1", "semantic")
+        assert node.texts[0] == "tests"
+    finally:
+        server.stop(None)
 
 
 @pytest.mark.parametrize("lane", ["semantic", "hybrid"])
