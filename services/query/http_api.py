@@ -92,12 +92,27 @@ def request_from_params(message_type: type[Message], params: Any, renamed: dict[
         field = descriptor.fields_by_name.get(name) or next((f for f in descriptor.fields if f.json_name == name), None)
         if field is None or field.type == FieldDescriptor.TYPE_MESSAGE:
             raise QuarryError(errors_pb2.INVALID_REQUEST, f"unknown parameter {key!r}", parameter=key)
-        values = params.getlist(key)
+        values = [_query_value(field, value, key) for value in params.getlist(key)]
         try:  # one field at a time, so that the error names the parameter
             message.MergeFrom(from_json(message_type, {field.json_name: values if field.is_repeated else values[-1]}))
         except QuarryError as error:
             raise QuarryError(error.code, f"parameter {key!r}: {error.message}", parameter=key) from None
     return message
+
+
+_BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
+
+
+def _query_value(field: FieldDescriptor, value: str, key: str) -> object:
+    """A query string's value as its field's JSON: `true`/`false` (or 1/0) for a boolean, which proto3
+    JSON takes only as a JSON boolean; anything else as written."""
+    if field.type != FieldDescriptor.TYPE_BOOL:
+        return value
+    if value.lower() not in _BOOLEANS:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST, f"parameter {key!r} takes true or false, got {value!r}", parameter=key
+        )
+    return _BOOLEANS[value.lower()]
 
 
 class HostGuard:

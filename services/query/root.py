@@ -187,7 +187,8 @@ class Coordinator:
         if compiled.kind != "sessions":
             raise QuarryError(
                 errors_pb2.UNSUPPORTED_FORM,
-                f"`{compiled.unit} where …` selects rows, not sessions: use QueryUnits (`quarry query`)",
+                f"`{compiled.unit} where …` selects rows, not sessions: ask QueryUnits (HTTP `/api/query-units`; "
+                "on the command line, `quarry '…'` without `search`)",
             )
         if compiled.lane:
             if requested not in ("auto", compiled.lane):

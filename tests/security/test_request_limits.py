@@ -130,6 +130,13 @@ def test_an_http_number_past_its_type_names_the_parameter(node: Node) -> None:
     _assert_http_invalid(node.http_get("/api/sessions", query="tests", limit="1e400"), "limit")
 
 
+def test_an_http_boolean_takes_true_or_false(node: Node) -> None:
+    for value in ("true", "1", "false", "0", "TRUE"):
+        status, body = node.http_get("/api/sessions", query="tests", require_complete=value)
+        assert status == 200 and body["hits"], (value, body)
+    _assert_http_invalid(node.http_get("/api/sessions", query="tests", require_complete="yes"), "require_complete")
+
+
 @pytest.mark.parametrize("deadline", [1e12, MAX_DEADLINE_MS + 1, math.inf, -math.inf, math.nan, -1.0])
 def test_a_deadline_is_finite_and_capped_on_grpc(node: Node, deadline: float) -> None:
     search = query_pb2.SearchRequest(query="tests", deadline_ms=deadline)
