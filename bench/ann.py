@@ -12,7 +12,7 @@ Embedding 500k texts with MiniLM would take hours here, so the corpus is grown f
    benchmark's query strings (`bench/queries.py`, their two words joined by a space).
 
 The truth is the exact inner-product scan (IndexFlatIP). Every index runs on one thread, one query at
-a time, as the vector node does. Then AnnIndex itself (services/index/vector/ann.py) is built at the
+a time, as the vector node does. Then AnnIndex itself (src/quarry/vector/ann.py) is built at the
 same size with removals, and an allow-listed search timed.
 
 `--restart N` times the vector node's start over a store holding the corpus (written through
@@ -43,12 +43,12 @@ import numpy as np  # noqa: E402
 import pysqlite3.dbapi2 as sqlite3  # noqa: E402
 
 from bench.queries import Latency, build_queries  # noqa: E402
+from quarry.cli.synthetic import generate_sessions  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
-from quarry.core.embed import load_embedder  # noqa: E402
-from quarry.index.vector.ann import DEFAULT_APPROXIMATE_ABOVE, NLIST, NPROBE, TRAIN_PER_LIST, AnnIndex  # noqa: E402
-from quarry.index.vector.shard import STORE_FILE, VectorShard  # noqa: E402
-from quarry.index.vector.store import REBUILD_CHUNK, VectorStore  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions  # noqa: E402
+from quarry.vector.ann import DEFAULT_APPROXIMATE_ABOVE, NLIST, NPROBE, TRAIN_PER_LIST, AnnIndex  # noqa: E402
+from quarry.vector.embed import load_embedder  # noqa: E402
+from quarry.vector.node import STORE_FILE, VectorNode  # noqa: E402
+from quarry.vector.store import REBUILD_CHUNK, VectorStore  # noqa: E402
 
 K = 10
 ARCHIVE_MESSAGES = 60_000
@@ -224,11 +224,11 @@ class _Messages(logging.Handler):
 
 
 def restarts(corpus: np.ndarray, queries: np.ndarray, truth: np.ndarray, approximate_above: int, rounds: int) -> dict:
-    """`rounds` pairs of VectorShard.start() over the corpus, without the IVF training kept (deleted
+    """`rounds` pairs of VectorNode.start() over the corpus, without the IVF training kept (deleted
     from the store: the start trains and keeps it), then with it: wall seconds, the node's log lines,
     recall@10 of its answers. Alternating, so that a busy machine slows both alike."""
     runs: list[dict] = []
-    node_log = logging.getLogger("quarry.index.vector")
+    node_log = logging.getLogger("quarry.vector")
     node_log.setLevel(logging.INFO)
     with tempfile.TemporaryDirectory(prefix="quarry-ann-restart-") as tmp:
         data_dir = Path(tmp)
@@ -241,12 +241,12 @@ def restarts(corpus: np.ndarray, queries: np.ndarray, truth: np.ndarray, approxi
                     conn.execute("DELETE FROM ann_training")
             messages = _Messages()
             node_log.addHandler(messages)
-            shard = VectorShard(data_dir, "none", approximate_above=approximate_above)
+            partition = VectorNode(data_dir, "none", approximate_above=approximate_above)
             started = time.perf_counter()
-            shard.start()
+            partition.start()
             start_s = time.perf_counter() - started
             node_log.removeHandler(messages)
-            found = [[int(h.message_id[1:]) for h in shard.ann_search(q, K)] for q in queries]
+            found = [[int(h.message_id[1:]) for h in partition.ann_search(q, K)] for q in queries]
             runs.append(
                 {
                     "training kept": kept,
@@ -255,7 +255,7 @@ def restarts(corpus: np.ndarray, queries: np.ndarray, truth: np.ndarray, approxi
                     "log": messages.lines,
                 }
             )
-            shard.close()
+            partition.close()
             log(json.dumps(runs[-1]))
     return {"approximate_above": approximate_above, "starts": runs}
 

@@ -7,7 +7,7 @@ machine whose speed swings.
 
     python bench/cli_start.py [--runs 10] [--imports] [--baseline DIR] [--out FILE]
 
-Starts its own cluster (`quarry up --detach --embedder none`, 2 index shards) under a temporary home,
+Starts its own cluster (`quarry up --detach --embedder none`, 2 index partitions) under a temporary home,
 ingests the small archive of tests/cluster/corpus.py, and stops the cluster at the end. With --imports
 it also reports the slowest top-level imports of each command (`python -X importtime`).
 
@@ -106,7 +106,7 @@ def _percentile(values: list[float], share: float) -> float:
 def _import_profile(python: str, args: list[str], env: dict[str, str], top: int = 12) -> dict[str, object]:
     """The total import time of one run and its slowest top-level imports (cumulative, ms)."""
     done = subprocess.run(
-        [python, "-X", "importtime", "-m", "quarry.client.cli", *args],
+        [python, "-X", "importtime", "-m", "quarry.cli", *args],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

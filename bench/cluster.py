@@ -5,7 +5,7 @@ a joining node, memory, and BM25 quality over many partitions.
                             [--dataset PATH] [--limit-queries N] [--query-rate R] [--kill-seconds S]
 
 Generates the synthetic corpus once, then one cluster at a time (never two: they share the cores):
-1. direct push, the embedded default (2 index shards, no embedder): ingest through IngestSessions with
+1. direct push, the embedded default (2 index partitions, no embedder): ingest through IngestSessions with
    ack applied, timed from the first send to the IngestReport; the dialogue query set (bench/queries.py)
    through Search after a warm-up pass; RSS of each index node;
 2. a cluster on the log with one replica per partition (3 NATS servers, 2 index nodes, 16 partitions):
@@ -53,10 +53,10 @@ from bench.beir import Dataset, doc_session, load_dataset, mean_metrics  # noqa:
 from bench.quality import DEFAULT_DATASET, LANES, ask  # noqa: E402
 from bench.queries import BenchQuery, Latency, build_queries, measure  # noqa: E402
 from bench.run import corpus_stats, log, process_cpu_s, process_memory, wait_visible  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.synthetic import generate_sessions  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.errors import QuarryError  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 from quarry.v1 import ingest_pb2, query_pb2, units_pb2  # noqa: E402
 
 SEARCH_LIMIT = 20
@@ -77,7 +77,7 @@ TARGETS = {
     "join_failed_max": 0,
     "quality_ndcg_loss_max": 0.005,
 }
-DIRECT = {"shards": 2, "embedder": "none"}
+DIRECT = {"partitions": 2, "embedder": "none"}
 SINGLE_REPLICA = {
     "log": "nats", "index_nodes": 2, "replicas": 1, "partitions": 16, "nats_servers": 3, "embedder": "none",
 }  # fmt: skip
@@ -555,7 +555,7 @@ def render_ingest(result: dict, r: dict, ok: dict) -> list[str]:  # type: ignore
     single_min, replicated_min = TARGETS["single_replica_ingest_ratio_min"], TARGETS["replicated_ingest_ratio_min"]
     return [
         "ingest (first send -> report)                  messages/s   ratio to direct (target)",
-        f"  direct push, 2 shards, ack applied          {result['direct']['ingest']['messages_per_s']:>12,.0f}",
+        f"  direct push, 2 partitions, ack applied          {result['direct']['ingest']['messages_per_s']:>12,.0f}",
         f"  log, 2 nodes, 16 partitions x1, applied     {result['single_replica']['ingest']['messages_per_s']:>12,.0f}"
         f"   {single:.2f}x (>= {single_min}) {_mark(ok['single_replica_ingest'])}",
         f"  log, 3 nodes, 16 partitions x2, ack log     {result['ack_log']['ingest']['messages_per_s']:>12,.0f}"

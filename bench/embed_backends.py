@@ -26,9 +26,9 @@ sys.path.insert(0, str(REPO))  # `python bench/embed_backends.py` puts bench/ on
 
 import numpy as np  # noqa: E402
 
+from quarry.cli.synthetic import generate_sessions  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
-from quarry.core.embed import load_embedder  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions  # noqa: E402
+from quarry.vector.embed import load_embedder  # noqa: E402
 
 BACKENDS = ("minilm-torch", "minilm-int8")
 BATCH = 64  # the vector node's worker batch

@@ -5,7 +5,7 @@
 Parses every file under the folder as `quarry ingest` would (format found from content), takes each
 session's embedded dialogue items as the index node's feed hands them to the vector node
 (quarry.core.dialogue.dialogue_items), and counts the texts, the distinct ones, and so the share the
-vector node now answers from a stored vector instead of embedding again (services/index/vector/reuse.py).
+vector node now answers from a stored vector instead of embedding again (src/quarry/vector/reuse.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What one gRPC hop costs on this machine: a unary call to a server in another process whose
 handler answers at once, spins in Python for 2 ms, or sleeps 2 ms; the round trip minus the handler's
-own time is the hop. A Quarry search crosses two hops (client -> query node -> shards).
+own time is the hop. A Quarry search crosses two hops (client -> query node -> partitions).
 
     python bench/hop_cost.py [--calls 500]
 """
@@ -18,7 +18,7 @@ import grpc
 import numpy as np
 
 HANDLER_MS = 2.0
-RESPONSE = b"x" * 12_000  # about a shard's answer to a 20-hit search
+RESPONSE = b"x" * 12_000  # about a partition's answer to a 20-hit search
 MODES = {"instant": 0, "spin": 1, "sleep": 2}
 
 

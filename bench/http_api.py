@@ -4,7 +4,7 @@
                              [--round 1000] [--profile] [--out bench/results/http-<N>.json]
 
 1. Generates the synthetic archive (`generate_sessions`, as bench/run.py does), starts a local cluster
-   (2 index shards, no embedder) with the HTTP API on a free loopback port, ingests the archive through
+   (2 index partitions, no embedder) with the HTTP API on a free loopback port, ingests the archive through
    IngestSessions and waits until its last session is searchable.
 2. Builds a fixed dashboard mix: one search per query class of bench/queries.py (the first of each class
    that finds something, lane `auto`, limit 20), a unit query, facets scoped to a query, and the resolve
@@ -66,12 +66,12 @@ from starlette.responses import JSONResponse  # noqa: E402
 
 from bench.queries import CLASSES, BenchQuery, build_queries  # noqa: E402
 from bench.run import corpus_stats, log, process_cpu_s, wait_visible  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.synthetic import generate_sessions  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.proto_json import to_json  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 
-SHARDS = 2
+PARTITIONS = 2
 LIMIT = 20
 UNIT_QUERY = "messages where role:assistant AND output_tokens >= 200 | sort by time desc"
 TIMEOUT_S = 60.0
@@ -494,8 +494,8 @@ def run(args: argparse.Namespace, home: Path) -> dict[str, object]:
     sessions = list(generate_sessions(args.messages, seed=args.seed))
     corpus = corpus_stats(sessions, time.perf_counter() - started)
     host, port = "127.0.0.1", free_port()
-    cluster = LocalCluster(home, shards=SHARDS, embedder="none", http=f"{host}:{port}")
-    log(f"starting a local cluster ({SHARDS} shards, no embedder, HTTP API on {host}:{port}) under {home}")
+    cluster = LocalCluster(home, partitions=PARTITIONS, embedder="none", http=f"{host}:{port}")
+    log(f"starting a local cluster ({PARTITIONS} partitions, no embedder, HTTP API on {host}:{port}) under {home}")
     cluster.start()
     query_address = str(cluster.addresses["query"])
     grpc_port = int(query_address.rsplit(":", 1)[1])
@@ -605,7 +605,8 @@ def render(result: dict[str, Any]) -> str:
         return f"| {name} | {cells[0]} | {cells[1]} | {ratio} |"
 
     lines = [
-        f"HTTP JSON API beside gRPC: {c['messages']:,} messages in {c['sessions']:,} sessions, {SHARDS} shards, "
+        f"HTTP JSON API beside gRPC: {c['messages']:,} messages in {c['sessions']:,} sessions, "
+        f"{PARTITIONS} partitions, "
         f"{result['clients']} concurrent clients, {result['requests']:,} requests per surface "
         f"(mix of {len(result['mix'])}, cycled)",
         f"command: {result['command']}",

@@ -5,7 +5,7 @@
 MiniLM embeds 15-45 texts/s on the project's 2-core box and the 100k-message archive has ~49k
 distinct dialogue texts (the vector store recognizes a message's unchanged text, never the same text in
 two messages, so every one is embedded), so a full embed takes 20-55 minutes. The run therefore:
-1. starts a 2-shard cluster whose vector node embeds only on request (embed mode `manual`) and
+1. starts a 2-partition cluster whose vector node embeds only on request (embed mode `manual`) and
    ingests the whole archive (every message lexically searchable);
 2. backfills vectors, most recently active sessions first (the vector node's order), in windows of
    `--window` sessions until the `--embed-minutes` budget is spent or nothing is left
@@ -16,7 +16,7 @@ two messages, so every one is embedded), so a full embed takes 20-55 minutes. Th
    client's wall clock, with the query node's per-stage `timings_ms` (parse, lexical, actions, embed,
    vector, fuse, complete, total): a cold pass (each query's first: the vector node embeds it) and a
    warm pass (the same queries again: the query vector comes from its cache, as on a paged walk);
-5. times the serving index (services/index/vector/ann.py's AnnIndex: exact up to 200k vectors, IVF
+5. times the serving index (src/quarry/vector/ann.py's AnnIndex: exact up to 200k vectors, IVF
    past it) in-process at the vectors' count and at the whole archive's text count (random unit
    vectors), the part of the vector stage that grows with the archive, to say what full coverage adds.
 
@@ -44,15 +44,15 @@ import numpy as np  # noqa: E402
 
 from bench.queries import BenchQuery, Latency, build_queries  # noqa: E402
 from bench.run import corpus_stats, log, process_cpu_s, wait_embedder_ready, wait_visible  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.synthetic import generate_sessions  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
-from quarry.index.vector.ann import AnnIndex  # noqa: E402
-from quarry.index.vector.store import REBUILD_CHUNK  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 from quarry.v1 import units_pb2, vector_pb2, vector_pb2_grpc  # noqa: E402
+from quarry.vector.ann import AnnIndex  # noqa: E402
+from quarry.vector.store import REBUILD_CHUNK  # noqa: E402
 
-SHARDS = 2
+PARTITIONS = 2
 LIMIT = 20
 DIMENSION = 384
 BACKFILL_THREADS = "2"  # nothing else runs while the slice is embedded
@@ -167,8 +167,8 @@ def run(
     lanes: Sequence[str],
 ) -> dict[str, object]:
     env = {"QUARRY_EMBED_THREADS": BACKFILL_THREADS}
-    cluster = LocalCluster(workdir / "cluster", shards=SHARDS, embedder="minilm", env=env, embed_mode="manual")
-    log(f"starting a local cluster ({SHARDS} shards, MiniLM embedder, manual embed mode)")
+    cluster = LocalCluster(workdir / "cluster", partitions=PARTITIONS, embedder="minilm", env=env, embed_mode="manual")
+    log(f"starting a local cluster ({PARTITIONS} partitions, MiniLM embedder, manual embed mode)")
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     try:
@@ -204,7 +204,7 @@ def render(result: dict) -> str:  # type: ignore[type-arg]
     c, q = result["corpus"], result["quarry"]
     lines = [
         f"hybrid latency: {c['messages']:,} messages in {c['sessions']:,} sessions (seed {result['seed']}), "
-        f"{SHARDS} shards, {result['queries']} queries, limit {LIMIT}",
+        f"{PARTITIONS} partitions, {result['queries']} queries, limit {LIMIT}",
         f"command: {result['command']}",
         f"vectors: {q['vectors']:,} of {result['dialogue_texts']:,} dialogue texts "
         f"({q['backfill']['sessions']:,} sessions, backfilled at {q['backfill']['texts_per_s']} texts/s); "

@@ -3,7 +3,7 @@
     python bench/index_size.py --messages N [--seed S] [--no-fields] [--out bench/results/index-size-<N>.json]
 
 Writes the synthetic archive (the generator bench/run.py uses) as Claude Code logs and ingests the folder
-into a local cluster (2 index shards, no embedder) through IngestPaths: the path that also fills seed 002's
+into a local cluster (2 index partitions, no embedder) through IngestPaths: the path that also fills seed 002's
 raw event store, which IngestSessions of ready sessions (bench/run.py) leaves empty. After the cluster has
 stopped (each store checkpointed its WAL on close), it reports per partition and summed:
 - every SQLite table and index: the pages it holds (`dbstat`, `SUM(pgsize)`), the bytes in use on them
@@ -14,7 +14,7 @@ stopped (each store checkpointed its WAL on close), it reports per partition and
 - with fields (the default), each Tantivy field's cost: the partitions' documents indexed again in this
   process, once with every field and once without each field in turn (segment files are per kind, not per
   field), each merged into one segment so that the figures compare;
-then the FTS5 baseline (bench/fts5_baseline.py) built from the same sessions, and the ratio of the shards'
+then the FTS5 baseline (bench/fts5_baseline.py) built from the same sessions, and the ratio of the partitions'
 bytes to it, with and without the raw event store (tables log_events, log_event_chunks and their index).
 """
 
@@ -37,14 +37,14 @@ import tantivy  # noqa: E402
 
 from bench.fts5_baseline import Fts5Archive  # noqa: E402
 from bench.run import log  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.synthetic import generate_sessions, write_claude_code_archive  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.index.lexical import analyzer, schema  # noqa: E402
-from quarry.index.lexical.records import decompose  # noqa: E402
+from quarry.index.lexical.session_rows import decompose  # noqa: E402
 from quarry.index.lexical.store import Store  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions, write_claude_code_archive  # noqa: E402
 
-SHARDS = 2
+PARTITIONS = 2
 # Seed 002's raw event store: its tables and their indexes (a rowid table's primary key is an autoindex).
 EVENT_STORE = ("log_events", "log_events_message", "log_event_chunks", "sqlite_autoindex_log_event_chunks_1")
 TANTIVY_KINDS = (".idx", ".pos", ".term", ".fieldnorm", ".fast", ".store", ".del")
@@ -113,8 +113,8 @@ def summed(reports: Iterable[dict[str, object]]) -> dict[str, object]:
 def field_costs(partitions: Sequence[Path], workdir: Path) -> dict[str, object]:
     """Each Tantivy field's bytes: the index of every partition's documents without it, against all fields.
 
-    The documents are those the shard indexes, rebuilt from each store (`Store.load_sessions` and
-    records.decompose, as a re-index does), so the figures hold for exactly what was ingested."""
+    The documents are those the partition indexes, rebuilt from each store (`Store.load_sessions` and
+    session_rows.decompose, as a re-index does), so the figures hold for exactly what was ingested."""
     documents: list[str] = []
     for directory in partitions:
         store = Store(directory / "store.sqlite3")
@@ -167,7 +167,7 @@ def run(messages: int, seed: int, fields: bool, workdir: Path) -> dict[str, obje
         fts5.close()
     fts5_parts = sqlite_parts(workdir / "fts5.db")
     home = workdir / "quarry"
-    cluster = LocalCluster(home, shards=SHARDS, embedder="none")
+    cluster = LocalCluster(home, partitions=PARTITIONS, embedder="none")
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     try:

@@ -7,7 +7,7 @@ group below, quantizes the other MatMul weights as `minilm-int8` does (dynamic i
 x86 without VNNI) and embeds the same texts one per run on one thread: `--texts` dialogue texts of the
 synthetic corpus and as many SciFact abstracts (long texts: truncated at 256 tokens). Prints, per group,
 the cosine to the float model's vectors (mean, 1st percentile, minimum) and texts/s beside the float
-model's rate from the same run. The group `minilm-int8` ships is named in `quarry.core.embed_onnx`.
+model's rate from the same run. The group `minilm-int8` ships is named in `quarry.vector.embed_onnx`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.embed_backends import bench_texts  # noqa: E402
-from quarry.core.embed_onnx import export_fp32, load_tokenizer, quantize  # noqa: E402
+from quarry.vector.embed_onnx import export_fp32, load_tokenizer, quantize  # noqa: E402
 
 SCIFACT = REPO.parent / "shared" / "datasets" / "scifact" / "corpus.jsonl"
 # Each group: name -> substrings of the MatMul node names kept in float.

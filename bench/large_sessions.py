@@ -32,13 +32,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from quarry.cli.local import LocalCluster  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
+from quarry.cluster.log_records import Outgoing, decode, session_record  # noqa: E402
 from quarry.cluster.loop import connect  # noqa: E402
 from quarry.cluster.nats_permissions import INGEST  # noqa: E402
 from quarry.cluster.payloads import remove_unreferenced, resolve, store  # noqa: E402
-from quarry.cluster.records import Outgoing, decode, session_record  # noqa: E402
-from quarry.core.partitions import partition_for  # noqa: E402
+from quarry.core.routing import partition_for  # noqa: E402
 from quarry.ingest.parse import parse_file  # noqa: E402
 
 MB = 1024 * 1024
@@ -138,7 +138,7 @@ def log(message: str) -> None:
 
 def start(mode: str, home: Path, logs: Path) -> LocalCluster:
     if mode == "direct":
-        cluster = LocalCluster(home, shards=2, embedder="none", ingest_roots=[logs])
+        cluster = LocalCluster(home, partitions=2, embedder="none", ingest_roots=[logs])
     else:
         cluster = LocalCluster(
             home,

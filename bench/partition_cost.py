@@ -29,11 +29,11 @@ import numpy as np  # noqa: E402
 
 from bench.queries import build_queries  # noqa: E402
 from bench.run import log  # noqa: E402
-from quarry.core.partitions import partition_for  # noqa: E402
+from quarry.cli.synthetic import generate_sessions  # noqa: E402
+from quarry.core.routing import partition_for  # noqa: E402
 from quarry.dsl import compile_query  # noqa: E402
-from quarry.index.partitions import PartitionSet  # noqa: E402
+from quarry.index.partition_set import PartitionSet  # noqa: E402
 from quarry.index.server import IndexServicer  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 from quarry.v1 import index_pb2, units_pb2  # noqa: E402
 
 PAGE_DEPTH = 21  # a page of 20 and one more, as the query node asks
@@ -68,7 +68,7 @@ def node_latency(held: PartitionSet, partitions: int, queries: Sequence[str]) ->
     servicer = IndexServicer(held, lambda: partitions)
     anchors = [index_pb2.PartitionAnchor(partition=p) for p in range(partitions)]
     requests = [
-        index_pb2.ShardSearchRequest(
+        index_pb2.PartitionSearchRequest(
             plan=compile_query(q).plan, lane="dialogue", limit=PAGE_DEPTH, with_snippets=True, partitions=anchors
         )
         for q in queries

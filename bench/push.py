@@ -1,7 +1,7 @@
 """`quarry push` beside `quarry ingest` on the same corpus, in one run; then the cost of re-pushing an
 unchanged tree.
 
-Throughput: a synthetic archive of Claude Code session files (services/ingest/synthetic.py, the one
+Throughput: a synthetic archive of Claude Code session files (src/quarry/cli/synthetic.py, the one
 bench/run.py uses) goes into a fresh 2-partition embedded cluster, once with `quarry ingest` (the ingest
 node reads and parses the files: IngestPaths) and once with `quarry push` (the CLI parses them and
 streams the sessions: IngestSessions), each run through the CLI as a user runs it, to the same
@@ -33,8 +33,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.run import log, process_cpu_s  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions, write_claude_code_archive  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.synthetic import generate_sessions, write_claude_code_archive  # noqa: E402
 from tests.cluster.corpus import write_session  # noqa: E402
 
 TARGETS = {"push_ingest_ratio_min": 0.8, "repush_unchanged_s_max": 2.0}
@@ -46,7 +46,7 @@ def cli(home: Path, state: Path, *args: str) -> tuple[dict[str, object], float, 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "--format", "json", *args],
+        [sys.executable, "-m", "quarry.cli", "--home", str(home), "--format", "json", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -63,7 +63,7 @@ def cli(home: Path, state: Path, *args: str) -> tuple[dict[str, object], float, 
 def one_run(mode: str, archive: Path, messages: int, workdir: Path, label: str) -> dict[str, object]:
     """Load the archive into a fresh cluster with `quarry ingest` or `quarry push`."""
     home = workdir / f"cluster-{label}"
-    cluster = LocalCluster(home, shards=2, embedder="none", ingest_roots=[workdir])
+    cluster = LocalCluster(home, partitions=2, embedder="none", ingest_roots=[workdir])
     cluster.start()
     try:
         nodes_before = {name: process_cpu_s(pid) for name, pid in cluster.pids.items()}
@@ -96,7 +96,7 @@ def repush(workdir: Path, files: int, repeats: int) -> dict[str, object]:
     tree = workdir / "tree"
     write_tree(tree, files)
     home = workdir / "cluster-tree"
-    cluster = LocalCluster(home, shards=2, embedder="none", ingest_roots=[])
+    cluster = LocalCluster(home, partitions=2, embedder="none", ingest_roots=[])
     cluster.start()
     try:
         state = workdir / "state-tree"

@@ -3,7 +3,7 @@
     python bench/quality.py [--dataset ../shared/datasets/scifact] [--out bench/results/quality.json]
                             [--limit-queries N] [--embedder minilm|minilm-torch|minilm-int8]
 
-Starts a fresh local cluster (2 index shards, the MiniLM embedder) in a temporary directory, ingests
+Starts a fresh local cluster (2 index partitions, the MiniLM embedder) in a temporary directory, ingests
 every document as a session through IngestSessions (the public ingest API, `bench.beir.doc_session`),
 waits until the vector node has embedded every document, then asks every judged query of the split
 on each lane with limit 100:
@@ -37,8 +37,8 @@ from google.protobuf.json_format import MessageToDict  # noqa: E402
 from bench.beir import Dataset, doc_id, doc_session, load_dataset, mean_metrics, ndcg_at, recall_at  # noqa: E402
 from bench.queries import Latency  # noqa: E402
 from bench.run import log, wait_embedder_ready, wait_visible  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
 from quarry.core.errors import QuarryError  # noqa: E402
 from quarry.dsl import plain_text_query  # noqa: E402
@@ -46,7 +46,7 @@ from quarry.v1 import query_pb2  # noqa: E402
 
 DEFAULT_DATASET = REPO.parent / "shared" / "datasets" / "scifact"
 DEFAULT_OUT = REPO / "bench" / "results" / "quality.json"
-SHARDS = 2
+PARTITIONS = 2
 LIMIT = 100
 EMBED_THREADS = "2"  # the vector node may take both cores: nothing else runs while it embeds the corpus
 VECTOR_TIMEOUT_S = 300.0
@@ -110,7 +110,7 @@ PUBLISHED = {
 
 def wait_vectors(client: QuarryClient, expected: int, started: float) -> float:
     """Seconds from `started` (a perf_counter) until the vector node holds `expected` vectors with
-    nothing pending in its queue or the shards' feeds."""
+    nothing pending in its queue or the partitions' feeds."""
     deadline = started + VECTOR_TIMEOUT_S + expected / MIN_VECTORS_PER_S
     while True:
         vector = next(n for n in client.status().nodes if n.role == "vector")
@@ -197,7 +197,7 @@ def render(result: dict) -> str:  # type: ignore[type-arg]
     published = PUBLISHED.get(result["dataset"], {})
     lines = [
         f"{result['dataset']}: {result['docs']:,} documents, {result['queries']} {result['split']} queries, "
-        f"{SHARDS} shards, limit {LIMIT}",
+        f"{PARTITIONS} partitions, limit {LIMIT}",
         f"command: {result['command']}",
         f"ingest {result['timings']['ingest_s']:.1f} s; every vector {result['timings']['embed_s']:.1f} s "
         "after the first send",
@@ -227,8 +227,8 @@ def dumps(result: dict) -> str:  # type: ignore[type-arg]
 
 def run(dataset: Dataset, workdir: Path, embedder: str) -> tuple[dict[str, float], dict[str, LaneAnswers]]:
     env = {"QUARRY_EMBED_THREADS": os.environ.get("QUARRY_EMBED_THREADS", EMBED_THREADS)}
-    cluster = LocalCluster(workdir / "cluster", shards=SHARDS, embedder=embedder, env=env)
-    log(f"starting a local cluster ({SHARDS} shards, embedder {embedder})")
+    cluster = LocalCluster(workdir / "cluster", partitions=PARTITIONS, embedder=embedder, env=env)
+    log(f"starting a local cluster ({PARTITIONS} partitions, embedder {embedder})")
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     try:
@@ -273,7 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "started": started_at,
         "lanes": scores["lanes"],
         "goals": GOALS.get(dataset.name, {}),
-        "settings": {name: lane.describe() for name, lane in LANES.items()} | {"limit": LIMIT, "shards": SHARDS},
+        "settings": {name: lane.describe() for name, lane in LANES.items()}
+        | {"limit": LIMIT, "partitions": PARTITIONS},
         "effective_controls": {name: a.effective_controls for name, a in answers.items()},
         "timings": {
             **timings,

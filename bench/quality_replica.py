@@ -1,11 +1,11 @@
 """An in-process replica of the dialogue and vector channels on a BEIR folder, for analyzer and fusion
 experiments that a full `make bench-quality` (minutes of embedding per run) makes slow.
 
-    python bench/quality_replica.py [--dataset ../shared/datasets/scifact] [--shards 2]
+    python bench/quality_replica.py [--dataset ../shared/datasets/scifact] [--partitions 2]
         [--exact-weight 0 0.5] [--depth 100 200] [--no-stopwords]
 
-It indexes every document with the shards' own analyzers (quarry.index.lexical.analyzer), routed to
-shards as the ingest node routes sessions, ranks each query as an OR of its distinct stems (what the
+It indexes every document with the partitions' own analyzers (quarry.index.lexical.analyzer), routed to
+partitions as the ingest node routes sessions, ranks each query as an OR of its distinct stems (what the
 dialogue lane does with `admission {lexical_coverage: 0, lexical_min_matched_terms: 1}`), optionally
 adds the exact form's BM25 times `--exact-weight`, embeds each document's passages with the configured
 MiniLM embedder and ranks a document by its nearest passage (FAISS inner product), and fuses the two
@@ -29,17 +29,17 @@ import tantivy  # noqa: E402
 
 from bench.beir import Dataset, doc_session, load_dataset, ndcg_at, recall_at  # noqa: E402
 from quarry.core.dialogue import embed_text  # noqa: E402
-from quarry.core.embed import load_embedder  # noqa: E402
-from quarry.core.partitions import partition_for  # noqa: E402
+from quarry.core.routing import partition_for  # noqa: E402
 from quarry.dsl import plain_text_query  # noqa: E402
 from quarry.index.lexical import analyzer  # noqa: E402
+from quarry.vector.embed import load_embedder  # noqa: E402
 
 RRF_K = 60
 
 
-def build_shards(dataset: Dataset, shards: int, stopwords: bool) -> list[tantivy.Index]:
+def build_partitions(dataset: Dataset, partitions: int, stopwords: bool) -> list[tantivy.Index]:
     indexes = []
-    for _ in range(shards):
+    for _ in range(partitions):
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("stem", tokenizer_name="stem", index_option="freq")
         builder.add_text_field("exact", tokenizer_name="exact", index_option="freq")
@@ -52,7 +52,7 @@ def build_shards(dataset: Dataset, shards: int, stopwords: bool) -> list[tantivy
     writers = [index.writer(heap_size=100_000_000, num_threads=1) for index in indexes]
     for doc in dataset.docs:
         text = f"{doc.title}\n\n{doc.text}"
-        writers[partition_for(doc_session(doc).id, shards)].add_document(
+        writers[partition_for(doc_session(doc).id, partitions)].add_document(
             tantivy.Document(stem=text, exact=text, id=doc.id)
         )
     for index, writer in zip(indexes, writers, strict=True):
@@ -98,7 +98,7 @@ def lexical(indexes: Sequence[tantivy.Index], text: str, exact_weight: float, de
 def semantic(dataset: Dataset, depth: int) -> dict[str, list[str]]:
     embedder = load_embedder("minilm")
     assert embedder is not None
-    # Each document as the passages the vector node embeds (quarry.core.passages), ranked by its nearest.
+    # Each document as the passages the vector node embeds (quarry.vector.passages), ranked by its nearest.
     owners = []
     passages = []
     for i, d in enumerate(dataset.docs):
@@ -129,13 +129,13 @@ def rrf(rankings: Sequence[Sequence[str]]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", type=Path, default=REPO.parent / "shared" / "datasets" / "scifact")
-    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--exact-weight", type=float, nargs="+", default=[0.0])
     parser.add_argument("--depth", type=int, nargs="+", default=[100, 200])
     parser.add_argument("--no-stopwords", action="store_true", help="keep stopwords in the stemmed field")
     args = parser.parse_args(argv)
     dataset = load_dataset(args.dataset)
-    indexes = build_shards(dataset, args.shards, stopwords=not args.no_stopwords)
+    indexes = build_partitions(dataset, args.partitions, stopwords=not args.no_stopwords)
     vectors = semantic(dataset, max(args.depth))
     count = len(dataset.queries)
     for weight in args.exact_weight:
@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 fused += ndcg_at(fusion, judged)
                 fused_recall += recall_at(fusion, judged)
             print(
-                f"shards {args.shards}  exact weight {weight:<5}  depth {depth:<4}  dialogue nDCG@10 "
+                f"partitions {args.partitions}  exact weight {weight:<5}  depth {depth:<4}  dialogue nDCG@10 "
                 f"{dialogue / count:.4f}  RRF nDCG@10 {fused / count:.4f}  recall@100 {fused_recall / count:.4f}"
             )
     return 0

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from quarry.ingest import synthetic
+from quarry.cli import synthetic
 
 CLASSES = ("and", "or", "phrase", "and_role")
 # Words that are operators or field names in the query DSL or FTS5: a user would not search for them

@@ -4,14 +4,14 @@
 
 Generates the synthetic corpus once, then, one phase at a time so no phase competes for the cores:
 1. SQLite FTS5 (the peer tool's engine): build (rows and index) and the query set, in-process;
-2. a local Quarry cluster (2 index shards, no embedder): ingest through IngestSessions, timed from the
+2. a local Quarry cluster (2 index partitions, no embedder): ingest through IngestSessions, timed from the
    first send to the IngestReport (lexical acknowledgement); the same queries through the query
    node's Search RPC (dialogue lane, limit 20, read as the query language, as FTS5 reads them) after a
    warm-up pass; then the default search a user gets (no lane, no reading: two words are prose) of the
-   `and` class's words; RssAnon of the query node and of each shard afterwards;
+   `and` class's words; RssAnon of the query node and of each partition afterwards;
 3. vectors, on a slice of the corpus: the embedder's own rate in-process on the dialogue texts the
    vector node embeds (`dialogue_items`), then a fresh cluster with the MiniLM embedder, timed from the
-   first send until the vector node has nothing pending (in its queue or the shards' feeds) and holds
+   first send until the vector node has nothing pending (in its queue or the partitions' feeds) and holds
    every vector.
 Prints a table with the ratios the targets name and writes everything as JSON.
 """
@@ -37,14 +37,14 @@ sys.path.insert(0, str(REPO))
 from bench.cli_start import cli_env, timed_run  # noqa: E402
 from bench.fts5_baseline import Fts5Archive  # noqa: E402
 from bench.queries import CLASSES, BenchQuery, Latency, build_queries, measure  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.synthetic import generate_sessions  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
-from quarry.core.embed import load_embedder  # noqa: E402
 from quarry.core.errors import QuarryError  # noqa: E402
 from quarry.index.lexical.schema import dialogue_text  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 from quarry.v1 import query_pb2, units_pb2, vector_pb2, vector_pb2_grpc  # noqa: E402
+from quarry.vector.embed import load_embedder  # noqa: E402
 
 FULL_MESSAGES = 1_000_000
 FULL_VECTOR_SLICE = 20_000
@@ -52,10 +52,10 @@ QUICK_VECTOR_SLICE = 2_000
 EMBED_BATCH = 32
 SEARCH_LIMIT = 20
 DESCRIBED = "and"  # the query class whose words the default search is timed on
-SHARDS = 2
+PARTITIONS = 2
 TARGETS = {"ingest_ratio_min": 1.0, "p50_ratio_max": 0.2, "p95_ratio_max": 0.1}
 # Issue 13's, each a ratio from this run (CLI start in seconds): dialogue p50 through the query node
-# against in-process FTS5's (1.0 below FULL_MESSAGES, 0.2 at it), the shards' disk against FTS5's, the
+# against in-process FTS5's (1.0 below FULL_MESSAGES, 0.2 at it), the partitions' disk against FTS5's, the
 # vector node's embedding rate against the bare model's on the same texts, `quarry search` / `--help`.
 SPEED_TARGETS = {
     "dialogue_p50_ratio_max": 1.0,
@@ -136,7 +136,7 @@ def _timed_stream(sessions: Sequence[units_pb2.Session], marks: dict[str, float]
 
 
 def wait_visible(client: QuarryClient, sessions: Sequence[units_pb2.Session]) -> float:
-    """Seconds after the acknowledgement until the last session is searchable on its shard."""
+    """Seconds after the acknowledgement until the last session is searchable on its partition."""
     started = time.perf_counter()
     last = sessions[-1].id
     while time.perf_counter() - started < VISIBLE_TIMEOUT_S:
@@ -175,8 +175,8 @@ def run_quarry_lexical(
     workdir: Path,
 ) -> dict[str, object]:
     home = workdir / "quarry-lexical"
-    cluster = LocalCluster(home, shards=SHARDS, embedder="none")
-    log("Quarry: starting a local cluster (2 shards, no embedder)")
+    cluster = LocalCluster(home, partitions=PARTITIONS, embedder="none")
+    log("Quarry: starting a local cluster (2 partitions, no embedder)")
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     try:
@@ -204,13 +204,13 @@ def run_quarry_lexical(
         log("Quarry: the default search of the same words")
         default_latency = measure(lambda q: client.search(q.quarry, limit=SEARCH_LIMIT), _described(queries))
         memory = {name: process_memory(pid) for name, pid in cluster.pids.items()}
-        shards = [name for name in cluster.pids if name.startswith("index-")]
+        partitions = [name for name in cluster.pids if name.startswith("index-")]
         log("Quarry: timing the CLI against the warm cluster")
         cli = cli_start(home, queries[0].words[0])
     finally:
         client.close()
         cluster.stop()
-    disk = {name: dir_bytes(home / "nodes" / name) for name in shards}  # stopped: each WAL checkpointed
+    disk = {name: dir_bytes(home / "nodes" / name) for name in partitions}  # stopped: each WAL checkpointed
     results = {q: [h.session.id for h in env.hits] for q, env in envelopes.items()}
     server_total = {
         k: Latency(tuple(env.timings_ms.get("total", 0.0) for q, env in envelopes.items() if q.kind == k))
@@ -324,7 +324,7 @@ def wait_embedder_ready(cluster: LocalCluster) -> None:
 
 def cluster_vector_rate(sessions: Sequence[units_pb2.Session], workdir: Path) -> dict[str, float]:
     expected = sum(len(dialogue_items(s)) for s in sessions)
-    cluster = LocalCluster(workdir / "quarry-vectors", shards=SHARDS, embedder="minilm")
+    cluster = LocalCluster(workdir / "quarry-vectors", partitions=PARTITIONS, embedder="minilm")
     log("vectors: starting a local cluster with the MiniLM embedder")
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
@@ -410,12 +410,12 @@ def render(result: dict) -> str:  # type: ignore[type-arg]
 
     lines = [
         f"Quarry benchmark: {c['messages']:,} messages in {c['sessions']:,} sessions (seed {result['seed']}), "
-        f"{SHARDS} shards, {result['machine']['cpus']} CPUs",
+        f"{PARTITIONS} partitions, {result['machine']['cpus']} CPUs",
         f"command: {result['command']}",
         "",
         "ingest (to lexical acknowledgement)              messages/s",
         f"  SQLite FTS5 build (rows + index)         {f['build']['messages_per_s']:>14,.0f}",
-        f"  Quarry IngestSessions -> 2 shards        {q['ingest']['messages_per_s']:>14,.0f}"
+        f"  Quarry IngestSessions -> 2 partitions        {q['ingest']['messages_per_s']:>14,.0f}"
         f"   ratio {r['ingest']:.2f}x (target >= {TARGETS['ingest_ratio_min']:.1f}x) {mark('ingest')}",
         "",
         "search latency, ms   FTS5 p50    p95   Quarry p50    p95    p50 ratio (<= 0.2)   p95 ratio (<= 0.1)",
@@ -466,10 +466,13 @@ STAGE_ROWS = (  # (label, how it is computed from the stage p50s)
     ("client hop (client wall - query node total)", ("client_hop",)),
     ("parse", ("parse",)),
     ("fan-out: gRPC hop and the nodes' answers, less the slowest partition", ("lexical", "-slowest_partition")),
-    ("shard: rank (compile, Tantivy, contenders' ids)", ("shard_rank",)),
-    ("shard: hydrate (rows, messages, matched terms)", ("shard_hydrate",)),
-    ("shard: snippets", ("shard_snippets",)),
-    ("shard: the rest of its handler", ("slowest_partition", "-shard_rank", "-shard_hydrate", "-shard_snippets")),
+    ("partition: rank (compile, Tantivy, contenders' ids)", ("partition_rank",)),
+    ("partition: hydrate (rows, messages, matched terms)", ("partition_hydrate",)),
+    ("partition: snippets", ("partition_snippets",)),
+    (
+        "partition: the rest of its handler",
+        ("slowest_partition", "-partition_rank", "-partition_hydrate", "-partition_snippets"),
+    ),
     ("merge", ("merge",)),
     ("query node: the rest (hydration, envelope)", ("total", "-parse", "-lexical", "-merge")),
 )

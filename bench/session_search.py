@@ -33,8 +33,8 @@ sys.path.insert(0, str(REPO))
 
 from bench.beir import ndcg_at, recall_at  # noqa: E402
 from bench.run import log, wait_embedder_ready  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.core.errors import QuarryError  # noqa: E402
 from tests.ingest.test_real_logs import READ_FOLDERS  # noqa: E402
 
@@ -42,7 +42,7 @@ DOMAIN = REPO / "bench" / "domain"
 DEFAULT_LOGS = REPO.parent / "shared" / "real-logs"
 DEFAULT_OUT = REPO / "bench" / "results" / "session-search.json"
 LIMIT = 100
-SHARDS = 2
+PARTITIONS = 2
 EMBED_TIMEOUT_S = 900.0
 KINDS = ("paraphrase", "error", "task", "exact")
 
@@ -140,7 +140,7 @@ def score(queries: Sequence[Judged], ranked: dict[str, list[str]]) -> dict[str, 
 def render(result: dict) -> str:  # type: ignore[type-arg]
     lines = [
         f"session search: {result['queries']} judged queries over {result['sessions']} sessions of real agent logs "
-        f"({result['embedder']}, {SHARDS} partitions, limit {LIMIT})",
+        f"({result['embedder']}, {PARTITIONS} partitions, limit {LIMIT})",
         f"command: {result['command']}",
         "",
         f"{'run':<10} {'nDCG@10':>8} {'R@100':>7} " + " ".join(f"{k:>10}" for k in KINDS) + "  not-en  empty refused",
@@ -165,7 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     queries = load_judged()
     logs = args.logs.resolve()
     with tempfile.TemporaryDirectory(prefix="quarry-session-search-") as tmp:
-        cluster = LocalCluster(Path(tmp) / "cluster", shards=SHARDS, embedder=args.embedder, ingest_roots=[logs])
+        cluster = LocalCluster(
+            Path(tmp) / "cluster", partitions=PARTITIONS, embedder=args.embedder, ingest_roots=[logs]
+        )
         cluster.start()
         try:
             with QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"])) as client:

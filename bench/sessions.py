@@ -32,13 +32,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.queries import Latency, build_queries  # noqa: E402
+from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.synthetic import generate_sessions, session_records, write_claude_code_archive  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.index.lexical import analyzer  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions, session_records, write_claude_code_archive  # noqa: E402
 from quarry.v1 import units_pb2  # noqa: E402
 
-SHARDS = 2
+PARTITIONS = 2
 SAMPLES = 200
 FAMILY_EVERY = 20
 CHILDREN = 2
@@ -131,7 +131,7 @@ def run(messages: int, seed: int, workdir: Path) -> dict[str, object]:
     source_bytes = sum(p.stat().st_size for p in paths)
     log(f"wrote {len(paths):,} files, {source_bytes / 1e6:,.1f} MB")
     home = workdir / "quarry"
-    cluster = LocalCluster(home, shards=SHARDS, embedder="none")
+    cluster = LocalCluster(home, partitions=PARTITIONS, embedder="none")
     cluster.start()
     client = QuarryClient(str(cluster.addresses["query"]), str(cluster.addresses["ingest"]))
     rnd = random.Random(seed)

@@ -1,5 +1,5 @@
-"""Unit queries through the query node (2 shards) next to the same question as SQL over ONE SQLite
-database holding the same rows (the shard's own schema, every session in one store).
+"""Unit queries through the query node (2 partitions) next to the same question as SQL over ONE SQLite
+database holding the same rows (the partition's own schema, every session in one store).
 
     python bench/units.py --messages 100000 [--repeat 20]
 
@@ -27,10 +27,10 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
+from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.synthetic import generate_sessions  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
-from quarry.client.local import LocalCluster  # noqa: E402
 from quarry.index.lexical.partition import LexicalPartition  # noqa: E402
-from quarry.ingest.synthetic import generate_sessions  # noqa: E402
 
 BATCH = 500
 REPO_NAME = "billing-api"
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             single.upsert(sessions[start : start + BATCH])
         single.close()
         db = sqlite3.connect(Path(tmp) / "single" / "store.sqlite3")
-        cluster = LocalCluster(Path(tmp) / "home", shards=2, embedder="none")
+        cluster = LocalCluster(Path(tmp) / "home", partitions=2, embedder="none")
         cluster.start()
         try:
             with QuarryClient.for_home(Path(tmp) / "home") as client:

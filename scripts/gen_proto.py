@@ -1,4 +1,4 @@
-"""Generate the Python stubs of proto/quarry/v1 into gen/quarry/v1 (or another root).
+"""Generate the Python stubs of proto/quarry/v1 into src/quarry/v1 (or another root).
 
 `make proto` runs this; tests/contract/test_stubs_fresh.py runs it into a temporary folder and
 fails when the committed stubs differ.
@@ -40,6 +40,6 @@ def generate(out_root: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "gen"
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "src"
     for path in generate(root):
         print(path.relative_to(root))

@@ -10,7 +10,7 @@ import grpc
 
 from quarry.index.lexical.assertions import AssertionStore
 from quarry.index.lexical.partition import LexicalPartition
-from quarry.index.partitions import PartitionSet
+from quarry.index.partition_set import PartitionSet
 from quarry.index.server import index_services
 from quarry.query.topology import StaticTopology
 

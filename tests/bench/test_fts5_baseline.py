@@ -9,8 +9,8 @@ import pytest
 
 from bench.fts5_baseline import TOKENIZE, Fts5Archive, pl_fold
 from bench.queries import CLASSES, build_queries, measure
+from quarry.cli import synthetic
 from quarry.index.lexical.schema import dialogue_text
-from quarry.ingest import synthetic
 from quarry.v1 import units_pb2
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from quarry.cli import synthetic
 from quarry.core import refs, vocab
-from quarry.ingest import synthetic
 from quarry.ingest.parse import parse_file
 from quarry.ingest.validate import session_problems
 from quarry.v1 import units_pb2

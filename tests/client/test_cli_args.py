@@ -1,4 +1,4 @@
-from quarry.client.cli.main import with_default_command
+from quarry.cli.main import with_default_command
 
 
 def test_a_query_without_a_command_is_a_search():

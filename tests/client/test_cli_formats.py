@@ -1,4 +1,4 @@
-"""The `quarry` CLI against a real query node and shards in this process: unit queries typed on the
+"""The `quarry` CLI against a real query node and partitions in this process: unit queries typed on the
 command line come back as rows in every format, and --explain prints the query's plan."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from quarry.client.cli.main import app, with_default_command
+from quarry.cli.main import app, with_default_command
 from tests.query.inprocess import Cluster
 
 QUERY = "messages where role:user | sort by time desc | limit 4"

@@ -27,8 +27,8 @@ NEVER_AT_START = (
     "nats",
     "yaml",
     "hypothesis",
-    "quarry.client.otel_export",
-    "quarry.client.local",
+    "quarry.cli.otel_export",
+    "quarry.cli.local",
 )
 # What a search needs and `--help` does not.
 NOT_FOR_HELP = ("grpc", "google.protobuf", "quarry.core.errors", "quarry.client.client", "quarry.dsl")
@@ -39,7 +39,7 @@ SEARCH_IMPORTS_ANYWAY = ("lark", "quarry.dsl.parser")
 _PROBE = """
 import json, sys
 sys.argv = ["quarry", *json.loads(sys.argv[1])]
-from quarry.client.cli import main
+from quarry.cli import main
 try:
     {action}
 except SystemExit:
@@ -93,7 +93,7 @@ def test_a_search_loads_no_tracing_parser_or_server(tmp_path) -> None:
 
 
 def test_the_help_spells_the_token_grants_as_the_token_store_does() -> None:
-    from quarry.client.cli import tokens
+    from quarry.cli import tokens
     from quarry.core.tokens import GRANTS
 
     assert tokens.GRANTS == GRANTS
@@ -104,7 +104,7 @@ def test_the_app_of_one_command_parses_helps_and_fails_as_the_whole_app() -> Non
     and exit codes are those of the whole app."""
     from typer.testing import CliRunner
 
-    from quarry.client.cli import main
+    from quarry.cli import main
 
     runner = CliRunner()
     lines = [

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from quarry.client.cli.main import with_default_command
+from quarry.cli.main import with_default_command
 from quarry.client.client import QuarryClient
 from quarry.client.contexts import Context, ContextStore
 from quarry.client.target import CLI_NAMES, resolve_target
@@ -108,7 +108,7 @@ def test_a_remote_target_never_reads_the_local_record(tmp_path: Path) -> None:
 
 def test_without_anything_named_and_no_local_cluster_the_error_names_every_way(tmp_path: Path) -> None:
     error = code_of(lambda: resolve_target(home=tmp_path / "empty", names=CLI_NAMES))
-    assert error.code == errors_pb2.SHARD_UNAVAILABLE
+    assert error.code == errors_pb2.NODE_UNAVAILABLE
     assert "quarry up" in error.message and "--cluster" in error.message and "--context" in error.message
 
 
@@ -356,7 +356,7 @@ def quarry(env_config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in VARIABLES}
     env["XDG_CONFIG_HOME"] = str(env_config)
     return subprocess.run(
-        [sys.executable, "-m", "quarry.client.cli", *args], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "quarry.cli", *args], capture_output=True, text=True, env=env, timeout=120
     )
 
 

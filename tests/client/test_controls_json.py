@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from quarry.client.cli import render
-from quarry.client.cli.lines import RichLines
-from quarry.client.cli.main import parse_weights, search_controls
+from quarry.cli import render
+from quarry.cli.lines import RichLines
+from quarry.cli.main import parse_weights, search_controls
 from quarry.client.controls_json import controls_from_json, controls_to_json
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2, query_pb2

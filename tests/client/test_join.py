@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from quarry.client.join import joining
+from quarry.cli.join import joining
 from quarry.core.config import ClusterInfo
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2

@@ -10,8 +10,8 @@ import sys
 import pytest
 from rich.console import Console
 
-from quarry.client.cli import render
-from quarry.client.cli.lines import PlainLines, RichLines, on_terminal
+from quarry.cli import render
+from quarry.cli.lines import PlainLines, RichLines, on_terminal
 from quarry.v1 import query_pb2, units_pb2
 
 # What rich would take for markup, escapes or emoji codes, if the text were parsed.
@@ -85,8 +85,8 @@ def test_a_search_listing_says_what_was_cut_and_how_to_go_on() -> None:
 def test_a_listing_to_a_pipe_imports_no_rich() -> None:
     code = (
         "import sys\n"
-        "from quarry.client.cli import render\n"
-        "from quarry.client.cli.lines import stdout_lines\n"
+        "from quarry.cli import render\n"
+        "from quarry.cli.lines import stdout_lines\n"
         "from quarry.v1 import query_pb2\n"
         "envelope = query_pb2.SearchEnvelope(query='x', caveats=['c'])\n"
         "envelope.hits.add().session.id = 'codex:s1'\n"

@@ -10,13 +10,13 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from quarry.client.cli.main import app
+from quarry.cli.main import app
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2
 
 EMIT = (
     "import logging, sys\n"
-    "from quarry.client.cli.node import node_logging\n"
+    "from quarry.cli.node import node_logging\n"
     "node_logging(sys.argv[1])\n"
     "logging.getLogger('quarry.index.replica').info('partition 3 moved away')\n"
     "logging.getLogger('quarry.index.replica').warning('heartbeat failed')\n"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from quarry.client.otel_export import (
+from quarry.cli.otel_export import (
     ExportOptions,
     OtlpPushError,
     SessionRows,

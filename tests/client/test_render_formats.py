@@ -13,9 +13,9 @@ from google.protobuf.message import Message
 from rich.console import Console
 from typer.testing import CliRunner
 
-from quarry.client.cli import render
-from quarry.client.cli.lines import RichLines
-from quarry.client.cli.main import app, with_default_command
+from quarry.cli import render
+from quarry.cli.lines import RichLines
+from quarry.cli.main import app, with_default_command
 from quarry.core.errors import QuarryError
 from quarry.v1 import ingest_pb2, plan_pb2, query_pb2, units_pb2
 
@@ -286,7 +286,7 @@ def test_an_unknown_format_is_refused() -> None:
 
 
 def test_the_commands_consoles_print_emoji_codes_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    from quarry.client.cli.lazy import stderr, stdout
+    from quarry.cli.lazy import stderr, stdout
 
     stdout().print("fix :smile: in the :thumbs_up: parser")
     stderr().print("caveat :warning: as written")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.telemetry import setup_telemetry
 from tests.cluster.corpus import write_corpus
 from tests.cluster.otlp_sink import OtlpSink
@@ -38,7 +38,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, otlp_sink: OtlpSink) -> It
         "OTEL_BSP_SCHEDULE_DELAY": "200",
         "HF_HUB_OFFLINE": "1",
     }
-    local = LocalCluster(home, shards=2, embedder="minilm", env=env, ingest_roots=INGEST_ROOTS)
+    local = LocalCluster(home, partitions=2, embedder="minilm", env=env, ingest_roots=INGEST_ROOTS)
     local.start()
     yield local
     local.stop()
@@ -74,9 +74,9 @@ def wait_for_embeddings(client: QuarryClient, timeout: float = 180.0) -> None:
 
 @pytest.fixture(scope="module")
 def light_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The home of a cluster with two shards and no embedder, for tests that need no vectors."""
+    """The home of a cluster with two partitions and no embedder, for tests that need no vectors."""
     path = tmp_path_factory.mktemp("quarry-light")
-    local = LocalCluster(path, shards=2, embedder="none", ingest_roots=INGEST_ROOTS)
+    local = LocalCluster(path, partitions=2, embedder="none", ingest_roots=INGEST_ROOTS)
     local.start()
     yield path
     local.stop()

@@ -1,4 +1,4 @@
-"""The actions lane on a real two-shard cluster with no embedder: BM25 over tool calls and their output,
+"""The actions lane on a real two-partition cluster with no embedder: BM25 over tool calls and their output,
 hits explained by the action text, cursors bound to the lane; the vector lanes fail typed there."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from quarry.cli.synthetic import generate_sessions
 from quarry.client.client import QuarryClient
 from quarry.core.errors import QuarryError
-from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import errors_pb2
 
 QUERY = "pytest"
@@ -32,7 +32,7 @@ def test_action_hits_are_explained_by_the_command_text(archive: QuarryClient) ->
         assert match.score_kind == "" and not match.HasField("score")
         assert "[pytest]" in match.snippet.lower(), match.snippet
         assert match.message_id.startswith(f"{hit.session.id}:m")
-        assert hit.session.origin  # the shard's summary, not a bare id
+        assert hit.session.origin  # the partition's summary, not a bare id
     dialogue = archive.search(QUERY, lane="dialogue", limit=50)
     assert dialogue.retrieval_lane == "dialogue"
     assert {h.session.id for h in dialogue.hits} != {h.session.id for h in envelope.hits}

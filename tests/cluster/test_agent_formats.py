@@ -1,4 +1,4 @@
-"""Every agent format through a real cluster (2 shards): all of ../shared/real-logs ingested at once; a
+"""Every agent format through a real cluster (2 partitions): all of ../shared/real-logs ingested at once; a
 word that occurs in one file only finds that file's session first, for each format, and a unit query
 finds the tool errors each format recorded; the costs the sources recorded are compared and summed."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
 from quarry.ingest.parse import parse_file
 from quarry.v1 import units_pb2
@@ -62,7 +62,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QuarryClient]:
     shutil.copytree(REAL_LOGS, logs)
     goose_reply = msg("assistant", text(f"the {GOOSE_WORD} step is done"))
     build(logs / "goose" / "ours.db", [session_row()], [msg("user", text("go")), goose_reply])
-    cluster = LocalCluster(home / "cluster", shards=2, embedder="none", ingest_roots=INGEST_ROOTS)
+    cluster = LocalCluster(home / "cluster", partitions=2, embedder="none", ingest_roots=INGEST_ROOTS)
     cluster.start()
     try:
         info = cluster.info()

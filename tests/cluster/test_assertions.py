@@ -1,5 +1,5 @@
-"""Assertions through the query node on two shards: routed by the target's session, judged where
-they live, listed across shards, and the same through `quarry mark`."""
+"""Assertions through the query node on two partitions: routed by the target's session, judged where
+they live, listed across partitions, and the same through `quarry mark`."""
 
 from __future__ import annotations
 
@@ -12,28 +12,28 @@ import pytest
 
 from quarry.client.client import QuarryClient
 from quarry.core.errors import QuarryError
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.v1 import errors_pb2, units_pb2
 
 pytestmark = pytest.mark.cluster
 
 
-def session_on(shard: int) -> str:
-    """A session id the two-shard cluster routes to `shard`."""
-    return next(sid for n in range(100) if partition_for(sid := f"codex-session:target-{n}", 2) == shard)
+def session_on(partition: int) -> str:
+    """A session id the two-partition cluster routes to `partition`."""
+    return next(sid for n in range(100) if partition_for(sid := f"codex-session:target-{n}", 2) == partition)
 
 
 def claim(session_id: str, body: str, author: str = "detector") -> units_pb2.Assertion:
     return units_pb2.Assertion(kind="caveat", target_ref=f"session:{session_id}", body=body, author=author)
 
 
-def test_candidates_from_both_shards_are_listed_judged_and_closed(light_client: QuarryClient) -> None:
+def test_candidates_from_both_partitions_are_listed_judged_and_closed(light_client: QuarryClient) -> None:
     first = light_client.write_assertion(claim(session_on(0), "the retry loop never backs off"))
     second = light_client.write_assertion(claim(session_on(1), "tests depend on wall-clock time"))
     assert (first.status, second.status) == ("candidate", "candidate")
 
     pending = light_client.list_candidates()
-    assert [e.assertion.id for e in pending.entries] == [first.id, second.id]  # oldest first, across shards
+    assert [e.assertion.id for e in pending.entries] == [first.id, second.id]  # oldest first, across partitions
 
     accepted = light_client.judge_candidate(f"assertion:{second.id}", "accept", reason="seen in the transcript")
     assert accepted.candidate.status == "accepted"
@@ -70,7 +70,7 @@ def test_mark_candidates_on_the_command_line(light_home: Path, light_client: Qua
     candidate = light_client.write_assertion(claim(session_on(0), "the cache is never invalidated"))
 
     def quarry(*args: str) -> str:
-        command = [sys.executable, "-m", "quarry.client.cli", "--home", str(light_home), "--format", "json", *args]
+        command = [sys.executable, "-m", "quarry.cli", "--home", str(light_home), "--format", "json", *args]
         return subprocess.run(command, capture_output=True, text=True, check=True, timeout=60).stdout
 
     listed = orjson.loads(quarry("mark", "candidates", "list"))

@@ -1,4 +1,4 @@
-"""A Claude.ai export through a real cluster (2 shards): its sessions are found by a word only it holds,
+"""A Claude.ai export through a real cluster (2 partitions): its sessions are found by a word only it holds,
 its recorded tool errors by a unit query, its origin by `origin:`, and its branch is read back with the
 session API (seed 002)."""
 
@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from tests.shared_paths import INGEST_ROOTS, REAL_LOGS, needs_shared
 
 pytestmark = [pytest.mark.cluster, needs_shared, pytest.mark.shared]
@@ -22,7 +22,7 @@ DOLLY = "claude-ai-export:1cc74f94-0ebc-4659-a465-eee098839a3f"
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QuarryClient]:
     cluster = LocalCluster(
-        tmp_path_factory.mktemp("quarry-claude-ai"), shards=2, embedder="none", ingest_roots=INGEST_ROOTS
+        tmp_path_factory.mktemp("quarry-claude-ai"), partitions=2, embedder="none", ingest_roots=INGEST_ROOTS
     )
     cluster.start()
     try:

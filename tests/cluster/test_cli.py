@@ -11,7 +11,7 @@ import time
 import orjson
 import pytest
 
-from quarry.client.local import process_alive
+from quarry.cli.local import process_alive
 from tests.cluster.corpus import session_id, write_corpus
 
 pytestmark = pytest.mark.cluster
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.cluster
 
 def quarry(home, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
-        [sys.executable, "-m", "quarry.client.cli", "--home", str(home), *args],
+        [sys.executable, "-m", "quarry.cli", "--home", str(home), *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -32,7 +32,7 @@ def quarry(home, *args: str, check: bool = True) -> subprocess.CompletedProcess[
 def test_up_ingest_search_status_down(tmp_path):
     home = tmp_path / "home"
     archive = write_corpus(tmp_path / "archive")
-    quarry(home, "up", "--detach", "--shards", "2", "--embedder", "none", "--ingest-root", str(tmp_path))
+    quarry(home, "up", "--detach", "--partitions", "2", "--embedder", "none", "--ingest-root", str(tmp_path))
     try:
         ingested = orjson.loads(quarry(home, "--format", "json", "ingest", str(tmp_path / "archive")).stdout)
         assert ingested["sessions_written"] == len(archive)
@@ -86,7 +86,7 @@ def test_up_ingest_search_status_down(tmp_path):
 def test_ctrl_c_stops_every_node_of_a_foreground_cluster(tmp_path):
     home = tmp_path / "home"
     up = subprocess.Popen(
-        [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "up", "--embedder", "none"],
+        [sys.executable, "-m", "quarry.cli", "--home", str(home), "up", "--embedder", "none"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -115,7 +115,7 @@ def test_demo_on_a_machine_without_agent_logs_ingests_a_sample_and_prints_ranked
     env = {**os.environ, "HOME": str(tmp_path / "user")}
     for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "QUARRY_HOME"):
         env.pop(variable, None)
-    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(home)]
+    command = [sys.executable, "-m", "quarry.cli", "--home", str(home)]
     subprocess.run([*command, "up", "--detach", "--embedder", "none"], env=env, check=True, timeout=300)
     try:
         demo = subprocess.run([*command, "demo"], env=env, capture_output=True, text=True, timeout=300)

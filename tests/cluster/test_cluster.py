@@ -10,8 +10,8 @@ import orjson
 import pytest
 from opentelemetry import trace
 
+from quarry.cli.synthetic import generate_sessions
 from quarry.core.errors import QuarryError, from_rpc_error
-from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import errors_pb2, query_pb2
 from tests.cluster.corpus import SESSIONS, session_id, write_session
 
@@ -186,7 +186,7 @@ def test_one_trace_holds_spans_from_every_node_kind(client, corpus, otlp_sink):
     assert every_kind <= otlp_sink.wait_for_services(whole, every_kind)
 
 
-def test_sigkill_of_a_shard_loses_no_acknowledged_session(client, cluster, corpus):
+def test_sigkill_of_a_partition_loses_no_acknowledged_session(client, cluster, corpus):
     sessions = list(generate_sessions(2000, seed=23))
     report = client.ingest_sessions(sessions)
     assert report.sessions_written + report.sessions_unchanged == len(sessions)

@@ -14,11 +14,11 @@ import grpc
 import orjson
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
-from quarry.core import embed
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import embedding_pb2, embedding_pb2_grpc, errors_pb2
+from quarry.vector import embed
 from tests.cluster.corpus import SESSIONS, write_corpus
 from tests.shared_paths import INGEST_ROOTS
 
@@ -30,10 +30,15 @@ TOTAL_TEXTS = sum(TEXTS.values())
 
 @pytest.fixture(scope="module")
 def manual_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A manual-mode cluster (two shards, MiniLM) holding the test corpus, nothing embedded yet."""
+    """A manual-mode cluster (two partitions, MiniLM) holding the test corpus, nothing embedded yet."""
     home = tmp_path_factory.mktemp("quarry-manual")
     local = LocalCluster(
-        home, shards=2, embedder="minilm", embed_mode="manual", env={"HF_HUB_OFFLINE": "1"}, ingest_roots=INGEST_ROOTS
+        home,
+        partitions=2,
+        embedder="minilm",
+        embed_mode="manual",
+        env={"HF_HUB_OFFLINE": "1"},
+        ingest_roots=INGEST_ROOTS,
     )
     local.start()
     try:
@@ -77,7 +82,7 @@ def window(stub: embedding_pb2_grpc.EmbeddingServiceStub, method: str, max_sessi
 
 def quarry(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "quarry.client.cli", "--home", str(home), *args],
+        [sys.executable, "-m", "quarry.cli", "--home", str(home), *args],
         capture_output=True,
         text=True,
         timeout=300,

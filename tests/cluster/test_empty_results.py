@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from quarry.cli.synthetic import generate_sessions
 from quarry.client.client import QuarryClient
-from quarry.ingest.synthetic import generate_sessions
 
 pytestmark = pytest.mark.cluster
 

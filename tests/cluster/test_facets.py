@@ -1,4 +1,4 @@
-"""QueryService.Facets on a real two-shard cluster: global counts are the archive's, scoped counts are
+"""QueryService.Facets on a real two-partition cluster: global counts are the archive's, scoped counts are
 those of the sessions a search selects, IDF on request, the budget, and `quarry facets`."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from quarry.client.cli import main
-from quarry.client.cli.facets import facets as facets_command
+from quarry.cli import main
+from quarry.cli.facets import facets as facets_command
+from quarry.cli.synthetic import generate_sessions
 from quarry.client.client import QuarryClient
 from quarry.core.errors import QuarryError
-from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import errors_pb2, query_pb2, units_pb2
 from tests.index.sessions import Msg, session
 

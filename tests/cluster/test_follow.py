@@ -1,4 +1,4 @@
-"""Live append on a two-shard cluster: a file ingested, appended to and ingested again reads back
+"""Live append on a two-partition cluster: a file ingested, appended to and ingested again reads back
 exactly as the file ingested once at its final length; `quarry ingest --follow` makes a new line
 searchable within 2 seconds, waits for a line being written, reads a live SQLite database's commits from its
 write-ahead log, and stops cleanly on Ctrl-C."""
@@ -55,7 +55,7 @@ def ingest(client: QuarryClient, path: Path) -> ingest_pb2.IngestReport:
 
 
 def read_back(client: QuarryClient, session_id: str) -> dict[str, object]:
-    """The session as the query node serves it (summary, message and action rows) and the shards'
+    """The session as the query node serves it (summary, message and action rows) and the partitions'
     totals; the source path (and the content hash over it) is where the copies differ by design."""
     hits = client.search(f"session:{session_id}").hits
     assert [h.session.id for h in hits] == [session_id]
@@ -65,12 +65,12 @@ def read_back(client: QuarryClient, session_id: str) -> dict[str, object]:
     summary.ClearField("content_hash")
     messages = client.query_units(f"messages where session.id:{session_id}", limit=200).rows
     actions = client.query_units(f"actions where session.id:{session_id}", limit=200).rows
-    shards = [n for n in client.status().nodes if n.role == "index"]
+    partitions = [n for n in client.status().nodes if n.role == "index"]
     return {
         "summary": summary,
         "messages": [r.message for r in messages],
         "actions": [r.action for r in actions],
-        "shards": [(n.sessions, n.documents) for n in shards],
+        "partitions": [(n.sessions, n.documents) for n in partitions],
     }
 
 
@@ -110,7 +110,7 @@ class Follower:
     """`quarry --format ndjson ingest --follow FOLDER` as a user runs it, its output read as it comes."""
 
     def __init__(self, light_home: Path, folder: Path) -> None:
-        command = [sys.executable, "-m", "quarry.client.cli", "--home", str(light_home), "--format", "ndjson"]
+        command = [sys.executable, "-m", "quarry.cli", "--home", str(light_home), "--format", "ndjson"]
         self.proc = subprocess.Popen(
             [*command, "ingest", "--follow", str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )

@@ -1,4 +1,4 @@
-"""Seed 000's per-hit evidence and tie order through the query node of a two-shard cluster: what a
+"""Seed 000's per-hit evidence and tie order through the query node of a two-partition cluster: what a
 hit says about why it matched is the query's words as found, a marked snippet, and a ref to the
 message, and equal scores order by session id (in pages too)."""
 
@@ -9,7 +9,7 @@ import re
 import pytest
 
 from quarry.client.client import QuarryClient
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from tests.index.sessions import Msg, session
 
 pytestmark = pytest.mark.cluster
@@ -18,7 +18,7 @@ TWIN_TEXT = "The nightly export stalls on a deadlock between the archiver and th
 
 
 def twin_ids() -> list[str]:
-    """Native ids of two identical sessions on one shard: BM25's statistics are per shard, so only
+    """Native ids of two identical sessions on one partition: BM25's statistics are per partition, so only
     there do identical texts score exactly alike."""
     natives = [f"twin-{n:02d}" for n in range(20)]
     on_zero = [n for n in natives if partition_for(f"claude-code-session:{n}", 2) == 0]

@@ -1,4 +1,4 @@
-"""The query node's HTTP JSON API on a 2-shard cluster: each route answers exactly the gRPC message of the
+"""The query node's HTTP JSON API on a 2-partition cluster: each route answers exactly the gRPC message of the
 same request in proto3 JSON, and a typed error with the same detail and a status that fits its code."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import to_json
 from tests.cluster.corpus import write_corpus
@@ -36,7 +36,7 @@ def http_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     port = free_port()
     local = LocalCluster(
         tmp_path_factory.mktemp("quarry-http"),
-        shards=2,
+        partitions=2,
         embedder="none",
         http=f"127.0.0.1:{port}",
         ingest_roots=INGEST_ROOTS,

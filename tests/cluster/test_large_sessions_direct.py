@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench.large_sessions import MB, LargeLog
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.core.telemetry import MAX_MESSAGE_BYTES
 from quarry.ingest.parse import parse_file
 from quarry.ingest.router import BATCH_BYTES
@@ -21,12 +21,12 @@ from quarry.v1 import units_pb2
 
 pytestmark = pytest.mark.cluster
 
-SHARDS = 2
+PARTITIONS = 2
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QuarryClient]:
-    local = LocalCluster(tmp_path_factory.mktemp("quarry-large-direct"), shards=SHARDS, embedder="none")
+    local = LocalCluster(tmp_path_factory.mktemp("quarry-large-direct"), partitions=PARTITIONS, embedder="none")
     local.start()
     try:
         info = local.info()
@@ -43,7 +43,7 @@ def same_partition_logs(folder: Path, count: int) -> list[LargeLog]:
     while len(logs) < count:
         n += 1
         native_id = f"large-direct-{n}"
-        if partition_for(f"claude-code-session:{native_id}", SHARDS) == 0:
+        if partition_for(f"claude-code-session:{native_id}", PARTITIONS) == 0:
             log = LargeLog(folder / f"{native_id}.jsonl", native_id, seed=n)
             log.grow(30 * MB, marker(len(logs)))
             logs.append(log)

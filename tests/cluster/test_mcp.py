@@ -1,5 +1,5 @@
 """`quarry mcp` as an agent meets it: a real MCP client session of the official SDK over stdio, against a
-2-shard cluster, gets exactly the gRPC API's messages in proto3 JSON, and the same typed error detail."""
+2-partition cluster, gets exactly the gRPC API's messages in proto3 JSON, and the same typed error detail."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ SESSION_TOOLS = {
 
 def mcp_calls(home: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:
     """The tool names the server lists, and the result of each call, from one MCP session over stdio."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "quarry.client.cli", "--home", str(home), "mcp"])
+    params = StdioServerParameters(command=sys.executable, args=["-m", "quarry.cli", "--home", str(home), "mcp"])
 
     async def run() -> tuple[set[str], list[Any]]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

@@ -1,5 +1,5 @@
 """Quarry's gRPC API from Node (@grpc/grpc-js, stubs loaded from proto/ by @grpc/proto-loader): a search, a
-unit query, a paged walk and a typed error decoded from grpc-status-details-bin, against a live 2-shard
+unit query, a paged walk and a typed error decoded from grpc-status-details-bin, against a live 2-partition
 cluster. The Node side is tests/node/client.test.mjs; `make node-deps` installs its packages (pinned by
 package-lock.json); node and npm come from the machine's package manager (.ci/run installs them if missing)."""
 

@@ -1,4 +1,4 @@
-"""`quarry export otel` on a real 2-shard cluster: the sessions a query selects become OTLP spans (runs,
+"""`quarry export otel` on a real 2-partition cluster: the sessions a query selects become OTLP spans (runs,
 tool calls, with their parents across a subagent family) and log records (messages, observed events,
 context snapshots); the ids are the same on every export; outputs, text and absolute paths are left out
 by default and come back with the flags; --endpoint pushes to an OTLP/HTTP collector."""
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from quarry.cli.local import LocalCluster
+from quarry.cli.otel_export import ExportOptions, export_otel, span_id, trace_id
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
-from quarry.client.otel_export import ExportOptions, export_otel, span_id, trace_id
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2
 from tests.client.test_otel_projection import attributes, records_by_ref, spans_by_ref
@@ -37,7 +37,7 @@ TEXT_MARK = "Review the pool module"  # a user message (archive text)
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("quarry-otel")
-    local = LocalCluster(path, shards=2, embedder="none", ingest_roots=INGEST_ROOTS)
+    local = LocalCluster(path, partitions=2, embedder="none", ingest_roots=INGEST_ROOTS)
     local.start()
     archive = tmp_path_factory.mktemp("archive")
     write_corpus(archive)

@@ -1,4 +1,4 @@
-"""Cursor paging through the query node of a two-shard cluster (issue 5's acceptance on paging)."""
+"""Cursor paging through the query node of a two-partition cluster (issue 5's acceptance on paging)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2, query_pb2, units_pb2
 from tests.index.sessions import BASE_MS, Msg, session
@@ -28,7 +28,7 @@ PAGE = 25
 
 def paging_session(prefix: str, n: int) -> units_pb2.Session:
     """A session matching WORD whose BM25 differs from its neighbours' (repetitions and length vary),
-    so the walk depends on each shard's ranking staying put while IDF and average length move."""
+    so the walk depends on each partition's ranking staying put while IDF and average length move."""
     filler = " ".join(f"word{(n * 7 + i) % 97}" for i in range(n % 23))
     text = " ".join([WORD] * (1 + n % 4)) + " " + filler
     messages = [Msg("user", text), Msg("assistant", f"answer {n % 11}")]
@@ -49,9 +49,11 @@ with QuarryClient.for_home(sys.argv[1]) as client:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    """A two-shard cluster without an embedder (like `light_home`), its own so that a test can restart
+    """A two-partition cluster without an embedder (like `light_home`), its own so that a test can restart
     every node, with BEFORE sessions that match WORD."""
-    local = LocalCluster(tmp_path_factory.mktemp("quarry-paging"), shards=2, embedder="none", ingest_roots=INGEST_ROOTS)
+    local = LocalCluster(
+        tmp_path_factory.mktemp("quarry-paging"), partitions=2, embedder="none", ingest_roots=INGEST_ROOTS
+    )
     local.start()
     try:
         with QuarryClient.for_home(local.home) as client:
@@ -121,7 +123,7 @@ def test_a_cursor_survives_a_restart_of_every_node(cluster: LocalCluster, home: 
         page = client.search(WORD, lane="dialogue", limit=PAGE, cursor=page.next_cursor)
         cursor = page.next_cursor
         expected = [h.session.id for h in client.search(WORD, lane="dialogue", limit=PAGE, cursor=cursor).hits]
-    cluster.stop()  # every node: the query node, ingest, vector and both shards
+    cluster.stop()  # every node: the query node, ingest, vector and both partitions
     cluster.start()
     with QuarryClient.for_home(home) as client:
         after = client.search(WORD, lane="dialogue", limit=PAGE, cursor=cursor)

@@ -16,11 +16,11 @@ from pathlib import Path
 import orjson
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.config import ClusterInfo
 from quarry.core.errors import QuarryError
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.v1 import errors_pb2
 from tests.cluster_log.load import make_session
 from tests.shared_paths import INGEST_ROOTS
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.cluster
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalCluster, QuarryClient]]:
     local = LocalCluster(
-        tmp_path_factory.mktemp("quarry-partial"), shards=2, embedder="none", ingest_roots=INGEST_ROOTS
+        tmp_path_factory.mktemp("quarry-partial"), partitions=2, embedder="none", ingest_roots=INGEST_ROOTS
     )
     local.start()
     info = local.info()
@@ -74,7 +74,7 @@ def test_a_deleted_session_is_gone_from_search_and_a_second_delete_finds_nothing
 ) -> None:
     cluster, client = pair
     home = cluster.home
-    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "--format", "json", "delete"]
+    command = [sys.executable, "-m", "quarry.cli", "--home", str(home), "--format", "json", "delete"]
     done = subprocess.run([*command, "session:codex-session:pair-7"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     report = orjson.loads(done.stdout)
@@ -90,7 +90,7 @@ def test_a_deleted_session_is_gone_from_search_and_a_second_delete_finds_nothing
 
 def test_a_supervised_cluster_restarts_a_killed_node_and_status_counts_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    cluster = LocalCluster(home, shards=1, embedder="none", supervise=True, ingest_roots=INGEST_ROOTS)
+    cluster = LocalCluster(home, partitions=1, embedder="none", supervise=True, ingest_roots=INGEST_ROOTS)
     cluster.start()
     try:
         info = cluster.info()
@@ -110,7 +110,7 @@ def test_a_supervised_cluster_restarts_a_killed_node_and_status_counts_it(tmp_pa
         assert recorded is not None and recorded.restarts == {"index-0": 1}
         assert recorded.pids["index-0"] == cluster.procs["index-0"].pid
         status = subprocess.run(
-            [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "--format", "json", "status"],
+            [sys.executable, "-m", "quarry.cli", "--home", str(home), "--format", "json", "status"],
             capture_output=True,
             text=True,
             timeout=60,

@@ -15,8 +15,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from tests.cluster.corpus import SESSIONS, session_id, write_corpus, write_session
 
 pytestmark = pytest.mark.cluster
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.cluster
 
 def push(home: Path, state: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_STATE_HOME": str(state)}
-    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "--format", "json", "push", *args]
+    command = [sys.executable, "-m", "quarry.cli", "--home", str(home), "--format", "json", "push", *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
 
 
@@ -75,7 +75,7 @@ def test_a_push_that_could_not_read_a_file_exits_non_zero(light_home: Path, tmp_
 
 
 def test_a_push_waits_for_an_ingest_node_that_is_down_and_loses_nothing(tmp_path: Path) -> None:
-    local = LocalCluster(tmp_path / "home", shards=2, embedder="none", ingest_roots=[])
+    local = LocalCluster(tmp_path / "home", partitions=2, embedder="none", ingest_roots=[])
     local.start()
     try:
         laptop = tmp_path / "laptop"
@@ -100,7 +100,7 @@ def test_push_follow_sends_what_grows_and_stops_on_sigterm(light_home: Path, tmp
     laptop.mkdir()
     path = write_session(laptop, "followed", "x", [("user", "the first question about kestrels")])
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
-    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(light_home), "--format", "ndjson"]
+    command = [sys.executable, "-m", "quarry.cli", "--home", str(light_home), "--format", "ndjson"]
     follower = subprocess.Popen([*command, "push", "--follow", str(laptop)], env=env, stdout=subprocess.PIPE, text=True)
     try:
         with QuarryClient.for_home(light_home) as client:

@@ -1,4 +1,4 @@
-"""Through a real 2-shard cluster: `quarry sessions read ID --raw` of a Claude Code log holding an image
+"""Through a real 2-partition cluster: `quarry sessions read ID --raw` of a Claude Code log holding an image
 block, a thinking signature and a 4,000-character DNA-like message prints the file byte for byte, whether
 the ingest node read the file or a client parsed and pushed it, and on the NATS log (whose Session
 records are all its replicas receive); a window of events stays compact (the payloads' placeholders); a
@@ -14,8 +14,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.ingest.parse import parse_bytes
 from tests import held_logs
 
@@ -27,7 +27,7 @@ FORGED_UUID = "e3b1a9d7-6c5f-4e2d-8a1b-9f0e7d6c5b4a"
 
 def _raw_read(home: Path, session_id: str) -> bytes:
     result = subprocess.run(
-        [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "sessions", "read", session_id, "--raw"],
+        [sys.executable, "-m", "quarry.cli", "--home", str(home), "sessions", "read", session_id, "--raw"],
         capture_output=True,
         timeout=300,
     )

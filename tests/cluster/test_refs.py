@@ -1,6 +1,6 @@
-"""Public refs through the query node on two shards: each ref read from the shard holding its
+"""Public refs through the query node on two partitions: each ref read from the partition holding its
 session (a delegation with its child excerpt, since a child lives with its parent), assertion refs
-from whichever shard holds them, the same through `quarry read`, and refs to nothing or not refs
+from whichever partition holds them, the same through `quarry read`, and refs to nothing or not refs
 answered unresolved with caveats."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from quarry.client.client import QuarryClient
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.ingest.normalize import seal_content_hash
 from quarry.v1 import units_pb2
 from tests.index.test_units_store import ANSWER, CONTEXT, FOLLOW_UP, INSTRUCTION, RESULT, child_session, parent_session
@@ -21,15 +21,17 @@ from tests.index.test_units_store import ANSWER, CONTEXT, FOLLOW_UP, INSTRUCTION
 pytestmark = pytest.mark.cluster
 
 
-def native_on(shard: int) -> str:
-    """A native id whose session family the two-shard cluster routes to `shard`."""
-    return next(n for i in range(100) if partition_for(f"claude-code-session:{(n := f'family-{i}')}", 2) == shard)
+def native_on(partition: int) -> str:
+    """A native id whose session family the two-partition cluster routes to `partition`."""
+    return next(n for i in range(100) if partition_for(f"claude-code-session:{(n := f'family-{i}')}", 2) == partition)
 
 
 @pytest.fixture(scope="module")
 def families(light_home: Path) -> dict[int, tuple[units_pb2.Session, units_pb2.Session]]:
-    """A parent with a delegation and its child on each shard; the child arrives first on shard 1."""
-    out = {shard: (parent := parent_session(native_on(shard)), child_session(parent.id)) for shard in (0, 1)}
+    """A parent with a delegation and its child on each partition; the child arrives first on partition 1."""
+    out = {
+        partition: (parent := parent_session(native_on(partition)), child_session(parent.id)) for partition in (0, 1)
+    }
     with QuarryClient.for_home(light_home) as quarry:
         report = quarry.ingest_sessions([out[0][0], out[0][1], out[1][1]])
         assert report.sessions_written == 3, report
@@ -37,11 +39,11 @@ def families(light_home: Path) -> dict[int, tuple[units_pb2.Session, units_pb2.S
     return out
 
 
-@pytest.mark.parametrize("shard", [0, 1])
-def test_every_kind_resolves_from_the_shard_holding_its_session(
-    light_client: QuarryClient, families: dict[int, tuple[units_pb2.Session, units_pb2.Session]], shard: int
+@pytest.mark.parametrize("partition", [0, 1])
+def test_every_kind_resolves_from_the_partition_holding_its_session(
+    light_client: QuarryClient, families: dict[int, tuple[units_pb2.Session, units_pb2.Session]], partition: int
 ) -> None:
-    parent, child = families[shard]
+    parent, child = families[partition]
     sid = parent.id
     summary = units_pb2.Session()
     summary.CopyFrom(parent)
@@ -78,7 +80,7 @@ def test_every_kind_resolves_from_the_shard_holding_its_session(
     assert (bounded.child_excerpt, bounded.child_excerpt_truncated) == (ANSWER[:20], True)
 
 
-def test_an_assertion_ref_resolves_from_the_shard_holding_it(
+def test_an_assertion_ref_resolves_from_the_partition_holding_it(
     light_client: QuarryClient, families: dict[int, tuple[units_pb2.Session, units_pb2.Session]]
 ) -> None:
     parent = families[1][0]
@@ -117,7 +119,7 @@ def test_quarry_read_on_the_command_line(
     parent = families[0][0]
 
     def quarry(*args: str) -> str:
-        command = [sys.executable, "-m", "quarry.client.cli", "--home", str(light_home), *args]
+        command = [sys.executable, "-m", "quarry.cli", "--home", str(light_home), *args]
         return subprocess.run(command, capture_output=True, text=True, check=True, timeout=60).stdout
 
     card = orjson.loads(quarry("--format", "json", "read", f"delegation:{parent.delegations[0].id}"))

@@ -1,4 +1,4 @@
-"""The CLI, `quarry mcp` and the Python client against a cluster they did not start: a 2-shard cluster with
+"""The CLI, `quarry mcp` and the Python client against a cluster they did not start: a 2-partition cluster with
 tokens and TLS, reached from a working folder and a --home that hold no record of it, through
 `quarry --cluster grpcs://…` with $QUARRY_TOKEN and --ca, and through a named context (its token file and
 CA file). The README's quick examples run both ways; what would make them unsafe (no CA, no token) fails."""
@@ -19,8 +19,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.config import ClusterInfo
 from quarry.core.tls import TlsFiles
 from quarry.core.tokens import TokenStore
@@ -52,7 +52,7 @@ def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Remote]:
     store = TokenStore.in_home(cluster_home)
     admin, _ = store.create("operator", {"default": ["admin"]})
     token, _ = store.create("laptop", {"default": ["read", "write"]})
-    local = LocalCluster(cluster_home, shards=2, embedder="none", tls=tls, ingest_roots=INGEST_ROOTS)
+    local = LocalCluster(cluster_home, partitions=2, embedder="none", tls=tls, ingest_roots=INGEST_ROOTS)
     local.start()
     try:
         info = local.info()
@@ -89,7 +89,7 @@ def quarry(remote: Remote, *args: str, token: str | None = None) -> subprocess.C
     if token:
         env["QUARRY_TOKEN"] = token
     return subprocess.run(
-        [sys.executable, "-m", "quarry.client.cli", "--home", str(remote.home), *args],
+        [sys.executable, "-m", "quarry.cli", "--home", str(remote.home), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -202,7 +202,7 @@ def test_an_unverified_or_anonymous_call_fails(with_context: Remote) -> None:
     remote = with_context
     # No CA: verified with the system's roots, which do not hold the cluster's CA.
     unverified = quarry(remote, "--cluster", remote.url, "--format", "json", "status", token=remote.token)
-    assert unverified.returncode == 2 and orjson.loads(unverified.stdout)["error"]["code"] == "SHARD_UNAVAILABLE"
+    assert unverified.returncode == 2 and orjson.loads(unverified.stdout)["error"]["code"] == "NODE_UNAVAILABLE"
     # A URL carries no token: without $QUARRY_TOKEN the call has none.
     anonymous = quarry(remote, "--cluster", remote.url, "--ca", str(remote.tls.ca), "--format", "json", "status")
     assert anonymous.returncode == 2 and orjson.loads(anonymous.stdout)["error"]["code"] == "UNAUTHENTICATED"
@@ -219,7 +219,7 @@ def test_mcp_over_stdio_and_the_python_client_address_the_context(
     env["XDG_CONFIG_HOME"] = str(remote.config)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "quarry.client.cli", "--home", str(remote.home), "--context", "remote", "mcp"],
+        args=["-m", "quarry.cli", "--home", str(remote.home), "--context", "remote", "mcp"],
         env=env,
         cwd=remote.workdir,
     )

@@ -1,4 +1,4 @@
-"""Authentication and scope isolation on a 2-shard cluster with two scopes, through every surface.
+"""Authentication and scope isolation on a 2-partition cluster with two scopes, through every surface.
 
 Team A and team B each ingest sessions about the same topics (so every query that finds A's could find
 B's). A token of A must never see anything of B's: no B session id appears in any answer to any read
@@ -32,9 +32,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from quarry.cli.local import LocalCluster
+from quarry.cli.push import Pusher
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
-from quarry.client.push import Pusher
 from quarry.core.auth import GRANT_BY_METHOD
 from quarry.core.errors import QuarryError
 from quarry.core.session_ids import scoped_id
@@ -81,7 +81,7 @@ def scoped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scoped]:
     }
     tokens = {who: store.create(who, held)[0] for who, held in grants.items()}
     port = free_port()
-    local = LocalCluster(home, shards=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=INGEST_ROOTS)
+    local = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=INGEST_ROOTS)
     local.start()
     try:
         info = local.info()
@@ -346,7 +346,7 @@ def test_mcp_and_cli_are_scoped_by_the_callers_token(scoped: Scoped) -> None:
     b_session = team_sessions("team-b")[0]
     env = {**os.environ, "QUARRY_TOKEN": scoped.tokens["a"]}
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "quarry.client.cli", "--home", str(scoped.home), "mcp"], env=env
+        command=sys.executable, args=["-m", "quarry.cli", "--home", str(scoped.home), "mcp"], env=env
     )
 
     async def run() -> list[Any]:
@@ -372,7 +372,7 @@ def test_mcp_and_cli_are_scoped_by_the_callers_token(scoped: Scoped) -> None:
         run_env = {k: v for k, v in os.environ.items() if k != "QUARRY_TOKEN"}
         if token:
             run_env["QUARRY_TOKEN"] = token
-        command = [sys.executable, "-m", "quarry.client.cli", "--home", str(scoped.home), "--format", "json", *args]
+        command = [sys.executable, "-m", "quarry.cli", "--home", str(scoped.home), "--format", "json", *args]
         return subprocess.run(command, capture_output=True, text=True, env=run_env, timeout=120)
 
     found = cli("search", "sqlite", token=scoped.tokens["a"])
@@ -392,7 +392,7 @@ def test_mcp_and_cli_are_scoped_by_the_callers_token(scoped: Scoped) -> None:
 def test_mcp_over_http_runs_each_call_with_its_callers_token(scoped: Scoped) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "QUARRY_TOKEN"}
-    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(scoped.home)]
+    command = [sys.executable, "-m", "quarry.cli", "--home", str(scoped.home)]
     server = subprocess.Popen(
         [*command, "mcp", "--http", f"127.0.0.1:{port}", "--auth"],
         env=env,

@@ -1,4 +1,4 @@
-"""Seed 003's search controls on a real multi-process cluster (two shards): validated on an empty
+"""Seed 003's search controls on a real multi-process cluster (two partitions): validated on an empty
 archive, lexical admission, min_score without back-fill, include_scores as metadata only, cursors
 bound to the controls, and fusion weights on the hybrid lane (the cluster with vectors)."""
 
@@ -9,7 +9,7 @@ import pytest
 from quarry.client.client import QuarryClient
 from quarry.client.controls_json import controls_from_json
 from quarry.core.errors import QuarryError
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.v1 import errors_pb2, query_pb2
 from tests.index.sessions import BASE_MS, Msg, session
 
@@ -68,7 +68,7 @@ def test_controls_are_validated_on_an_empty_archive(light_client: QuarryClient) 
 
 @pytest.fixture(scope="module")
 def archive(light_client: QuarryClient) -> list[str]:
-    """Three sessions per group, spread over both shards."""
+    """Three sessions per group, spread over both partitions."""
     sessions = [
         session(f"{group}-{i}", [Msg("user", f"{text} notes"), Msg("assistant", "noted")], start_ms=BASE_MS + i)
         for group, text in GROUPS.items()

@@ -1,4 +1,4 @@
-"""Seed 002's session API over a real 2-shard cluster holding the real logs of the four formats.
+"""Seed 002's session API over a real 2-partition cluster holding the real logs of the four formats.
 
 Expected values: shared/notes/session_api.md §8 (recounted by tests/ingest/test_session_events.py on
 the parsed files); here they come back through the query node, read from the partition holding each
@@ -13,11 +13,11 @@ from pathlib import Path
 import orjson
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.client.sessions import SOURCE_CONFLICT_ISSUE, event_filters, seed_code, session_filters
 from quarry.core.errors import QuarryError
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.v1 import errors_pb2, units_pb2
 from tests.cluster.test_cli import quarry
 from tests.index.sessions import Msg, session
@@ -38,7 +38,7 @@ FORMATS = ("claude_code", "codex", "chatgpt", "gemini")
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     local = LocalCluster(
-        tmp_path_factory.mktemp("quarry-sessions"), shards=2, embedder="none", ingest_roots=INGEST_ROOTS
+        tmp_path_factory.mktemp("quarry-sessions"), partitions=2, embedder="none", ingest_roots=INGEST_ROOTS
     )
     local.start()
     yield local
@@ -281,8 +281,8 @@ def test_a_contradicting_copy_is_a_source_conflict(client: QuarryClient, tmp_pat
     assert client.sessions.surface(C9).session.source_path == str(moved)  # the stored copy is kept
 
 
-def test_titles_with_one_shard_stopped(cluster: LocalCluster, client: QuarryClient) -> None:
-    """Last in the module: it stops a shard. Only the ids of the stopped shard's partition are rejected."""
+def test_titles_with_one_partition_stopped(cluster: LocalCluster, client: QuarryClient) -> None:
+    """Last in the module: it stops a partition. Only the ids of the stopped partition's partition are rejected."""
     ids = [TITLED, MAIN, CODEX, GEMINI, A6, C9]
     count = 2
     stopped = partition_for(MAIN, count)

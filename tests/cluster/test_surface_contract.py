@@ -1,6 +1,6 @@
 """The surface contract: one request through gRPC (the Python SDK), the HTTP JSON API, MCP (a real client
 session of the official SDK over stdio) and the CLI's `--format json` gives the same message, and a typed
-error the same ErrorDetail, on one 2-shard cluster.
+error the same ErrorDetail, on one 2-partition cluster.
 
 Each surface's answer is read back into the gRPC message: proto3 JSON (HTTP, MCP) with
 `json_format.ParseDict`; the CLI's json (proto field names, every field, int64 numbers, enum names, unset
@@ -32,8 +32,8 @@ from grpc_status import rpc_status
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.proto_json import to_json
 from quarry.v1 import errors_pb2, query_pb2, refs_pb2
 from tests.cluster.corpus import session_id, write_corpus
@@ -56,7 +56,7 @@ class Cluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     home = tmp_path_factory.mktemp("quarry-surfaces")
     port = free_port()
-    local = LocalCluster(home, shards=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=INGEST_ROOTS)
+    local = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=INGEST_ROOTS)
     local.start()
     archive = tmp_path_factory.mktemp("archive")
     write_corpus(archive)
@@ -74,7 +74,7 @@ def mcp_tool(cluster: Cluster) -> Iterator[Callable[[str, dict[str, Any]], Any]]
     `mcp_calls` runs a fixed list of calls per session; the second page needs the first page's cursor):
     call(tool, arguments) -> CallToolResult."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "quarry.client.cli", "--home", str(cluster.home), "mcp"]
+        command=sys.executable, args=["-m", "quarry.cli", "--home", str(cluster.home), "mcp"]
     )
 
     @asynccontextmanager
@@ -89,7 +89,7 @@ def mcp_tool(cluster: Cluster) -> Iterator[Callable[[str, dict[str, Any]], Any]]
 
 def quarry_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`quarry --home HOME --format json ARGS…`, as test_cli.py runs it."""
-    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(home), "--format", "json", *args]
+    command = [sys.executable, "-m", "quarry.cli", "--home", str(home), "--format", "json", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 

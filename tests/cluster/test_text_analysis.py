@@ -1,4 +1,4 @@
-"""The shared analyzer through the query node of a two-shard cluster: what a user types finds what the
+"""The shared analyzer through the query node of a two-partition cluster: what a user types finds what the
 agents wrote, whatever the inflection, the accents, the identifier's parts or the script, while a
 quoted word stays exact."""
 

@@ -1,4 +1,4 @@
-"""TLS by configuration on a 2-shard cluster: every node serves TLS with its certificate, nodes call each
+"""TLS by configuration on a 2-partition cluster: every node serves TLS with its certificate, nodes call each
 other with theirs (index and vector nodes refuse a caller without one), a client reaches the cluster with
 the CA, over gRPC and HTTPS, and a plaintext client reaches nothing."""
 
@@ -19,8 +19,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
 from quarry.core.outgoing import CLUSTER_KEY_HEADER
 from quarry.core.tls import TlsFiles
@@ -81,7 +81,7 @@ def tls_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Loca
     port = free_port()
     local = LocalCluster(
         tmp_path_factory.mktemp("quarry-tls"),
-        shards=2,
+        partitions=2,
         embedder="none",
         http=f"127.0.0.1:{port}",
         tls=files,
@@ -113,13 +113,13 @@ def test_plaintext_reaches_no_node(tls_cluster: tuple[LocalCluster, TlsFiles, st
     info = local.info()
     with QuarryClient(info.query, info.ingest, tls_ca="") as plain, pytest.raises(QuarryError) as refused:
         plain.search("sqlite")
-    assert refused.value.code == errors_pb2.SHARD_UNAVAILABLE
+    assert refused.value.code == errors_pb2.NODE_UNAVAILABLE
 
 
 def test_index_nodes_require_a_node_certificate(tls_cluster: tuple[LocalCluster, TlsFiles, str]) -> None:
     local, files, _ = tls_cluster
     index = local.info().index[0]
-    request = index_pb2.ShardStatsRequest()
+    request = index_pb2.PartitionStatsRequest()
     anonymous = grpc.ssl_channel_credentials(root_certificates=files.ca.read_bytes())
     with grpc.secure_channel(index, anonymous) as channel, pytest.raises(grpc.RpcError) as refused:
         index_pb2_grpc.IndexServiceStub(channel).Stats(request, timeout=10)

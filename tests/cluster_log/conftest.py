@@ -13,8 +13,8 @@ import pytest
 from _pytest.nodes import Item
 from _pytest.runner import CallInfo
 
+from quarry.cli.local import LocalCluster, process_alive
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster, process_alive
 from quarry.cluster.nats_permissions import ADMIN
 from quarry.core.config import ClusterInfo
 from tests.cluster_log import log_state

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import grpc
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.cluster.nats_permissions import ADMIN
 from quarry.v1 import index_pb2, index_pb2_grpc, query_pb2
 from tests.cluster_log import log_state
@@ -47,9 +47,9 @@ def held(cluster: LocalCluster, node: str, partition: int) -> list[str]:
     return list(response.partitions[0].session_ids)
 
 
-def digest(cluster: LocalCluster, node: str, partition: int) -> index_pb2.ShardStats:
+def digest(cluster: LocalCluster, node: str, partition: int) -> index_pb2.PartitionStats:
     with node_stub(cluster, node) as stub:
-        response = stub.Stats(index_pb2.ShardStatsRequest(partitions=[partition], content_digest=True), timeout=30)
+        response = stub.Stats(index_pb2.PartitionStatsRequest(partitions=[partition], content_digest=True), timeout=30)
     assert not response.failures, response.failures
     return response.partitions[0]
 
@@ -79,7 +79,7 @@ def not_converged(cluster: LocalCluster) -> str:
         for replica in listed:
             with node_stub(cluster, replica.node) as stub:
                 answer = stub.Stats(
-                    index_pb2.ShardStatsRequest(partitions=[entry.partition], content_digest=True), timeout=30
+                    index_pb2.PartitionStatsRequest(partitions=[entry.partition], content_digest=True), timeout=30
                 )
             if answer.failures:
                 error = answer.failures[0].error

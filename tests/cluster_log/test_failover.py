@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
-from quarry.core.partitions import partition_for
-from quarry.index.partitions import partition_dir
+from quarry.core.routing import partition_for
+from quarry.index.partition_set import partition_dir
 from quarry.v1 import errors_pb2
 from tests.cluster_log.inspect import (
     converged,

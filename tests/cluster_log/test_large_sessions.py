@@ -24,16 +24,16 @@ from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
 from bench.large_sessions import MB, LargeLog
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
+from quarry.cluster.log_records import HOLD_ABOVE, PAYLOAD, PayloadMismatch, decode, session_record
 from quarry.cluster.loop import connect
 from quarry.cluster.nats_permissions import INGEST
 from quarry.cluster.payloads import CHUNKS, METAS, remove_unreferenced, resolve, store, sweep
 from quarry.cluster.publish import publish_all
-from quarry.cluster.records import HOLD_ABOVE, PAYLOAD, PayloadMismatch, decode, session_record
 from quarry.cluster.setup import PAYLOAD_STREAM, STREAM, session_key, session_subject
-from quarry.core.partitions import partition_for
-from quarry.index.partitions import partition_dir
+from quarry.core.routing import partition_for
+from quarry.index.partition_set import partition_dir
 from quarry.v1 import index_pb2, index_pb2_grpc, sessions_pb2, sessions_pb2_grpc, units_pb2
 from tests.cluster.conftest import wait_for_embeddings
 from tests.cluster_log.inspect import replicas, wait_for
@@ -203,7 +203,7 @@ def test_a_replica_wiped_and_rebuilt_from_the_log_has_it(
 def content_digest(cluster: LocalCluster, node: str, partition: int) -> str:
     """The digest of what the node's replica of the partition holds ("" while the node does not hold it)."""
     with cluster.node_channel(node) as channel:
-        request = index_pb2.ShardStatsRequest(partitions=[partition], content_digest=True)
+        request = index_pb2.PartitionStatsRequest(partitions=[partition], content_digest=True)
         answer = index_pb2_grpc.IndexServiceStub(channel).Stats(request, timeout=30)
     return "" if answer.failures else str(answer.partitions[0].content_digest)
 

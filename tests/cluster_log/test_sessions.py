@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.v1 import sessions_pb2, sessions_pb2_grpc
 from tests.cluster_log.inspect import replicas
 from tests.shared_paths import REAL_LOGS, needs_shared

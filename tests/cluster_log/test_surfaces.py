@@ -15,10 +15,10 @@ import orjson
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.core.session_ids import scoped_id
 from quarry.v1 import assertions_pb2, assertions_pb2_grpc, errors_pb2, units_pb2
 from tests.cluster_log.inspect import replicas, wait_for
@@ -73,7 +73,7 @@ def test_ack_log_returns_once_in_the_log_and_the_sessions_become_searchable(clie
 
 
 def test_quarry_cluster_status_shows_every_partitions_replicas_and_the_log(whole: LocalCluster) -> None:
-    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(whole.home)]
+    command = [sys.executable, "-m", "quarry.cli", "--home", str(whole.home)]
     plain = subprocess.run([*command, "cluster", "status"], capture_output=True, text=True, timeout=60)
     assert plain.returncode == 0, plain.stderr
     assert "16 partitions × 2 replicas" in plain.stdout and "p15" in plain.stdout and "leader" in plain.stdout
@@ -103,7 +103,7 @@ def test_a_node_joins_from_the_command_line_and_leaves_on_sigterm(whole: LocalCl
     # Its log goes to a file beside the cluster's: a pipe nobody reads would fill and stop the node.
     with open(whole.home / "logs" / "joined-cli.log", "ab") as log:
         joined = subprocess.Popen(
-            [sys.executable, "-m", "quarry.client.cli", "node", "index", "--join", "--home", str(whole.home),
+            [sys.executable, "-m", "quarry.cli", "node", "index", "--join", "--home", str(whole.home),
              "--run-file", str(run_file)],
             stdout=subprocess.DEVNULL,
             stderr=log,

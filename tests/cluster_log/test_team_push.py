@@ -19,9 +19,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from quarry.cli.local import LocalCluster
+from quarry.cli.push_state import PushState
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
-from quarry.client.push_state import PushState
 from quarry.core.session_ids import scoped_id
 from quarry.core.tokens import TokenStore
 from quarry.ingest.parse import iter_parse
@@ -152,7 +152,7 @@ def follower(cluster: LocalCluster, laptop: Laptop, ca: Path) -> subprocess.Pope
         "XDG_CONFIG_HOME": str(laptop.state / "config"),
     }
     url = f"grpcs://{info.query}?ingest={info.ingest}"
-    command = [sys.executable, "-m", "quarry.client.cli", "--cluster", url, "--ca", str(ca), "--format", "ndjson"]
+    command = [sys.executable, "-m", "quarry.cli", "--cluster", url, "--ca", str(ca), "--format", "ndjson"]
     log = (laptop.state.parent / "push.log").open("ab")
     return subprocess.Popen([*command, "push", "--follow", str(laptop.logs)], env=env, stdout=log, stderr=log)
 
@@ -261,7 +261,7 @@ def test_the_readme_examples_run_against_the_team_cluster_by_url_and_by_context(
 
     def quarry(*args: str, token: str | None = None) -> object:
         done = subprocess.run(
-            [sys.executable, "-m", "quarry.client.cli", "--home", str(tmp_path / "no-cluster"), *args],
+            [sys.executable, "-m", "quarry.cli", "--home", str(tmp_path / "no-cluster"), *args],
             capture_output=True,
             text=True,
             env={**env, **({"QUARRY_TOKEN": token} if token else {})},

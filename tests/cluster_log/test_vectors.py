@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from tests.cluster.conftest import wait_for_embeddings
 from tests.index.sessions import Msg, session
 from tests.shared_paths import INGEST_ROOTS

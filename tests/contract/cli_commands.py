@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from quarry.client.cli.main import app
+from quarry.cli.main import app
 from quarry.core import auth, outgoing
 
 

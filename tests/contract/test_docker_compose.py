@@ -217,7 +217,7 @@ def test_the_documented_token_command_creates_a_token_the_nodes_accept(tmp_path:
     volume, inside, read_only = _volume_file(_services()[AUTH_INIT], ctx.params["tokens"])
     assert (volume, str(inside), read_only) == (AUTH_VOLUME, "tokens.json", False)
     local = [str(tmp_path / "tokens.json") if a == str(ctx.params["tokens"]) else a for a in argv[1:]]
-    ran = _auth_init(tmp_path, sys.executable, "-m", "quarry.client.cli", *local)
+    ran = _auth_init(tmp_path, sys.executable, "-m", "quarry.cli", *local)
     assert ran.returncode == 0, ran.stderr
     caller = TokenStore(tmp_path / "tokens.json").authenticate(ran.stdout.strip())
     assert caller is not None and caller.scopes("write") == frozenset(ctx.params["scope"])

@@ -584,7 +584,7 @@ def test_no_argument_or_environment_variable_holds_a_credential() -> None:
 
 def _run_documented(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "quarry.client.cli", *argv], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "quarry.cli", *argv], cwd=cwd, capture_output=True, text=True, timeout=120
     )
 
 
@@ -754,7 +754,7 @@ def test_the_image_is_built_with_its_model_and_runs_as_the_unprivileged_user_wri
         if line.startswith("ENV QUARRY_MODEL_CACHE=")
     )
     assert cache is not None
-    export = lines.index("RUN python -m quarry.core.embed_onnx")
+    export = lines.index("RUN python -m quarry.vector.embed_onnx")
     user = max(i for i, line in enumerate(lines) if line.startswith("USER "))
     assert lines.index(cache.group(0)) < export < user, "the model is written at build, before the user drops root"
     home = re.search(r"\bHOME=(\S+)", DOCKERFILE.read_text())

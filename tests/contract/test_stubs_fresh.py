@@ -1,4 +1,4 @@
-"""The committed stubs under gen/ are exactly what `make proto` makes from proto/."""
+"""The committed stubs under src/quarry/v1 are exactly what `make proto` makes from proto/."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_generated_stubs_match_the_protos(tmp_path):
     sys.modules["gen_proto"] = module
     spec.loader.exec_module(module)
     fresh = module.generate(tmp_path)
-    committed_dir = REPO / "gen" / "quarry" / "v1"
+    committed_dir = REPO / "src" / "quarry" / "v1"
     committed = sorted(p.name for p in committed_dir.iterdir() if p.is_file())
     assert committed == [p.name for p in fresh], "run `make proto`: the set of generated files differs"
     stale = [p.name for p in fresh if (committed_dir / p.name).read_bytes() != p.read_bytes()]

@@ -16,7 +16,7 @@ filters, a near miss that must not match. Ten sessions, named by letter in the t
 
 Session counts are set explicitly (the table's count examples straddle their bounds), the clock of
 the table is NOW (2026-06-20), and assertions are written through the query node (routed to the
-shard of their target, as a user's would be).
+partition of their target, as a user's would be).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 import grpc
 
 from quarry.core import refs
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.query.root import Coordinator
 from quarry.query.server import QueryServicer
 from quarry.v1 import assertions_pb2, query_pb2, query_pb2_grpc, units_pb2
@@ -553,16 +553,16 @@ def assertions() -> list[units_pb2.Assertion]:
 
 
 class ConformanceCluster:
-    """The archive on `shards` real partitions, one per in-process index node (each with its
+    """The archive on `partitions` real partitions, one per in-process index node (each with its
     AssertionService) behind gRPC, a coordinator over them and a QueryService server; assertions
     written through the query node."""
 
-    def __init__(self, root: Path, shards: int) -> None:
-        self.nodes = one_partition_each(root, shards)
-        self.shards = [node.lexical(i) for i, node in enumerate(self.nodes)]
+    def __init__(self, root: Path, partitions: int) -> None:
+        self.nodes = one_partition_each(root, partitions)
+        self.partitions = [node.lexical(i) for i, node in enumerate(self.nodes)]
         sessions = archive()
-        for i, shard in enumerate(self.shards):
-            shard.upsert([s for s in sessions if partition_for(s.id, shards) == i])
+        for i, partition in enumerate(self.partitions):
+            partition.upsert([s for s in sessions if partition_for(s.id, partitions) == i])
         self.servers: list[grpc.Server] = []
         query = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         coordinator = Coordinator(topology(self.nodes), None, None, clock=lambda: NOW)

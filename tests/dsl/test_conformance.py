@@ -1,5 +1,5 @@
 """Seed 000's conformance table: every example query of the seed, run through a real cluster (1 and 3
-shards) on the fixture archive of tests/dsl/conformance_archive.py, with its expected result there.
+partitions) on the fixture archive of tests/dsl/conformance_archive.py, with its expected result there.
 
 Session queries compare the selected session ids as a set (no seed example orders sessions); unit
 queries compare row refs in order; aggregates the (key, count) list in order; failing forms the typed

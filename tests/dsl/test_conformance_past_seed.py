@@ -1,7 +1,7 @@
 # ruff: noqa: E501 - one query and its answer per line
 """The conformance table past seed 000 (issue 14): forms of the peer's newer language and Quarry's own,
 each with its expected answer on the fixture archive of tests/dsl/conformance_archive.py, through a
-real cluster of 1 and 3 shards (the `cluster` fixture of tests/dsl/conftest.py). Expected answers are read off
+real cluster of 1 and 3 partitions (the `cluster` fixture of tests/dsl/conftest.py). Expected answers are read off
 the archive's definition by hand, as the seed table's are."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """On the conformance archive, for clauses X and Y: `X AND NOT Y` and `X AND Y` are disjoint and
-together are exactly `X` (sessions, and the rows of one unit source), across three shards."""
+together are exactly `X` (sessions, and the rows of one unit source), across three partitions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Projections (`… with messages(id, role, text)[role:user, last:10], files(path)`, issue 14): the
-syntax, its errors, and the rows each session hit carries on a real cluster of 1 and 3 shards (the
+syntax, its errors, and the rows each session hit carries on a real cluster of 1 and 3 partitions (the
 `cluster` fixture of tests/dsl/conftest.py), read off the archive of tests/dsl/conformance_archive.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A small corpus in a real shard (Tantivy + SQLite under tmp_path), shared by the read-only tests."""
+"""A small corpus in a real partition (Tantivy + SQLite under tmp_path), shared by the read-only tests."""
 
 from __future__ import annotations
 
@@ -92,14 +92,14 @@ def sid(native_id: str, origin: str = "claude-code-session") -> str:
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
-    shard = LexicalPartition(Path(tmp_path_factory.mktemp("lexical")), 0)
-    shard.upsert(corpus())
-    yield shard
-    shard.close()
+    partition = LexicalPartition(Path(tmp_path_factory.mktemp("lexical")), 0)
+    partition.upsert(corpus())
+    yield partition
+    partition.close()
 
 
 @pytest.fixture
 def fresh(tmp_path: Path) -> Iterator[LexicalPartition]:
-    shard = LexicalPartition(tmp_path, 0)
-    yield shard
-    shard.close()
+    partition = LexicalPartition(tmp_path, 0)
+    yield partition
+    partition.close()

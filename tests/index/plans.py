@@ -1,4 +1,4 @@
-"""Builders for the plan messages a query node sends to a shard (what quarry.dsl compiles to)."""
+"""Builders for the plan messages a query node sends to a partition (what quarry.dsl compiles to)."""
 
 from __future__ import annotations
 
@@ -68,13 +68,13 @@ def search(
     limit: int = 10,
     snippets: bool = True,
     ranking: FtsExpr | None = None,
-) -> index_pb2.ShardSearchRequest:
+) -> index_pb2.PartitionSearchRequest:
     plan = plan_pb2.QueryPlan(unit="sessions")
     if where is not None:
         plan.where.CopyFrom(where)
     if ranking is not None:
         plan.ranking_text.CopyFrom(ranking)
-    return index_pb2.ShardSearchRequest(plan=plan, lane=lane, limit=limit, with_snippets=snippets)
+    return index_pb2.PartitionSearchRequest(plan=plan, lane=lane, limit=limit, with_snippets=snippets)
 
 
 def units(
@@ -84,7 +84,7 @@ def units(
     scope: Predicate | None = None,
     descending: bool | None = None,
     limit: int = 50,
-) -> index_pb2.ShardUnitsRequest:
+) -> index_pb2.PartitionUnitsRequest:
     plan = plan_pb2.QueryPlan(unit=unit)
     if where is not None:
         plan.where.CopyFrom(where)
@@ -92,4 +92,4 @@ def units(
         plan.session_scope.CopyFrom(scope)
     if descending is not None:
         plan.stages.add(sort=plan_pb2.SortStage(key="time", descending=descending))
-    return index_pb2.ShardUnitsRequest(plan=plan, limit=limit)
+    return index_pb2.PartitionUnitsRequest(plan=plan, limit=limit)

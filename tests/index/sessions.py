@@ -1,4 +1,4 @@
-"""Small canonical sessions for lexical-shard tests: messages with text / tool blocks and actions."""
+"""Small canonical sessions for lexical-partition tests: messages with text / tool blocks and actions."""
 
 from __future__ import annotations
 

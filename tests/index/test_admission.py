@@ -1,4 +1,4 @@
-"""Seed 003's lexical admission on a real shard: m of the query's n items, per session."""
+"""Seed 003's lexical admission on a real partition: m of the query's n items, per session."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ WORDS = ("alpha", "bravo", "charlie", "delta")
 
 
 @pytest.fixture(scope="module")
-def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
-    shard = LexicalPartition(Path(tmp_path_factory.mktemp("admission")), 0)
-    shard.upsert(
+def partition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+    partition = LexicalPartition(Path(tmp_path_factory.mktemp("admission")), 0)
+    partition.upsert(
         [
             session("all4", [Msg("user", "alpha bravo charlie delta")], start_ms=BASE_MS),
             session("three", [Msg("user", "alpha bravo charlie")], start_ms=BASE_MS + 1),
@@ -40,21 +40,21 @@ def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition
             ),
         ]
     )
-    yield shard
-    shard.close()
+    yield partition
+    partition.close()
 
 
 def admitted(
     where: plan_pb2.Predicate, coverage: float | None = None, min_terms: int = 2, **kwargs: object
-) -> index_pb2.ShardSearchRequest:
+) -> index_pb2.PartitionSearchRequest:
     request = p.search(where, limit=20, **kwargs)  # type: ignore[arg-type]
     if coverage is not None:
         request.admission.CopyFrom(index_pb2.LexicalAdmission(coverage=coverage, min_matched_terms=min_terms))
     return request
 
 
-def found(shard: LexicalPartition, request: index_pb2.ShardSearchRequest) -> set[str]:
-    return {h.session.id.split(":", 1)[1] for h in shard.search(request).hits}
+def found(partition: LexicalPartition, request: index_pb2.PartitionSearchRequest) -> set[str]:
+    return {h.session.id.split(":", 1)[1] for h in partition.search(request).hits}
 
 
 @pytest.mark.parametrize(
@@ -75,8 +75,8 @@ def test_the_required_count_follows_the_seed_rule(n: int, coverage: float, min_t
     assert admission.required_matches(n, coverage, min_terms) == m
 
 
-def test_without_admission_every_word_must_match_in_one_message(shard: LexicalPartition) -> None:
-    assert found(shard, admitted(p.text(*WORDS))) == {"all4"}
+def test_without_admission_every_word_must_match_in_one_message(partition: LexicalPartition) -> None:
+    assert found(partition, admitted(p.text(*WORDS))) == {"all4"}
 
 
 @pytest.mark.parametrize(
@@ -89,63 +89,63 @@ def test_without_admission_every_word_must_match_in_one_message(shard: LexicalPa
     ],
 )
 def test_coverage_admits_sessions_holding_m_of_n_words(
-    shard: LexicalPartition, coverage: float, min_terms: int, expected: set[str]
+    partition: LexicalPartition, coverage: float, min_terms: int, expected: set[str]
 ) -> None:
-    assert found(shard, admitted(p.text(*WORDS), coverage, min_terms)) == expected
+    assert found(partition, admitted(p.text(*WORDS), coverage, min_terms)) == expected
 
 
-def test_two_words_need_only_one_whatever_the_coverage(shard: LexicalPartition) -> None:
-    assert found(shard, admitted(p.text("alpha", "delta"), 1.0, 64)) == {"all4", "three", "two", "one", "split3"}
+def test_two_words_need_only_one_whatever_the_coverage(partition: LexicalPartition) -> None:
+    assert found(partition, admitted(p.text("alpha", "delta"), 1.0, 64)) == {"all4", "three", "two", "one", "split3"}
 
 
-def test_admitted_sessions_rank_by_bm25_of_the_words_they_hold(shard: LexicalPartition) -> None:
-    hits = shard.search(admitted(p.text(*WORDS), 0.0, 1)).hits
+def test_admitted_sessions_rank_by_bm25_of_the_words_they_hold(partition: LexicalPartition) -> None:
+    hits = partition.search(admitted(p.text(*WORDS), 0.0, 1)).hits
     assert hits[0].session.id == sid("all4")
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True) and all(h.ranked for h in hits)
     assert set(hits[0].matched_terms) == set(WORDS)
 
 
-def test_a_negated_word_still_excludes_its_messages(shard: LexicalPartition) -> None:
+def test_a_negated_word_still_excludes_its_messages(partition: LexicalPartition) -> None:
     words = p.fts(p.fts_all(*(p.term(w) for w in WORDS[:3]), p.fts_not(p.term("delta"))))
     # all4's only message holds delta: it is out, the others keep two of alpha / bravo / charlie
-    assert found(shard, admitted(words, 0.25, 2)) == {"three", "two", "split3"}
-    assert found(shard, admitted(words)) == {"three"}
+    assert found(partition, admitted(words, 0.25, 2)) == {"three", "two", "split3"}
+    assert found(partition, admitted(words)) == {"three"}
 
 
-def test_a_phrase_is_one_item(shard: LexicalPartition) -> None:
+def test_a_phrase_is_one_item(partition: LexicalPartition) -> None:
     words = p.fts(p.fts_all(p.phrase("alpha bravo"), p.term("charlie"), p.term("delta")))
     # n = 3, m = 2: the phrase and charlie (three), or the phrase, charlie and delta (all4)
-    assert found(shard, admitted(words, 0.25, 2)) == {"all4", "three"}
+    assert found(partition, admitted(words, 0.25, 2)) == {"all4", "three"}
 
 
-def test_separate_leaves_are_one_item_each(shard: LexicalPartition) -> None:
+def test_separate_leaves_are_one_item_each(partition: LexicalPartition) -> None:
     leaves = p.all_(p.text("alpha", "bravo"), p.text("charlie"))
-    assert found(shard, admitted(leaves)) == {"all4", "three"}  # both leaves, each in some message
+    assert found(partition, admitted(leaves)) == {"all4", "three"}  # both leaves, each in some message
     # two items: one is enough (a message with alpha and bravo, or one with charlie)
-    assert found(shard, admitted(leaves, 1.0, 64)) == {"all4", "three", "two", "split3"}
+    assert found(partition, admitted(leaves, 1.0, 64)) == {"all4", "three", "two", "split3"}
 
 
-def test_role_clauses_hold_in_the_message_an_item_matches(shard: LexicalPartition) -> None:
+def test_role_clauses_hold_in_the_message_an_item_matches(partition: LexicalPartition) -> None:
     with_role = p.all_(p.text(*WORDS), p.field("role", "user"))
     # split3's bravo is the assistant's: as a user it holds alpha and charlie, still two
-    assert found(shard, admitted(with_role, 0.75, 2)) == {"all4", "three"}
-    assert found(shard, admitted(with_role, 0.25, 2)) == {"all4", "three", "two", "split3"}
+    assert found(partition, admitted(with_role, 0.75, 2)) == {"all4", "three"}
+    assert found(partition, admitted(with_role, 0.25, 2)) == {"all4", "three", "two", "split3"}
 
 
-def test_the_actions_lane_admits_on_action_text(shard: LexicalPartition) -> None:
-    assert found(shard, admitted(p.text(*WORDS), lane="actions")) == set()
-    assert found(shard, admitted(p.text(*WORDS), 0.75, 2, lane="actions")) == {"tool"}
+def test_the_actions_lane_admits_on_action_text(partition: LexicalPartition) -> None:
+    assert found(partition, admitted(p.text(*WORDS), lane="actions")) == set()
+    assert found(partition, admitted(p.text(*WORDS), 0.75, 2, lane="actions")) == {"tool"}
 
 
-def test_a_cursor_walk_with_admission_serves_every_admitted_session_once(shard: LexicalPartition) -> None:
-    full = [h.session.id for h in shard.search(admitted(p.text(*WORDS), 0.25, 2)).hits]
+def test_a_cursor_walk_with_admission_serves_every_admitted_session_once(partition: LexicalPartition) -> None:
+    full = [h.session.id for h in partition.search(admitted(p.text(*WORDS), 0.25, 2)).hits]
     walked: list[str] = []
     request = admitted(p.text(*WORDS), 0.25, 2)
     request.limit = 1
     anchor = None
     while True:
-        hits = shard.search(request, anchor).hits
+        hits = partition.search(request, anchor).hits
         if not hits:
             break
         walked.extend(h.session.id for h in hits)

@@ -16,7 +16,7 @@ import pytest
 import tantivy
 
 from quarry.dsl.compile import compile_query
-from quarry.index.lexical import analyzer, fts, records, schema
+from quarry.index.lexical import analyzer, fts, schema, session_rows
 from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.store import Store
 from quarry.v1 import index_pb2, plan_pb2, units_pb2
@@ -46,102 +46,102 @@ def _corpus() -> list[units_pb2.Session]:
 
 
 @pytest.fixture(scope="module")
-def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+def partition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
     lexical = LexicalPartition(Path(tmp_path_factory.mktemp("analysis")), 0)
     lexical.upsert(_corpus())
     yield lexical
     lexical.close()
 
 
-def hits(shard: LexicalPartition, query: str, lane: str = "dialogue") -> list[index_pb2.ShardHit]:
-    request = index_pb2.ShardSearchRequest(plan=compile_query(query).plan, lane=lane, limit=20, with_snippets=True)
-    return list(shard.search(request).hits)
+def hits(partition: LexicalPartition, query: str, lane: str = "dialogue") -> list[index_pb2.PartitionHit]:
+    request = index_pb2.PartitionSearchRequest(plan=compile_query(query).plan, lane=lane, limit=20, with_snippets=True)
+    return list(partition.search(request).hits)
 
 
-def found(shard: LexicalPartition, query: str, lane: str = "dialogue") -> set[str]:
-    return {h.session.id.split(":", 1)[1] for h in hits(shard, query, lane)}
+def found(partition: LexicalPartition, query: str, lane: str = "dialogue") -> set[str]:
+    return {h.session.id.split(":", 1)[1] for h in hits(partition, query, lane)}
 
 
-def scores(shard: LexicalPartition, query: str) -> dict[str, float]:
-    return {h.session.id: h.score for h in hits(shard, query)}
+def scores(partition: LexicalPartition, query: str) -> dict[str, float]:
+    return {h.session.id: h.score for h in hits(partition, query)}
 
 
-def test_identifiers_are_found_whole_and_by_their_parts(shard: LexicalPartition) -> None:
-    assert found(shard, "connection_profile.py") == {"profile"}  # whole: its parts in order, not scattered
-    assert found(shard, "connection") == {"profile", "words"}
-    assert found(shard, "profile") == {"profile", "words"}
-    assert found(shard, "profile_connection") == set()
+def test_identifiers_are_found_whole_and_by_their_parts(partition: LexicalPartition) -> None:
+    assert found(partition, "connection_profile.py") == {"profile"}  # whole: its parts in order, not scattered
+    assert found(partition, "connection") == {"profile", "words"}
+    assert found(partition, "profile") == {"profile", "words"}
+    assert found(partition, "profile_connection") == set()
 
 
-def test_unquoted_words_match_by_stem_quoted_words_exactly(shard: LexicalPartition) -> None:
-    assert found(shard, "refactoring") == {"refactored", "exact"}
-    assert found(shard, '"refactoring"') == {"exact"}
-    assert found(shard, "refactored") == {"refactored", "exact"}
-    assert found(shard, "timeouts") == {"timeout", "timeouts"}
+def test_unquoted_words_match_by_stem_quoted_words_exactly(partition: LexicalPartition) -> None:
+    assert found(partition, "refactoring") == {"refactored", "exact"}
+    assert found(partition, '"refactoring"') == {"exact"}
+    assert found(partition, "refactored") == {"refactored", "exact"}
+    assert found(partition, "timeouts") == {"timeout", "timeouts"}
     # the actions lane has no stems: paths and commands are matched as written
-    assert found(shard, "refactored", lane="actions") == {"tool"}
-    assert found(shard, "refactoring", lane="actions") == set()
+    assert found(partition, "refactored", lane="actions") == {"tool"}
+    assert found(partition, "refactoring", lane="actions") == set()
 
 
-def test_unquoted_stopwords_are_dropped_quoted_ones_searched(shard: LexicalPartition) -> None:
-    assert scores(shard, "the timeout") == scores(shard, "timeout")
-    assert set(scores(shard, "timeout")) == {sid("timeout"), sid("timeouts")}
-    assert "article" in found(shard, '"the"')
-    assert "article" in found(shard, "the")  # only stopwords: they are kept, or nothing could be found
+def test_unquoted_stopwords_are_dropped_quoted_ones_searched(partition: LexicalPartition) -> None:
+    assert scores(partition, "the timeout") == scores(partition, "timeout")
+    assert set(scores(partition, "timeout")) == {sid("timeout"), sid("timeouts")}
+    assert "article" in found(partition, '"the"')
+    assert "article" in found(partition, "the")  # only stopwords: they are kept, or nothing could be found
     # a quoted stopword inside a phrase still counts
-    assert found(shard, '"hit a timeout"') == {"timeout"}
-    assert found(shard, '"hit the timeout"') == set()
+    assert found(partition, '"hit a timeout"') == {"timeout"}
+    assert found(partition, '"hit the timeout"') == set()
 
 
-def test_negations_are_not_stopwords(shard: LexicalPartition) -> None:
-    assert found(shard, "not working") == {"negation"}
-    assert found(shard, "working") == {"negation", "working"}
-    assert found(shard, "without cache") == {"negation"}
+def test_negations_are_not_stopwords(partition: LexicalPartition) -> None:
+    assert found(partition, "not working") == {"negation"}
+    assert found(partition, "working") == {"negation", "working"}
+    assert found(partition, "without cache") == {"negation"}
 
 
-def test_folding_in_both_directions(shard: LexicalPartition) -> None:
-    assert found(shard, "zrobilem") == {"polish"}
-    assert found(shard, "lodz") == {"polish"}
-    assert found(shard, "Łódź") == {"polish"}
-    assert found(shard, "migracje") == {"polish"}
+def test_folding_in_both_directions(partition: LexicalPartition) -> None:
+    assert found(partition, "zrobilem") == {"polish"}
+    assert found(partition, "lodz") == {"polish"}
+    assert found(partition, "Łódź") == {"polish"}
+    assert found(partition, "migracje") == {"polish"}
 
 
-def test_chinese_text_is_segmented_into_words(shard: LexicalPartition) -> None:
-    assert found(shard, "数据库") == {"chinese"}
-    assert found(shard, "超时") == {"chinese"}
-    assert found(shard, "数据库连接") == {"chinese"}  # an unsegmented query run: its words
-    assert found(shard, '"数据库连接"') == {"chinese"}  # quoted: the words in order
-    assert found(shard, '"连接数据库"') == set()
+def test_chinese_text_is_segmented_into_words(partition: LexicalPartition) -> None:
+    assert found(partition, "数据库") == {"chinese"}
+    assert found(partition, "超时") == {"chinese"}
+    assert found(partition, "数据库连接") == {"chinese"}  # an unsegmented query run: its words
+    assert found(partition, '"数据库连接"') == {"chinese"}  # quoted: the words in order
+    assert found(partition, '"连接数据库"') == set()
     # 的 is a stopword: dropped from the unquoted query, so it neither narrows nor adds matches
-    assert scores(shard, "的 数据库") == scores(shard, "数据库")
-    assert "chinese-other" not in found(shard, "的 数据库")
-    assert found(shard, '"的"') == {"chinese"}  # quoted, it is searched (的确 is one word of its own)
+    assert scores(partition, "的 数据库") == scores(partition, "数据库")
+    assert "chinese-other" not in found(partition, "的 数据库")
+    assert found(partition, '"的"') == {"chinese"}  # quoted, it is searched (的确 is one word of its own)
 
 
-def test_matched_terms_are_the_query_words_as_found(shard: LexicalPartition) -> None:
-    (hit,) = [h for h in hits(shard, "refactoring parser") if h.session.id == sid("exact")]
+def test_matched_terms_are_the_query_words_as_found(partition: LexicalPartition) -> None:
+    (hit,) = [h for h in hits(partition, "refactoring parser") if h.session.id == sid("exact")]
     assert list(hit.matched_terms) == ["refactoring", "parser"]
-    by_session = {h.session.id: list(h.matched_terms) for h in hits(shard, "refactoring OR yesterday")}
+    by_session = {h.session.id: list(h.matched_terms) for h in hits(partition, "refactoring OR yesterday")}
     assert by_session[sid("refactored")] == ["refactoring", "yesterday"]
     assert by_session[sid("exact")] == ["refactoring"]
-    (chinese,) = hits(shard, "的 数据库")
+    (chinese,) = hits(partition, "的 数据库")
     assert list(chinese.matched_terms) == ["数据库"]
 
 
-def test_snippets_mark_the_words_a_stem_or_a_chinese_word_matched(shard: LexicalPartition) -> None:
-    (hit,) = [h for h in hits(shard, "refactoring") if h.session.id == sid("refactored")]
+def test_snippets_mark_the_words_a_stem_or_a_chinese_word_matched(partition: LexicalPartition) -> None:
+    (hit,) = [h for h in hits(partition, "refactoring") if h.session.id == sid("refactored")]
     assert hit.snippet == "I [refactored] the pool module yesterday"
-    (chinese,) = hits(shard, "数据库")
+    (chinese,) = hits(partition, "数据库")
     assert chinese.snippet == "我们的[数据库]连接超时了"
 
 
-def test_blocks_match_as_their_field_does(shard: LexicalPartition) -> None:
+def test_blocks_match_as_their_field_does(partition: LexicalPartition) -> None:
     """A dialogue block matches an unquoted word by stem, a tool block only as written (as the
     `text_stem` and `actions` fields do in Tantivy)."""
 
     def block_ids(query: str) -> set[str]:
-        request = index_pb2.ShardUnitsRequest(plan=compile_query(query).plan, limit=50)
-        return {r.sort_id for r in shard.query_units(request).rows}
+        request = index_pb2.PartitionUnitsRequest(plan=compile_query(query).plan, limit=50)
+        return {r.sort_id for r in partition.query_units(request).rows}
 
     stemmed = block_ids("blocks where text:refactoring")
     assert {i.split(":m")[0] for i in stemmed} == {sid("refactored"), sid("exact")}
@@ -169,9 +169,9 @@ def test_latin_text_does_not_load_the_segmenter() -> None:
     assert analyzer.segment(text) is text
     code = (
         "import sys\n"
-        "from quarry.index.lexical import records\n"
+        "from quarry.index.lexical import session_rows\n"
         "from tests.index.conftest import corpus\n"
-        "for s in corpus(): records.decompose(s, 1, range(len(s.messages)))\n"
+        "for s in corpus(): session_rows.decompose(s, 1, range(len(s.messages)))\n"
         "assert 'rjieba' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
@@ -193,17 +193,17 @@ def _old_schema() -> tantivy.Schema:
 def test_an_index_of_an_older_analyzer_is_rebuilt_from_the_store(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    shard = LexicalPartition(tmp_path, 0)
-    shard.upsert(_corpus())
-    summaries = shard.get_sessions([s.id for s in _corpus()])
-    shard.close()
+    partition = LexicalPartition(tmp_path, 0)
+    partition.upsert(_corpus())
+    summaries = partition.get_sessions([s.id for s in _corpus()])
+    partition.close()
     directory = tmp_path
     store = Store(directory / "store.sqlite3")
     store_uuid = store.store_uuid
     documents = [
         doc
         for session, session_ord, message_ords in store.load_sessions(store.all_ords())
-        for doc in records.decompose(session, session_ord, message_ords, rows=False).documents
+        for doc in session_rows.decompose(session, session_ord, message_ords, rows=False).documents
     ]
     store.close()
 
@@ -257,6 +257,6 @@ def test_compiled_leaves_carry_exact_tokens_and_stems() -> None:
     assert [c.tokens for c in chinese.children] == [("我们",), ("数据库",)]
 
 
-def test_two_forms_of_one_word_score_as_one_term(shard: LexicalPartition) -> None:
-    assert scores(shard, "timeouts timeout") == scores(shard, "timeout")
-    assert scores(shard, "timeout timeout") == scores(shard, "timeout")
+def test_two_forms_of_one_word_score_as_one_term(partition: LexicalPartition) -> None:
+    assert scores(partition, "timeouts timeout") == scores(partition, "timeout")
+    assert scores(partition, "timeout timeout") == scores(partition, "timeout")

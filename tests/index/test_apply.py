@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from quarry.cluster.records import ASSERT, JUDGE, Outgoing, assertion_record, decode, session_record, tombstone
+from quarry.cluster.log_records import ASSERT, JUDGE, Outgoing, assertion_record, decode, session_record, tombstone
 from quarry.index.apply import apply_records
-from quarry.index.partitions import PartitionReplica, PartitionSet
+from quarry.index.partition_set import PartitionReplica, PartitionSet
 from quarry.v1 import assertions_pb2, errors_pb2, units_pb2
 from tests.index.sessions import Msg, session
 

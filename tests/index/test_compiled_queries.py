@@ -1,4 +1,4 @@
-"""The contract with quarry.dsl: plans compiled from real query text run on a shard as users expect."""
+"""The contract with quarry.dsl: plans compiled from real query text run on a partition as users expect."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ from quarry.v1 import index_pb2
 from tests.index.conftest import sid
 
 
-def sessions(shard: LexicalPartition, query: str, lane: str = "dialogue") -> list[index_pb2.ShardHit]:
+def sessions(partition: LexicalPartition, query: str, lane: str = "dialogue") -> list[index_pb2.PartitionHit]:
     plan = compile_query(query).plan
-    return list(shard.search(index_pb2.ShardSearchRequest(plan=plan, lane=lane, limit=10, with_snippets=True)).hits)
+    return list(
+        partition.search(index_pb2.PartitionSearchRequest(plan=plan, lane=lane, limit=10, with_snippets=True)).hits
+    )
 
 
-def rows(shard: LexicalPartition, query: str) -> list[str]:
+def rows(partition: LexicalPartition, query: str) -> list[str]:
     plan = compile_query(query).plan
-    return [r.sort_id for r in shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows]
+    return [r.sort_id for r in partition.query_units(index_pb2.PartitionUnitsRequest(plan=plan, limit=50)).rows]
 
 
 def test_compact_text_with_role(loaded: LexicalPartition) -> None:

@@ -62,10 +62,10 @@ def test_content_hash_is_computed_when_missing_and_the_last_duplicate_wins(fresh
 
 
 def test_reopen_keeps_everything_and_still_folds(tmp_path: Path) -> None:
-    shard = LexicalPartition(tmp_path, 3)
-    shard.upsert(corpus())
-    before = shard.stats()
-    shard.close()
+    partition = LexicalPartition(tmp_path, 3)
+    partition.upsert(corpus())
+    before = partition.stats()
+    partition.close()
 
     reopened = LexicalPartition(tmp_path, 3)
     try:
@@ -79,9 +79,9 @@ def test_reopen_keeps_everything_and_still_folds(tmp_path: Path) -> None:
 
 
 def test_lost_tantivy_index_is_rebuilt_from_sqlite(tmp_path: Path) -> None:
-    shard = LexicalPartition(tmp_path, 0)
-    shard.upsert(corpus())
-    shard.close()
+    partition = LexicalPartition(tmp_path, 0)
+    partition.upsert(corpus())
+    partition.close()
     shutil.rmtree(tmp_path / "tantivy")
 
     rebuilt = LexicalPartition(tmp_path, 0)
@@ -102,7 +102,7 @@ def _run_child(body: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
         from pathlib import Path
         from quarry.index.lexical.partition import LexicalPartition
         from tests.index.sessions import Msg, session
-        shard = LexicalPartition(Path({str(data_dir)!r}), 0)
+        partition = LexicalPartition(Path({str(data_dir)!r}), 0)
         """
     ) + textwrap.dedent(body)
     return subprocess.run(
@@ -116,7 +116,7 @@ def test_sigkill_right_after_upsert_returns_loses_nothing(tmp_path: Path) -> Non
         for batch in range(4):
             sessions = [session(f"crash-{batch}-{i}", [Msg("user", f"marker{batch}x{i} durable words")])
                         for i in range(25)]
-            shard.upsert(sessions)
+            partition.upsert(sessions)
             print("ack", " ".join(s.id for s in sessions), flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
         """,
@@ -126,43 +126,43 @@ def test_sigkill_right_after_upsert_returns_loses_nothing(tmp_path: Path) -> Non
     acknowledged = [sid_ for line in child.stdout.splitlines() if line.startswith("ack ") for sid_ in line.split()[1:]]
     assert len(acknowledged) == 100
 
-    shard = LexicalPartition(tmp_path, 0)
+    partition = LexicalPartition(tmp_path, 0)
     try:
-        assert [s.id for s in shard.get_sessions(acknowledged)] == acknowledged
-        assert shard.stats().documents == 100
-        hits = shard.search(p.search(p.text("marker3x24"))).hits
+        assert [s.id for s in partition.get_sessions(acknowledged)] == acknowledged
+        assert partition.stats().documents == 100
+        hits = partition.search(p.search(p.text("marker3x24"))).hits
         assert [h.session.id for h in hits] == [sid("crash-3-24")]
     finally:
-        shard.close()
+        partition.close()
 
 
 def test_crash_between_the_sqlite_and_tantivy_commits_is_repaired_at_open(tmp_path: Path) -> None:
     child = _run_child(
         """
-        shard.upsert([session("one", [Msg("user", "committed everywhere")]), session("two", [Msg("user", "old")])])
+        partition.upsert([session("one", [Msg("user", "committed everywhere")]), session("two", [Msg("user", "old")])])
         def die(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
-        shard._index_sessions = die   # SQLite has committed, Tantivy never will
-        shard.upsert([session("one", [Msg("user", "replaced text")]), session("two", [Msg("user", "orphan row")])])
+        partition._index_sessions = die   # SQLite has committed, Tantivy never will
+        partition.upsert([session("one", [Msg("user", "replaced text")]), session("two", [Msg("user", "orphan row")])])
         """,
         tmp_path,
     )
     assert child.returncode == -signal.SIGKILL, child.stderr
 
     # Same document count in both stores: only the pending marks tell what Tantivy missed.
-    shard = LexicalPartition(tmp_path, 0)
+    partition = LexicalPartition(tmp_path, 0)
     try:
-        assert [h.session.id for h in shard.search(p.search(p.text("orphan"))).hits] == [sid("two")]
-        assert [h.session.id for h in shard.search(p.search(p.text("replaced"))).hits] == [sid("one")]
-        assert shard.search(p.search(p.text("committed"))).hits == []  # the stale version is gone
-        stats = shard.stats()
+        assert [h.session.id for h in partition.search(p.search(p.text("orphan"))).hits] == [sid("two")]
+        assert [h.session.id for h in partition.search(p.search(p.text("replaced"))).hits] == [sid("one")]
+        assert partition.search(p.search(p.text("committed"))).hits == []  # the stale version is gone
+        stats = partition.stats()
         assert (stats.sessions, stats.documents) == (2, 2)
     finally:
-        shard.close()
+        partition.close()
 
 
 class _CommitFailsOnce:
-    """Wraps the shard's Tantivy writer: the next commit fails as a full disk would."""
+    """Wraps the partition's Tantivy writer: the next commit fails as a full disk would."""
 
     def __init__(self, writer: object) -> None:
         self.writer = writer
@@ -230,9 +230,9 @@ def test_a_store_in_another_format_is_refused(tmp_path: Path) -> None:
     old.close()
     with pytest.raises(QuarryError) as refused:
         LexicalPartition(tmp_path, 0)
-    assert refused.value.code == errors_pb2.SHARD_UNAVAILABLE
+    assert refused.value.code == errors_pb2.NODE_UNAVAILABLE
     assert "re-ingest" in str(refused.value)
 
 
-def hit_ids(shard: LexicalPartition, where: object) -> list[str]:
-    return [h.session.id for h in shard.search(p.search(where)).hits]  # type: ignore[arg-type]
+def hit_ids(partition: LexicalPartition, where: object) -> list[str]:
+    return [h.session.id for h in partition.search(p.search(where)).hits]  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""The shard's change feed for the vector node: what changed after a cursor, with the texts to embed."""
+"""The partition's change feed for the vector node: what changed after a cursor, with the texts to embed."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from quarry.cli.synthetic import generate_sessions
 from quarry.core.dialogue import MAX_EMBED_CHARS, dialogue_items
 from quarry.core.errors import QuarryError
-from quarry.index.lexical import records
+from quarry.index.lexical import session_rows
 from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.store import SESSION_COLUMNS
-from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import errors_pb2, index_pb2, units_pb2
 from tests.index.conftest import corpus, sid
 from tests.index.sessions import Msg, session
@@ -35,11 +35,11 @@ def edge_cases() -> units_pb2.Session:
     return s
 
 
-def feed_all(shard: LexicalPartition, after: int = 0, page: int = 3) -> list[index_pb2.FeedSession]:
+def feed_all(partition: LexicalPartition, after: int = 0, page: int = 3) -> list[index_pb2.FeedSession]:
     """Every session after `after`, paged through with the cursor as a follower would."""
     out: list[index_pb2.FeedSession] = []
     while True:
-        response = shard.embed_feed(after, page)
+        response = partition.embed_feed(after, page)
         assert len(response.sessions) <= page
         if not response.sessions:
             return out
@@ -49,7 +49,7 @@ def feed_all(shard: LexicalPartition, after: int = 0, page: int = 3) -> list[ind
 
 def test_embed_count_is_the_number_of_dialogue_items() -> None:
     for s in [*corpus(), edge_cases(), *generate_sessions(400, seed=5)]:
-        built = records.decompose(s, 1, range(1, 1 + len(s.messages)), "sha256:x", change_seq=9)
+        built = session_rows.decompose(s, 1, range(1, 1 + len(s.messages)), "sha256:x", change_seq=9)
         assert built.session_row is not None
         row = dict(zip(SESSION_COLUMNS, built.session_row, strict=True))
         assert row["embed_count"] == len(dialogue_items(s)), s.id
@@ -114,10 +114,10 @@ def test_a_changed_session_without_dialogue_is_fed_with_no_items(fresh: LexicalP
 
 
 def test_the_store_uuid_is_kept_across_reopen_and_new_for_a_new_store(tmp_path: Path) -> None:
-    shard = LexicalPartition(tmp_path / "a", 0)
-    shard.upsert(corpus())
-    first = shard.embed_feed(0, 0)
-    shard.close()
+    partition = LexicalPartition(tmp_path / "a", 0)
+    partition.upsert(corpus())
+    first = partition.embed_feed(0, 0)
+    partition.close()
     reopened = LexicalPartition(tmp_path / "a", 0)
     again = reopened.embed_feed(0, 0)
     assert (again.store_uuid, again.head_seq) == (first.store_uuid, first.head_seq)

@@ -1,4 +1,4 @@
-"""Facet counts of one real shard: every family, global and scoped views, and the budget."""
+"""Facet counts of one real partition: every family, global and scoped views, and the budget."""
 
 from __future__ import annotations
 
@@ -40,18 +40,18 @@ def _archive() -> list[units_pb2.Session]:
 
 
 @pytest.fixture(scope="module")
-def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+def partition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
     lexical = LexicalPartition(Path(tmp_path_factory.mktemp("facets")), 0)
     lexical.upsert(_archive())
     yield lexical
     lexical.close()
 
 
-def _counts(shard: LexicalPartition, query: str = "", scoped: bool = False, **fields: object) -> dict:
-    request = index_pb2.ShardFacetsRequest(scoped=scoped, **fields)
+def _counts(partition: LexicalPartition, query: str = "", scoped: bool = False, **fields: object) -> dict:
+    request = index_pb2.PartitionFacetsRequest(scoped=scoped, **fields)
     if query:
         request.where.CopyFrom(compile_query(query).plan.where)
-    response = shard.facets(request)
+    response = partition.facets(request)
     view = "scoped_counts" if scoped else "global_counts"
     return {f.family: {c.value: c.count for c in getattr(f, view)} for f in response.families}
 
@@ -71,52 +71,52 @@ def _expected(sessions: list[units_pb2.Session]) -> dict[str, Counter]:
     }
 
 
-def test_global_counts_are_sessions_per_value_in_every_family(shard: LexicalPartition) -> None:
-    counts = _counts(shard)
+def test_global_counts_are_sessions_per_value_in_every_family(partition: LexicalPartition) -> None:
+    counts = _counts(partition)
     assert set(counts) == set(FAMILIES)
     for family, expected in _expected(_archive()).items():
         assert counts[family] == dict(expected), family
     assert counts["action_types"] == {"shell": 2, "file_edit": 1}  # a session counts once per category
     assert counts["count_buckets"] == {"1-9": 3, "10-49": 1, "50-199": 1}
     assert (counts["hosts"], counts["pushers"]) == ({"ana-laptop": 2, "bo-laptop": 2}, {"ana": 5})
-    assert _counts(shard, "host:bo-laptop", scoped=True)["origins"] == {"codex-session": 2}
+    assert _counts(partition, "host:bo-laptop", scoped=True)["origins"] == {"codex-session": 2}
 
 
-def test_scoped_counts_cover_only_the_sessions_the_predicate_selects(shard: LexicalPartition) -> None:
-    response = shard.facets(
-        index_pb2.ShardFacetsRequest(scoped=True, where=compile_query("sqlite").plan.where, families=["tags"])
+def test_scoped_counts_cover_only_the_sessions_the_predicate_selects(partition: LexicalPartition) -> None:
+    response = partition.facets(
+        index_pb2.PartitionFacetsRequest(scoped=True, where=compile_query("sqlite").plan.where, families=["tags"])
     )
     assert (response.global_sessions, response.scoped_sessions) == (5, 2)
     scoped = {c.value: c.count for c in response.families[0].scoped_counts}
     assert scoped == {"db": 2, "perf": 1}
     selected = [s for s in _archive() if s.origin == "codex-session"]
-    assert _counts(shard, "origin:codex-session", scoped=True) == {
+    assert _counts(partition, "origin:codex-session", scoped=True) == {
         family: dict(expected) for family, expected in _expected(selected).items()
     }
 
 
-def test_a_scope_that_selects_nothing_gives_empty_families(shard: LexicalPartition) -> None:
-    counts = _counts(shard, "nonexistentword", scoped=True)
+def test_a_scope_that_selects_nothing_gives_empty_families(partition: LexicalPartition) -> None:
+    counts = _counts(partition, "nonexistentword", scoped=True)
     assert set(counts) == set(FAMILIES)
     assert all(values == {} for values in counts.values())
 
 
-def test_only_the_families_asked_for_are_counted_in_family_order(shard: LexicalPartition) -> None:
-    response = shard.facets(index_pb2.ShardFacetsRequest(families=["count_buckets", "origins"]))
+def test_only_the_families_asked_for_are_counted_in_family_order(partition: LexicalPartition) -> None:
+    response = partition.facets(index_pb2.PartitionFacetsRequest(families=["count_buckets", "origins"]))
     assert [f.family for f in response.families] == ["origins", "count_buckets"]
     assert not response.unfinished
 
 
-def test_an_unknown_family_is_a_typed_error(shard: LexicalPartition) -> None:
+def test_an_unknown_family_is_a_typed_error(partition: LexicalPartition) -> None:
     with pytest.raises(QuarryError) as error:
-        shard.facets(index_pb2.ShardFacetsRequest(families=["origin"]))
+        partition.facets(index_pb2.PartitionFacetsRequest(families=["origin"]))
     assert error.value.code == errors_pb2.INVALID_REQUEST
     assert error.value.parameter == "families"
 
 
-def test_a_spent_budget_leaves_families_unfinished_instead_of_half_counted(shard: LexicalPartition) -> None:
-    response = shard.facets(index_pb2.ShardFacetsRequest(budget_ms=1e-6))
+def test_a_spent_budget_leaves_families_unfinished_instead_of_half_counted(partition: LexicalPartition) -> None:
+    response = partition.facets(index_pb2.PartitionFacetsRequest(budget_ms=1e-6))
     assert list(response.unfinished) == list(FAMILIES)
     assert not response.families
-    generous = shard.facets(index_pb2.ShardFacetsRequest(budget_ms=60_000))
+    generous = partition.facets(index_pb2.PartitionFacetsRequest(budget_ms=60_000))
     assert not generous.unfinished and len(generous.families) == len(FAMILIES)

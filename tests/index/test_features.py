@@ -49,16 +49,16 @@ def archive() -> list[units_pb2.Session]:
 
 
 @pytest.fixture(scope="module")
-def shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+def partition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
     made = LexicalPartition(Path(tmp_path_factory.mktemp("features")), 0)
     made.upsert(archive())
     yield made
     made.close()
 
 
-def natives(shard: LexicalPartition, query: str) -> set[str]:
+def natives(partition: LexicalPartition, query: str) -> set[str]:
     plan = compile_query(query).plan
-    hits = shard.search(index_pb2.ShardSearchRequest(plan=plan, lane="dialogue", limit=50)).hits
+    hits = partition.search(index_pb2.PartitionSearchRequest(plan=plan, lane="dialogue", limit=50)).hits
     return {h.session.id.split(":", 1)[1] for h in hits}
 
 
@@ -76,20 +76,22 @@ def natives(shard: LexicalPartition, query: str) -> set[str]:
         ("has:compaction", set()),
     ],
 )
-def test_has_finds_the_sessions_holding_the_feature(shard: LexicalPartition, query: str, expected: set[str]) -> None:
-    assert natives(shard, query) == expected
+def test_has_finds_the_sessions_holding_the_feature(
+    partition: LexicalPartition, query: str, expected: set[str]
+) -> None:
+    assert natives(partition, query) == expected
 
 
-def test_session_has_scopes_unit_rows_by_their_session(shard: LexicalPartition) -> None:
+def test_session_has_scopes_unit_rows_by_their_session(partition: LexicalPartition) -> None:
     plan = compile_query("messages where role:user AND session.has:errors").plan
-    rows = shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows
+    rows = partition.query_units(index_pb2.PartitionUnitsRequest(plan=plan, limit=50)).rows
     assert {r.session_id.split(":", 1)[1] for r in rows} == {"fails"}
 
 
-def test_is_error_selects_the_failed_tool_calls(shard: LexicalPartition) -> None:
+def test_is_error_selects_the_failed_tool_calls(partition: LexicalPartition) -> None:
     for value, expected in (("true", ["false"]), ("false", ["ls"])):
         plan = compile_query(f"actions where is_error:{value}").plan
-        rows = shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows
+        rows = partition.query_units(index_pb2.PartitionUnitsRequest(plan=plan, limit=50)).rows
         assert [r.action.command for r in rows] == expected
 
 
@@ -105,23 +107,23 @@ def test_has_in_a_unit_query_is_corrected_to_its_session_form() -> None:
     assert caught.value.correction == "messages where session.has:tools"
 
 
-def test_cwd_matches_a_part_of_the_working_directory_in_any_case(shard: LexicalPartition) -> None:
-    assert natives(shard, "cwd:dev/LEDGER") == {"plain"}
+def test_cwd_matches_a_part_of_the_working_directory_in_any_case(partition: LexicalPartition) -> None:
+    assert natives(partition, "cwd:dev/LEDGER") == {"plain"}
     plan = compile_query("messages where session.cwd:ledger").plan
-    rows = shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows
+    rows = partition.query_units(index_pb2.PartitionUnitsRequest(plan=plan, limit=50)).rows
     assert {r.session_id.split(":", 1)[1] for r in rows} == {"plain"}
 
 
-def test_a_message_type_is_a_block_type_it_holds(shard: LexicalPartition) -> None:
+def test_a_message_type_is_a_block_type_it_holds(partition: LexicalPartition) -> None:
     for block_type, expected in (("thinking", ["because"]), ("tool_use", ["ok", "ok"])):
         plan = compile_query(f"messages where type:{block_type}").plan
-        rows = shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows
+        rows = partition.query_units(index_pb2.PartitionUnitsRequest(plan=plan, limit=50)).rows
         assert [next(b.text for b in r.message.blocks if b.type == "text") for r in rows] == expected
 
 
-def derived_rows(shard: LexicalPartition, query: str) -> list[str]:
+def derived_rows(partition: LexicalPartition, query: str) -> list[str]:
     plan = compile_query(query).plan
-    return [r.sort_id for r in shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows]
+    return [r.sort_id for r in partition.query_units(index_pb2.PartitionUnitsRequest(plan=plan, limit=50)).rows]
 
 
 @pytest.fixture(scope="module")

@@ -23,12 +23,12 @@ def _parsed(data: bytes) -> units_pb2.Session:
     return session
 
 
-def _read(shard: LexicalPartition, session_id: str, **flags: bool) -> list[units_pb2.SessionEvent]:
-    return list(shard.read_events(sessions_pb2.PartitionReadEvents(session_id=session_id, **flags)).events)
+def _read(partition: LexicalPartition, session_id: str, **flags: bool) -> list[units_pb2.SessionEvent]:
+    return list(partition.read_events(sessions_pb2.PartitionReadEvents(session_id=session_id, **flags)).events)
 
 
-def _stored_payloads(shard: LexicalPartition) -> int:
-    conn = sqlite3.connect(shard.directory / "store.sqlite3")
+def _stored_payloads(partition: LexicalPartition) -> int:
+    conn = sqlite3.connect(partition.directory / "store.sqlite3")
     try:
         return conn.execute("SELECT COUNT(*) FROM held_payloads").fetchone()[0]
     finally:

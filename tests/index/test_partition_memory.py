@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from quarry.index.lexical.store import CACHE_BYTES, MIN_CACHE_BYTES
-from quarry.index.partitions import PartitionSet
+from quarry.index.partition_set import PartitionSet
 from tests.index.sessions import Msg, session
 
 

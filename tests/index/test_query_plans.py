@@ -1,4 +1,4 @@
-"""The SQL a shard runs reaches its rows through an index, never a scan of a whole unit table.
+"""The SQL a partition runs reaches its rows through an index, never a scan of a whole unit table.
 
 The store keeps only the indexes these paths use (every index costs ingest time); SQLite plans without
 statistics, so the plans checked here on a small store are the plans of a large one.
@@ -16,13 +16,13 @@ from quarry.v1 import plan_pb2
 from tests.index import plans as p
 
 
-def query_plan(shard: LexicalPartition, sql: Sql) -> str:
-    rows = shard._store.reader().execute(f"EXPLAIN QUERY PLAN {sql.text}", sql.params).fetchall()
+def query_plan(partition: LexicalPartition, sql: Sql) -> str:
+    rows = partition._store.reader().execute(f"EXPLAIN QUERY PLAN {sql.text}", sql.params).fetchall()
     return " | ".join(row[3] for row in rows)
 
 
-def lowering(shard: LexicalPartition) -> Lowering:
-    return Lowering(FullText(shard._index.searcher(), shard._index.schema, shard._store))
+def lowering(partition: LexicalPartition) -> Lowering:
+    return Lowering(FullText(partition._index.searcher(), partition._index.schema, partition._store))
 
 
 @pytest.mark.parametrize(

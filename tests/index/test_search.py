@@ -1,4 +1,4 @@
-"""Ranked and unranked session search on one shard: what a user sees for the queries they type."""
+"""Ranked and unranked session search on one partition: what a user sees for the queries they type."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from tests.index.conftest import HOUR, sid
 from tests.index.sessions import BASE_MS, Msg, Tool, session
 
 
-def hit_ids(shard: LexicalPartition, request) -> list[str]:
-    return [h.session.id for h in shard.search(request).hits]
+def hit_ids(partition: LexicalPartition, request) -> list[str]:
+    return [h.session.id for h in partition.search(request).hits]
 
 
 def test_plain_ascii_finds_polish_diacritics_including_l_stroke(loaded: LexicalPartition) -> None:
@@ -113,7 +113,7 @@ def test_session_id_filters(loaded: LexicalPartition) -> None:
         sid("lock-same"),
         sid("lock-split", "codex-session"),
     }
-    # an id this shard does not hold matches nothing, and its negation everything
+    # an id this partition does not hold matches nothing, and its negation everything
     assert hit_ids(loaded, p.search(p.all_(base, p.field("session", "claude-code-session:nope")))) == []
     assert len(hit_ids(loaded, p.search(p.all_(base, p.not_(p.field("session", "x:nope")))))) == 3
 

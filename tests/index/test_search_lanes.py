@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from quarry.core.partitions import partition_for
+from quarry.cli.synthetic import generate_sessions
+from quarry.core.routing import partition_for
 from quarry.dsl import compile_query
-from quarry.ingest.synthetic import generate_sessions
 from quarry.v1 import index_pb2, index_pb2_grpc, plan_pb2
 from tests.partition_servers import PartitionServer
 
@@ -30,20 +30,20 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[index_pb2_grpc.In
     server.stop()
 
 
-def search(lane: str, rank_only: bool, where: plan_pb2.Predicate | None = None) -> index_pb2.ShardSearchRequest:
+def search(lane: str, rank_only: bool, where: plan_pb2.Predicate | None = None) -> index_pb2.PartitionSearchRequest:
     plan = plan_pb2.QueryPlan()
     plan.CopyFrom(QUERY)
     if where is not None:
         plan.where.CopyFrom(where)
-    return index_pb2.ShardSearchRequest(plan=plan, lane=lane, limit=30, with_snippets=True, rank_only=rank_only)
+    return index_pb2.PartitionSearchRequest(plan=plan, lane=lane, limit=30, with_snippets=True, rank_only=rank_only)
 
 
 def anchors(partitions: list[int]) -> list[index_pb2.PartitionAnchor]:
     return [index_pb2.PartitionAnchor(partition=p) for p in partitions]
 
 
-def apart(node: index_pb2_grpc.IndexServiceStub, request: index_pb2.ShardSearchRequest) -> dict[int, list]:
-    one = index_pb2.ShardSearchRequest()
+def apart(node: index_pb2_grpc.IndexServiceStub, request: index_pb2.PartitionSearchRequest) -> dict[int, list]:
+    one = index_pb2.PartitionSearchRequest()
     one.CopyFrom(request)
     one.partitions.extend(anchors(list(range(PARTITIONS))))
     return {r.partition: list(r.hits) for r in node.SearchSessions(one, timeout=30).partitions}
@@ -52,7 +52,7 @@ def apart(node: index_pb2_grpc.IndexServiceStub, request: index_pb2.ShardSearchR
 def test_each_search_answers_as_it_would_alone(node: index_pb2_grpc.IndexServiceStub) -> None:
     searches = [search("dialogue", rank_only=True), search("actions", rank_only=True), search("dialogue", False)]
     together = node.SearchLanes(
-        index_pb2.ShardLanesRequest(searches=searches, partitions=anchors(list(range(PARTITIONS)))), timeout=30
+        index_pb2.PartitionLanesRequest(searches=searches, partitions=anchors(list(range(PARTITIONS)))), timeout=30
     )
     assert not together.failures and sorted(p.partition for p in together.partitions) == [0, 1]
     for i, request in enumerate(searches):
@@ -69,7 +69,7 @@ def test_summaries_come_with_the_searches_from_the_partitions_holding_them(
     wanted = [h.session.id for h in hits[:6]]
     named = plan_pb2.Predicate(session_ids=plan_pb2.SessionIdSet(ids=wanted[:3]))
     together = node.SearchLanes(
-        index_pb2.ShardLanesRequest(
+        index_pb2.PartitionLanesRequest(
             searches=[search("dialogue", False, where=named)],
             partitions=anchors(list(range(PARTITIONS))),
             summary_session_ids=[*wanted[3:], "claude-code-session:not-held"],
@@ -87,7 +87,7 @@ def test_summaries_come_with_the_searches_from_the_partitions_holding_them(
 
 def test_a_partition_the_node_does_not_hold_fails_alone(node: index_pb2_grpc.IndexServiceStub) -> None:
     together = node.SearchLanes(
-        index_pb2.ShardLanesRequest(
+        index_pb2.PartitionLanesRequest(
             searches=[search("dialogue", True), search("actions", True)], partitions=anchors([0, 7])
         ),
         timeout=30,

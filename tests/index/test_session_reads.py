@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 
 from quarry.index.lexical.partition import LexicalPartition
-from quarry.index.lexical.records import EVENTS_PER_CHUNK
+from quarry.index.lexical.session_rows import EVENTS_PER_CHUNK
 from quarry.ingest.parse import parse_bytes
 from quarry.v1 import sessions_pb2
 from tests.ingest.support import FIXTURES

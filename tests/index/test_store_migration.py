@@ -26,9 +26,9 @@ def _failing(native_id: str) -> object:
     return session(native_id, [Msg("assistant", "Running the tests.", tools=[Tool("Bash", "shell", failed=True)])])
 
 
-def _action_ids(shard: LexicalPartition, query: str) -> list[str]:
+def _action_ids(partition: LexicalPartition, query: str) -> list[str]:
     plan = compile_query(query).plan
-    return [r.sort_id for r in shard.query_units(index_pb2.ShardUnitsRequest(plan=plan, limit=50)).rows]
+    return [r.sort_id for r in partition.query_units(index_pb2.PartitionUnitsRequest(plan=plan, limit=50)).rows]
 
 
 def _as_format(directory: Path, version: int) -> None:
@@ -57,28 +57,28 @@ def _user_version(directory: Path) -> int:
 
 
 def test_a_format_7_store_is_migrated_in_place_and_keeps_its_rows(tmp_path: Path) -> None:
-    shard = LexicalPartition(tmp_path / "p0", 0)
+    partition = LexicalPartition(tmp_path / "p0", 0)
     old = _failing("old")
-    shard.upsert([old])
-    shard.close()
+    partition.upsert([old])
+    partition.close()
     _as_format(tmp_path / "p0", 7)
-    shard = LexicalPartition(tmp_path / "p0", 0)
+    partition = LexicalPartition(tmp_path / "p0", 0)
     try:
-        assert _action_ids(shard, "actions where is_error:true") == [old.actions[0].id]
+        assert _action_ids(partition, "actions where is_error:true") == [old.actions[0].id]
         new = _failing("new")
         new.actions[0].exit_code = 2
         new.actions[0].followup = "ambiguous"
-        shard.upsert([new])
-        assert _action_ids(shard, "actions where exit_code = 2") == [new.actions[0].id]
-        assert _action_ids(shard, "actions where followup_class:ambiguous") == [new.actions[0].id]
+        partition.upsert([new])
+        assert _action_ids(partition, "actions where exit_code = 2") == [new.actions[0].id]
+        assert _action_ids(partition, "actions where followup_class:ambiguous") == [new.actions[0].id]
     finally:
-        shard.close()
+        partition.close()
     assert _user_version(tmp_path / "p0") == FORMAT_VERSION == 10
 
 
-def _raw_records(shard: LexicalPartition, **flags: bool) -> list[bytes]:
+def _raw_records(partition: LexicalPartition, **flags: bool) -> list[bytes]:
     request = sessions_pb2.PartitionReadEvents(session_id=held_logs.SESSION_ID, **flags)
-    return [e.raw_json for e in shard.read_events(request).events]
+    return [e.raw_json for e in partition.read_events(request).events]
 
 
 def _as_format_8_wrote_it(parsed: units_pb2.Session) -> units_pb2.Session:
@@ -97,40 +97,40 @@ def _as_format_8_wrote_it(parsed: units_pb2.Session) -> units_pb2.Session:
 
 def test_a_format_8_store_is_migrated_in_place_and_a_new_ingest_reads_back_whole(tmp_path: Path) -> None:
     parsed = parse_bytes(held_logs.log_bytes(), "/logs/genome.jsonl").sessions[0]
-    shard = LexicalPartition(tmp_path / "p0", 0)
-    shard.upsert([_as_format_8_wrote_it(parsed)])
-    before = _raw_records(shard, full=True)
-    shard.close()
+    partition = LexicalPartition(tmp_path / "p0", 0)
+    partition.upsert([_as_format_8_wrote_it(parsed)])
+    before = _raw_records(partition, full=True)
+    partition.close()
     _as_format(tmp_path / "p0", 8)
-    shard = LexicalPartition(tmp_path / "p0", 0)
+    partition = LexicalPartition(tmp_path / "p0", 0)
     try:
         assert _user_version(tmp_path / "p0") == FORMAT_VERSION
-        assert _raw_records(shard, with_payloads=True) == before  # its records as format 8 wrote them
-        shard.upsert([parsed])  # the source ingested again
-        assert _raw_records(shard, with_payloads=True) == held_logs.lines()
+        assert _raw_records(partition, with_payloads=True) == before  # its records as format 8 wrote them
+        partition.upsert([parsed])  # the source ingested again
+        assert _raw_records(partition, with_payloads=True) == held_logs.lines()
     finally:
-        shard.close()
+        partition.close()
 
 
 def test_a_format_9_store_gains_hosts_and_pushers(tmp_path: Path) -> None:
-    shard = LexicalPartition(tmp_path / "p0", 0)
-    shard.upsert([_failing("old")])
-    shard.close()
+    partition = LexicalPartition(tmp_path / "p0", 0)
+    partition.upsert([_failing("old")])
+    partition.close()
     _as_format(tmp_path / "p0", 9)
-    shard = LexicalPartition(tmp_path / "p0", 0)
+    partition = LexicalPartition(tmp_path / "p0", 0)
     try:
         pushed = _failing("pushed")
         pushed.host, pushed.pusher = "ana-laptop", "ana"
-        shard.upsert([pushed])
-        held = shard.facets(index_pb2.ShardFacetsRequest(families=["hosts", "pushers"]))
+        partition.upsert([pushed])
+        held = partition.facets(index_pb2.PartitionFacetsRequest(families=["hosts", "pushers"]))
         assert {f.family: {c.value: c.count for c in f.global_counts} for f in held.families} == {
             "hosts": {"ana-laptop": 1},
             "pushers": {"ana": 1},
         }
-        assert _action_ids(shard, "actions where session.host:ana-laptop") == [pushed.actions[0].id]
-        assert len(_action_ids(shard, "actions where is_error:true")) == 2  # the old session's rows kept
+        assert _action_ids(partition, "actions where session.host:ana-laptop") == [pushed.actions[0].id]
+        assert len(_action_ids(partition, "actions where is_error:true")) == 2  # the old session's rows kept
     finally:
-        shard.close()
+        partition.close()
     assert _user_version(tmp_path / "p0") == FORMAT_VERSION
 
 
@@ -142,5 +142,5 @@ def test_a_store_of_a_format_without_a_migration_is_refused(tmp_path: Path) -> N
     conn.close()
     with pytest.raises(QuarryError) as refused:
         LexicalPartition(tmp_path / "p0", 0)
-    assert refused.value.code == errors_pb2.SHARD_UNAVAILABLE
+    assert refused.value.code == errors_pb2.NODE_UNAVAILABLE
     assert "format 5" in refused.value.message

@@ -12,8 +12,8 @@ from tests.index.conftest import HOUR, sid
 from tests.index.sessions import BASE_MS, Msg, session
 
 
-def row_ids(shard: LexicalPartition, request) -> list[str]:
-    return [r.sort_id for r in shard.query_units(request).rows]
+def row_ids(partition: LexicalPartition, request) -> list[str]:
+    return [r.sort_id for r in partition.query_units(request).rows]
 
 
 def test_messages_by_role_and_text_in_time_order(loaded: LexicalPartition) -> None:

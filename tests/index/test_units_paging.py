@@ -14,7 +14,7 @@ from tests.index.sessions import BASE_MS, Msg, session
 
 @pytest.fixture(scope="module")
 def needles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
-    shard = LexicalPartition(tmp_path_factory.mktemp("needles"), 0)
+    partition = LexicalPartition(tmp_path_factory.mktemp("needles"), 0)
     sessions = []
     for n in range(12):
         messages = [Msg("user" if i % 2 else "assistant", f"needle number {n}-{i}") for i in range(5)]
@@ -25,14 +25,14 @@ def needles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartiti
         )
     # inserted newest id first, so Tantivy's order among equal times is not the id order
     for batch in (sessions[6:][::-1], sessions[:6][::-1]):
-        shard.upsert(batch)
-    yield shard
-    shard.close()
+        partition.upsert(batch)
+    yield partition
+    partition.close()
 
 
-def expected(shard: LexicalPartition, role: str, desc: bool, repo: str | None = None) -> list[str]:
-    everything = [r.message for r in shard.query_units(p.units("messages", limit=1000)).rows]
-    repos = {s.id: s.repo for s in shard.get_sessions(sorted({m.session_id for m in everything}))}
+def expected(partition: LexicalPartition, role: str, desc: bool, repo: str | None = None) -> list[str]:
+    everything = [r.message for r in partition.query_units(p.units("messages", limit=1000)).rows]
+    repos = {s.id: s.repo for s in partition.get_sessions(sorted({m.session_id for m in everything}))}
     chosen = [m for m in everything if m.role == role and (repo is None or repos[m.session_id] == repo)]
     key = (lambda m: (-m.time_ms, m.id)) if desc else (lambda m: (m.time_ms, m.id))
     return [m.id for m in sorted(chosen, key=key)]

@@ -1,4 +1,4 @@
-"""Derived units (files, runs, observed events, context snapshots, delegations) on a lexical shard:
+"""Derived units (files, runs, observed events, context snapshots, delegations) on a lexical partition:
 stored and replaced with their session, kept out of the summary, linked to their child sessions in
 either arrival order, and read back through public refs (ResolveRef), bounded and with caveats."""
 
@@ -11,7 +11,7 @@ import pytest
 from quarry.core import refs
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import parse_ref
-from quarry.index.lexical import records
+from quarry.index.lexical import session_rows
 from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.lexical.store import UNIT_TABLES
 from quarry.v1 import errors_pb2, refs_pb2, units_pb2
@@ -99,7 +99,7 @@ def parent_session(native_id: str = "parent-1", *, follow_up: str = FOLLOW_UP) -
         id=refs.delegation_id(sid, 1),
         session_id=sid,
         child_session_id=child,
-        mapping_state="unresolved",  # the shard resolves it once the child is stored
+        mapping_state="unresolved",  # the partition resolves it once the child is stored
         tool="Task",
         agent="Explore",
         description="Map callers",
@@ -132,19 +132,19 @@ def child_session(parent_id: str, *, answer_prose: str = ANSWER_PROSE) -> units_
     return s
 
 
-def resolve(shard: LexicalPartition, ref: str, max_chars: int = 0) -> refs_pb2.ResolvedRef:
-    return shard.resolve_ref(refs_pb2.ResolveRefRequest(ref=ref, max_chars=max_chars))
+def resolve(partition: LexicalPartition, ref: str, max_chars: int = 0) -> refs_pb2.ResolvedRef:
+    return partition.resolve_ref(refs_pb2.ResolveRefRequest(ref=ref, max_chars=max_chars))
 
 
-def stored_delegation(shard: LexicalPartition, delegation_id: str) -> units_pb2.Delegation:
-    resolved = resolve(shard, f"delegation:{delegation_id}")
+def stored_delegation(partition: LexicalPartition, delegation_id: str) -> units_pb2.Delegation:
+    resolved = resolve(partition, f"delegation:{delegation_id}")
     assert resolved.resolved, resolved.caveats
     return resolved.delegation.delegation
 
 
-def unit_rows(shard: LexicalPartition) -> dict[str, list[tuple[str, int]]]:
+def unit_rows(partition: LexicalPartition) -> dict[str, list[tuple[str, int]]]:
     """(id, row ordinal) of every derived-unit row, by table."""
-    conn = shard._store.reader()
+    conn = partition._store.reader()
     return {table: conn.execute(f"SELECT id, ord FROM {table} ORDER BY ord").fetchall() for table in UNIT_TABLES}
 
 
@@ -194,7 +194,7 @@ def test_the_summary_carries_no_messages_actions_or_units(fresh: LexicalPartitio
     expected.CopyFrom(parent)
     for name in ("messages", "actions", "files", "runs", "events", "snapshots", "delegations"):
         expected.ClearField(name)
-    assert units_pb2.Session.FromString(records.summary_blob(parent)) == expected
+    assert units_pb2.Session.FromString(session_rows.summary_blob(parent)) == expected
 
     fresh.upsert([parent])
     assert fresh.get_sessions([parent.id]) == [expected]
@@ -397,7 +397,7 @@ def test_missing_malformed_and_unsupported_refs_are_unresolved_with_caveats(fres
         ),
         "assertion:abc": (
             "assertion",
-            "assertion refs are answered by AssertionService.GetAssertion, not by a shard's index",
+            "assertion refs are answered by AssertionService.GetAssertion, not by a partition's index",
         ),
         "nonsense": ("", None),
         f"run:{sid}:run:first": ("", None),

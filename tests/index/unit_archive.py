@@ -151,10 +151,10 @@ def write_assertions(directory: Path) -> None:
         store.close()
 
 
-def open_shard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
-    """The archive in a fresh shard, with its assertions, for a module fixture."""
-    shard = LexicalPartition(Path(tmp_path_factory.mktemp("units")), 0)
-    shard.upsert(archive())
-    write_assertions(shard.directory)
-    yield shard
-    shard.close()
+def open_partition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LexicalPartition]:
+    """The archive in a fresh partition, with its assertions, for a module fixture."""
+    partition = LexicalPartition(Path(tmp_path_factory.mktemp("units")), 0)
+    partition.upsert(archive())
+    write_assertions(partition.directory)
+    yield partition
+    partition.close()

@@ -1,4 +1,4 @@
-"""Fixtures for the vector shard: one loaded MiniLM per test session, a small corpus of sessions,
+"""Fixtures for the vector node: one loaded MiniLM per test session, a small corpus of sessions,
 and a local OpenAI-compatible /embeddings server (a real HTTP server on 127.0.0.1)."""
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quarry.core.embed import Embedder, load_embedder
-from quarry.index.lexical.partition import LexicalPartition
-from quarry.index.vector.shard import VectorShard
 from quarry.v1 import index_pb2, units_pb2
+from quarry.vector.embed import Embedder, load_embedder
+from quarry.vector.node import VectorNode
 from tests.partition_servers import PartitionServer
 
 # session -> message texts; each session keeps to one topic.
@@ -65,7 +64,7 @@ def corpus_size(corpus: dict[str, list[str]] = CORPUS) -> int:
 
 @pytest.fixture(scope="session")
 def minilm() -> Embedder:
-    """The process-wide MiniLM, loaded once; every shard opened with "minilm" shares it."""
+    """The process-wide MiniLM, loaded once; every node opened with "minilm" shares it."""
     embedder = load_embedder("minilm")
     assert embedder is not None
     embedder.embed(["load the model"])
@@ -73,39 +72,39 @@ def minilm() -> Embedder:
 
 
 @pytest.fixture
-def open_shard(tmp_path: Path) -> Iterator:
-    """Opens shards on tmp_path (a reopened shard reuses the directory) and closes them at the end."""
-    opened: list[VectorShard] = []
+def open_node(tmp_path: Path) -> Iterator:
+    """Opens vector nodes on tmp_path (a reopened node reuses the directory) and closes them at the end."""
+    opened: list[VectorNode] = []
 
-    def opener(spec: str | None, data_dir: Path = tmp_path / "vectors", batch_size: int = 64) -> VectorShard:
-        shard = VectorShard(data_dir, spec, batch_size=batch_size)
-        shard.start()
-        opened.append(shard)
-        return shard
+    def opener(spec: str | None, data_dir: Path = tmp_path / "vectors", batch_size: int = 64) -> VectorNode:
+        node = VectorNode(data_dir, spec, batch_size=batch_size)
+        node.start()
+        opened.append(node)
+        return node
 
     yield opener
-    for shard in opened:
-        shard.close()
+    for node in opened:
+        node.close()
 
 
 @pytest.fixture(scope="session")
-def corpus_shard_dir(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Path:
-    """A shard directory holding the embedded CORPUS (built once; tests reopen it read-mostly)."""
+def corpus_node_dir(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Path:
+    """A vector node directory holding the embedded CORPUS (built once; tests reopen it read-mostly)."""
     data_dir = tmp_path_factory.mktemp("corpus") / "vectors"
-    shard = VectorShard(data_dir, "minilm")
-    shard.start()
-    shard.enqueue(corpus_items())
-    assert shard.wait_idle(60), shard.stats()
-    shard.close()
+    node = VectorNode(data_dir, "minilm")
+    node.start()
+    node.enqueue(corpus_items())
+    assert node.wait_idle(60), node.stats()
+    node.close()
     return data_dir
 
 
 @pytest.fixture
-def corpus_shard(corpus_shard_dir: Path) -> Iterator[VectorShard]:
-    shard = VectorShard(corpus_shard_dir, "minilm")
-    shard.start()
-    yield shard
-    shard.close()
+def corpus_node(corpus_node_dir: Path) -> Iterator[VectorNode]:
+    node = VectorNode(corpus_node_dir, "minilm")
+    node.start()
+    yield node
+    node.close()
 
 
 @dataclass
@@ -157,7 +156,7 @@ def embeddings_server() -> Iterator[EmbeddingsServer]:
     server.server_close()
 
 
-class ShardServer(PartitionServer):
+class FeedServer(PartitionServer):
     """One index node holding partition `partition` of `count`, served over gRPC on 127.0.0.1, stoppable
     and restartable on the same port."""
 
@@ -165,17 +164,13 @@ class ShardServer(PartitionServer):
         self.partition = partition
         super().__init__(data_dir, [partition], count)
 
-    @property
-    def shard(self) -> LexicalPartition | None:
-        return self.lexical(self.partition) if self.partitions is not None else None
-
     def upsert(self, sessions: list[units_pb2.Session]) -> None:
         self.lexical(self.partition).upsert(sessions)
 
 
 @pytest.fixture
-def shards(tmp_path: Path) -> Iterator[list[ShardServer]]:
-    servers = [ShardServer(tmp_path / f"index-{i}", i, 2) for i in range(2)]
+def partitions(tmp_path: Path) -> Iterator[list[FeedServer]]:
+    servers = [FeedServer(tmp_path / f"index-{i}", i, 2) for i in range(2)]
     yield servers
     for server in servers:
         server.stop()

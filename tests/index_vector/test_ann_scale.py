@@ -1,5 +1,5 @@
 """The serving index past its switch point (IVF-Flat), against exact inner product on a seeded corpus;
-and the shard's query-vector cache."""
+and the partition's query-vector cache."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quarry.index.vector.ann import AnnIndex
-from quarry.index.vector.shard import VectorShard
 from quarry.v1 import vector_pb2
+from quarry.vector.ann import AnnIndex
+from quarry.vector.node import VectorNode
 
 from .conftest import SQLITE_QUERY, EmbeddingsServer, corpus_items
 
@@ -121,9 +121,9 @@ def test_allow_list_search_is_exact(index: AnnIndex, corpus: tuple[np.ndarray, n
             assert len(found) == 10
 
 
-def test_shard_rebuilds_the_approximate_index_at_start(corpus_shard_dir: Path) -> None:
-    """A reopened shard past its switch point serves from IVF with the same answers (one list here)."""
-    exact = VectorShard(corpus_shard_dir, "minilm")
+def test_partition_rebuilds_the_approximate_index_at_start(corpus_node_dir: Path) -> None:
+    """A reopened partition past its switch point serves from IVF with the same answers (one list here)."""
+    exact = VectorNode(corpus_node_dir, "minilm")
     exact.start()
     request = vector_pb2.VectorSearchRequest(text=SQLITE_QUERY, limit=10)
     before = exact.search(request)
@@ -132,36 +132,36 @@ def test_shard_rebuilds_the_approximate_index_at_start(corpus_shard_dir: Path) -
     )
     before_allowed = exact.search(allowed)
     exact.close()
-    shard = VectorShard(corpus_shard_dir, "minilm", approximate_above=5)
-    shard.start()
+    node = VectorNode(corpus_node_dir, "minilm", approximate_above=5)
+    node.start()
     try:
-        assert shard._state.ann is not None and shard._state.ann.approximate
-        after = shard.search(request)
+        assert node._state.ann is not None and node._state.ann.approximate
+        after = node.search(request)
         assert [(h.session_id, h.message_id) for h in after.hits] == [(h.session_id, h.message_id) for h in before.hits]
-        assert [h.message_id for h in shard.search(allowed).hits] == [h.message_id for h in before_allowed.hits]
+        assert [h.message_id for h in node.search(allowed).hits] == [h.message_id for h in before_allowed.hits]
     finally:
-        shard.close()
+        node.close()
 
 
 def test_query_vectors_are_cached(tmp_path: Path, embeddings_server: EmbeddingsServer) -> None:
-    shard = VectorShard(tmp_path / "vectors", f"openai:{embeddings_server.url}#embed-small")
-    shard.start()
+    node = VectorNode(tmp_path / "vectors", f"openai:{embeddings_server.url}#embed-small")
+    node.start()
     try:
-        shard.enqueue(corpus_items())
-        assert shard.wait_idle(20)
+        node.enqueue(corpus_items())
+        assert node.wait_idle(20)
 
         def embedded(text: str) -> int:
             return sum(request["input"] == [text] for request in embeddings_server.requests)
 
         request = vector_pb2.VectorSearchRequest(text="merge conflicts", limit=3)
-        first = shard.search(request)
-        second = shard.search(request)
+        first = node.search(request)
+        second = node.search(request)
         assert embedded("merge conflicts") == 1
         assert [(h.message_id, h.distance) for h in second.hits] == [(h.message_id, h.distance) for h in first.hits]
         assert second.embed_ms < 1  # honest: nothing was embedded
-        shard.search(vector_pb2.VectorSearchRequest(text="  merge conflicts ", limit=1))  # the stripped text
+        node.search(vector_pb2.VectorSearchRequest(text="  merge conflicts ", limit=1))  # the stripped text
         assert embedded("merge conflicts") == 1
-        shard.search(vector_pb2.VectorSearchRequest(text="dark mode", limit=1))
+        node.search(vector_pb2.VectorSearchRequest(text="dark mode", limit=1))
         assert embedded("dark mode") == 1
     finally:
-        shard.close()
+        node.close()

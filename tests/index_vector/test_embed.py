@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quarry.core.embed import Embedder, MiniLMEmbedder, OpenAIEmbedder, load_embedder
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2
+from quarry.vector.embed import Embedder, MiniLMEmbedder, OpenAIEmbedder, load_embedder
 
 from .conftest import EmbeddingsServer
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quarry.core import embed, embed_onnx
-from quarry.core.embed import Embedder, MiniLMEmbedder, load_embedder
-from quarry.core.embed_onnx import OnnxMiniLM, model_file
+from quarry.vector import embed, embed_onnx
+from quarry.vector.embed import Embedder, MiniLMEmbedder, load_embedder
+from quarry.vector.embed_onnx import OnnxMiniLM, model_file
 
 TEXTS = [
     "sqlite database is locked",

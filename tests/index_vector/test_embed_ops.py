@@ -1,4 +1,4 @@
-"""Embedding operations on a vector node following real lexical shards over gRPC: the manual embed
+"""Embedding operations on a vector node following real lexical partitions over gRPC: the manual embed
 mode, status, preflight and backfill (seed 000 "Embedding Activation And Catch-Up"); and the query
 node's EmbeddingService over a cluster without a vector node."""
 
@@ -13,30 +13,30 @@ import pytest
 
 from quarry.core.dialogue import dialogue_items
 from quarry.core.errors import QuarryError
-from quarry.index.vector.follower import POLL_S
-from quarry.index.vector.shard import VectorShard
 from quarry.query.cluster_client import ClusterClient
 from quarry.query.embedding import EmbeddingOps, next_action
 from quarry.query.topology import StaticTopology
 from quarry.v1 import embedding_pb2, errors_pb2, units_pb2, vector_pb2
+from quarry.vector.follower import POLL_S
+from quarry.vector.node import VectorNode
 from tests.index_vector.test_follower import embedded_texts, topic, wait_for
 
-from .conftest import EmbeddingsServer, ShardServer
+from .conftest import EmbeddingsServer, FeedServer
 
-Opener = Callable[..., VectorShard]
+Opener = Callable[..., VectorNode]
 
 
 @pytest.fixture
-def open_vector(tmp_path: Path, shards: list[ShardServer], embeddings_server: EmbeddingsServer) -> Iterator[Opener]:
-    """Opens vector nodes following `shards` (the test embedder, manual mode by default)."""
-    opened: list[VectorShard] = []
+def open_vector(tmp_path: Path, partitions: list[FeedServer], embeddings_server: EmbeddingsServer) -> Iterator[Opener]:
+    """Opens vector partitions following `partitions` (the test embedder, manual mode by default)."""
+    opened: list[VectorNode] = []
 
-    def opener(spec: str | None = None, mode: str = "manual", batch_size: int = 4) -> VectorShard:
-        node = VectorShard(
+    def opener(spec: str | None = None, mode: str = "manual", batch_size: int = 4) -> VectorNode:
+        node = VectorNode(
             tmp_path / "vectors",
             spec or f"openai:{embeddings_server.url}#embed-small",
             batch_size=batch_size,
-            index_addresses=[s.address for s in shards],
+            index_addresses=[s.address for s in partitions],
             embed_mode=mode,
         )
         node.start()
@@ -60,22 +60,22 @@ def texts_of(sessions: list[units_pb2.Session]) -> dict[str, list[str]]:
     return {s.id: [item.text for item in dialogue_items(s)] for s in sessions}
 
 
-def ingest(shards: list[ShardServer], sessions: list[units_pb2.Session]) -> None:
-    shards[0].upsert(sessions[::2])
-    shards[1].upsert(sessions[1::2])
+def ingest(partitions: list[FeedServer], sessions: list[units_pb2.Session]) -> None:
+    partitions[0].upsert(sessions[::2])
+    partitions[1].upsert(sessions[1::2])
 
 
-def pulled(node: VectorShard) -> vector_pb2.EmbedStatusResponse:
+def pulled(node: VectorNode) -> vector_pb2.EmbedStatusResponse:
     """The status once the follower has pulled every feed into the local queue."""
     wait_for(lambda: node.embed_status().feed_backlog_texts == 0)
     return node.embed_status()
 
 
 def test_manual_mode_queues_everything_and_embeds_nothing_until_a_backfill(
-    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+    partitions: list[FeedServer], open_vector: Opener, embeddings_server: EmbeddingsServer
 ) -> None:
     sessions = archive()
-    ingest(shards, sessions)
+    ingest(partitions, sessions)
     node = open_vector()
     status = pulled(node)
     time.sleep(3 * POLL_S)
@@ -91,10 +91,10 @@ def test_manual_mode_queues_everything_and_embeds_nothing_until_a_backfill(
 
 
 def test_preflight_names_exactly_the_window_the_backfill_embeds(
-    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+    partitions: list[FeedServer], open_vector: Opener, embeddings_server: EmbeddingsServer
 ) -> None:
     sessions = archive()
-    ingest(shards, sessions)
+    ingest(partitions, sessions)
     node = open_vector()
     pulled(node)
     texts = texts_of(sessions)
@@ -130,10 +130,10 @@ def test_preflight_names_exactly_the_window_the_backfill_embeds(
 
 
 def test_a_backfill_is_bounded_by_max_sessions_and_the_last_one_drains_the_queue(
-    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+    partitions: list[FeedServer], open_vector: Opener, embeddings_server: EmbeddingsServer
 ) -> None:
     sessions = archive()
-    ingest(shards, sessions)
+    ingest(partitions, sessions)
     node = open_vector()
     pulled(node)
     total = sum(len(t) for t in texts_of(sessions).values())
@@ -150,10 +150,10 @@ def test_a_backfill_is_bounded_by_max_sessions_and_the_last_one_drains_the_queue
     assert node.embed_status().last_run == rest.run  # a run that embedded nothing is not the last run
 
 
-def test_preflight_pulls_its_window_from_the_feeds_itself(shards: list[ShardServer], open_vector: Opener) -> None:
+def test_preflight_pulls_its_window_from_the_feeds_itself(partitions: list[FeedServer], open_vector: Opener) -> None:
     node = open_vector("none")  # no embedder: no follower thread pulls anything
     late = topic("late", "one", "two", "three")
-    shards[1].upsert([late])
+    partitions[1].upsert([late])
     before = node.embed_status()
     assert (before.queued_texts, before.feed_backlog_texts) == (0, 3)
     window = node.preflight(10)
@@ -173,9 +173,9 @@ def test_max_sessions_out_of_range_is_an_invalid_request(open_vector: Opener, ma
 
 
 def test_without_an_embedder_backfill_is_unavailable_and_status_says_so(
-    shards: list[ShardServer], open_vector: Opener
+    partitions: list[FeedServer], open_vector: Opener
 ) -> None:
-    ingest(shards, archive()[:2])
+    ingest(partitions, archive()[:2])
     node = open_vector("none")
     with pytest.raises(QuarryError) as caught:
         node.backfill(1)
@@ -186,10 +186,10 @@ def test_without_an_embedder_backfill_is_unavailable_and_status_says_so(
 
 
 def test_auto_mode_backfill_does_not_race_the_background_worker(
-    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+    partitions: list[FeedServer], open_vector: Opener, embeddings_server: EmbeddingsServer
 ) -> None:
     sessions = archive()
-    ingest(shards, sessions)
+    ingest(partitions, sessions)
     node = open_vector(mode="auto", batch_size=2)
     result = node.backfill(5)
     assert result.sessions == result.window.sessions
@@ -208,8 +208,8 @@ def test_auto_mode_backfill_does_not_race_the_background_worker(
     wait_for(lambda: not node.embed_status().last_run.running)
 
 
-def test_the_last_run_survives_a_restart(shards: list[ShardServer], open_vector: Opener) -> None:
-    ingest(shards, archive())
+def test_the_last_run_survives_a_restart(partitions: list[FeedServer], open_vector: Opener) -> None:
+    ingest(partitions, archive())
     node = open_vector()
     pulled(node)
     run = node.backfill(2).run
@@ -221,20 +221,20 @@ def test_the_last_run_survives_a_restart(shards: list[ShardServer], open_vector:
 
 def test_an_unknown_embed_mode_is_a_bad_value(tmp_path: Path) -> None:
     with pytest.raises(QuarryError) as caught:
-        VectorShard(tmp_path / "v", "none", embed_mode="sometimes")
+        VectorNode(tmp_path / "v", "none", embed_mode="sometimes")
     assert (caught.value.code, caught.value.parameter) == (errors_pb2.BAD_VALUE, "embed_mode")
 
 
 # ---- the query node's EmbeddingService, without and with a vector node's answer --------------------
 
 
-def cluster(shards: list[ShardServer]) -> ClusterClient:
-    return ClusterClient(StaticTopology([s.address for s in shards]))
+def cluster(partitions: list[FeedServer]) -> ClusterClient:
+    return ClusterClient(StaticTopology([s.address for s in partitions]))
 
 
-def test_without_a_vector_node_status_answers_and_operations_are_unavailable(shards: list[ShardServer]) -> None:
-    ingest(shards, archive())
-    ops = EmbeddingOps(cluster(shards), None, "")
+def test_without_a_vector_node_status_answers_and_operations_are_unavailable(partitions: list[FeedServer]) -> None:
+    ingest(partitions, archive())
+    ops = EmbeddingOps(cluster(partitions), None, "")
     status = ops.status()
     assert (status.archive_sessions, status.vector_reachable, status.coverage) == (10, False, 0.0)
     assert status.next_action.code == "start_vector_node"

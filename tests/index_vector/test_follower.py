@@ -1,4 +1,4 @@
-"""The vector node follows real lexical shards over gRPC: it embeds what they hold, drops what they no
+"""The vector node follows real lexical partitions over gRPC: it embeds what they hold, drops what they no
 longer hold, resumes from its cursor after a restart, and counts their backlog as pending."""
 
 from __future__ import annotations
@@ -11,28 +11,28 @@ import numpy as np
 import pytest
 
 from quarry.core.dialogue import dialogue_items
-from quarry.index.vector.follower import POLL_S
-from quarry.index.vector.shard import VectorShard
-from quarry.index.vector.worker import WARM_UP_TEXT
 from quarry.v1 import units_pb2
+from quarry.vector.follower import POLL_S
+from quarry.vector.node import VectorNode
+from quarry.vector.worker import WARM_UP_TEXT
 from tests.index.sessions import Msg, session
 
-from .conftest import EmbeddingsServer, ShardServer
+from .conftest import EmbeddingsServer, FeedServer
 
-Opener = Callable[..., VectorShard]
+Opener = Callable[..., VectorNode]
 
 
 @pytest.fixture
-def open_vector(tmp_path: Path, shards: list[ShardServer], embeddings_server: EmbeddingsServer) -> Iterator[Opener]:
-    """Opens vector nodes following `shards` (the test embedder by default) and closes them at the end."""
-    opened: list[VectorShard] = []
+def open_vector(tmp_path: Path, partitions: list[FeedServer], embeddings_server: EmbeddingsServer) -> Iterator[Opener]:
+    """Opens vector partitions following `partitions` (the test embedder by default) and closes them at the end."""
+    opened: list[VectorNode] = []
 
-    def opener(spec: str | None = None, batch_size: int = 8) -> VectorShard:
-        node = VectorShard(
+    def opener(spec: str | None = None, batch_size: int = 8) -> VectorNode:
+        node = VectorNode(
             tmp_path / "vectors",
             spec or f"openai:{embeddings_server.url}#embed-small",
             batch_size=batch_size,
-            index_addresses=[s.address for s in shards],
+            index_addresses=[s.address for s in partitions],
         )
         node.start()
         opened.append(node)
@@ -64,7 +64,7 @@ def embedded_texts(server: EmbeddingsServer) -> list[str]:
     return [text for request in server.requests for text in request["input"] if text != WARM_UP_TEXT]
 
 
-def vector_ids(node: VectorShard) -> set[str]:
+def vector_ids(node: VectorNode) -> set[str]:
     hits = node.exact_search(np.ones(8, dtype=np.float32) / np.sqrt(8), 1000)
     return {h.message_id for h in hits}
 
@@ -76,10 +76,12 @@ def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-def test_every_dialogue_item_of_every_shard_gets_a_vector(shards: list[ShardServer], open_vector: Opener) -> None:
+def test_every_dialogue_item_of_every_partition_gets_a_vector(
+    partitions: list[FeedServer], open_vector: Opener
+) -> None:
     sessions = first_batch()
-    shards[0].upsert(sessions[::2])
-    shards[1].upsert(sessions[1::2])
+    partitions[0].upsert(sessions[::2])
+    partitions[1].upsert(sessions[1::2])
     node = open_vector()
     assert node.wait_idle(30), node.stats()
     expected = {item.message_id for s in sessions for item in dialogue_items(s)}
@@ -88,20 +90,20 @@ def test_every_dialogue_item_of_every_shard_gets_a_vector(shards: list[ShardServ
     assert (stats.vectors, stats.pending, stats.last_error) == (len(expected), 0, "")
 
     later = topic("later", "a session written while the node runs")
-    shards[1].upsert([later])
+    partitions[1].upsert([later])
     assert node.wait_idle(10)
     assert vector_ids(node) == expected | {item.message_id for item in dialogue_items(later)}
 
 
 def test_a_changed_session_loses_the_vectors_of_removed_messages(
-    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+    partitions: list[FeedServer], open_vector: Opener, embeddings_server: EmbeddingsServer
 ) -> None:
-    shards[0].upsert(first_batch())
+    partitions[0].upsert(first_batch())
     node = open_vector()
     assert node.wait_idle(30)
     before = len(embedded_texts(embeddings_server))
 
-    shards[0].upsert([topic("sqlite", "database is locked", "a new answer"), topic("css")])
+    partitions[0].upsert([topic("sqlite", "database is locked", "a new answer"), topic("css")])
     assert node.wait_idle(10)
     ids = vector_ids(node)
     sqlite, css = "claude-code-session:sqlite", "claude-code-session:css"
@@ -111,23 +113,23 @@ def test_a_changed_session_loses_the_vectors_of_removed_messages(
 
 
 def test_a_restarted_node_resumes_from_its_cursor(
-    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+    partitions: list[FeedServer], open_vector: Opener, embeddings_server: EmbeddingsServer
 ) -> None:
     sessions = first_batch()
-    shards[0].upsert(sessions)
+    partitions[0].upsert(sessions)
     node = open_vector()
     assert node.wait_idle(30)
     texts = sum(len(dialogue_items(s)) for s in sessions)
     assert len(embedded_texts(embeddings_server)) == texts
     node.close()
 
-    # Without an embedder nothing is pulled: pending is exactly the shards' backlog after the cursor.
+    # Without an embedder nothing is pulled: pending is exactly the partitions' backlog after the cursor.
     idle = open_vector("none")
     assert idle.stats().pending == 0
     new = [topic("new-a", "one", "two"), topic("new-b", "three")]
-    shards[0].upsert(new[:1])
-    shards[1].upsert(new[1:])
-    assert idle.stats().pending == 3  # counted as soon as the shards acknowledged it
+    partitions[0].upsert(new[:1])
+    partitions[1].upsert(new[1:])
+    assert idle.stats().pending == 3  # counted as soon as the partitions acknowledged it
     time.sleep(3 * POLL_S)
     assert idle.stats().pending == 3  # and nothing was taken
     idle.close()
@@ -138,42 +140,42 @@ def test_a_restarted_node_resumes_from_its_cursor(
     assert resumed.stats().vectors == texts + 3
 
 
-def test_an_unreachable_shard_is_reported_and_followed_again_when_back(
-    shards: list[ShardServer], open_vector: Opener
+def test_an_unreachable_partition_is_reported_and_followed_again_when_back(
+    partitions: list[FeedServer], open_vector: Opener
 ) -> None:
-    shards[0].upsert([topic("a", "from the first shard")])
-    shards[1].upsert([topic("b", "from the second shard")])
+    partitions[0].upsert([topic("a", "from the first partition")])
+    partitions[1].upsert([topic("b", "from the second partition")])
     node = open_vector()
     assert node.wait_idle(30)
-    known = node.stats().pending  # 0: the second shard's backlog is known
+    known = node.stats().pending  # 0: the second partition's backlog is known
     assert known == 0
-    shards[1].upsert([topic("c", "written just before the shard went away", "and one more")])
+    partitions[1].upsert([topic("c", "written just before the partition went away", "and one more")])
     assert node.stats().pending == 2
-    shards[1].stop()
-    shards[0].upsert([topic("d", "the first shard keeps being followed")])
-    wait_for(lambda: shards[1].address in node.stats().last_error)
+    partitions[1].stop()
+    partitions[0].upsert([topic("d", "the first partition keeps being followed")])
+    wait_for(lambda: partitions[1].address in node.stats().last_error)
     wait_for(lambda: "claude-code-session:d:m0" in vector_ids(node))
-    assert node.stats().pending == 2  # the silent shard counts with the backlog it last reported
+    assert node.stats().pending == 2  # the silent partition counts with the backlog it last reported
 
-    shards[1].start()
+    partitions[1].start()
     assert node.wait_idle(20)
     wait_for(lambda: node.stats().last_error == "")
     assert {"claude-code-session:c:m0", "claude-code-session:c:m1"} <= vector_ids(node)
 
 
-def test_a_rebuilt_shard_is_followed_from_the_start_without_embedding_again(
-    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer, tmp_path: Path
+def test_a_rebuilt_partition_is_followed_from_the_start_without_embedding_again(
+    partitions: list[FeedServer], open_vector: Opener, embeddings_server: EmbeddingsServer, tmp_path: Path
 ) -> None:
     sessions = first_batch()
-    shards[0].upsert(sessions)
+    partitions[0].upsert(sessions)
     node = open_vector()
     assert node.wait_idle(30)
     before = len(embedded_texts(embeddings_server))
 
-    shards[0].stop()
-    shards[0].data_dir = tmp_path / "index-0-rebuilt"  # a new store (new uuid) on the same address
-    shards[0].start()
-    shards[0].upsert([*sessions, topic("only-in-the-rebuild", "fresh text")])
+    partitions[0].stop()
+    partitions[0].data_dir = tmp_path / "index-0-rebuilt"  # a new store (new uuid) on the same address
+    partitions[0].start()
+    partitions[0].upsert([*sessions, topic("only-in-the-rebuild", "fresh text")])
     # The node may still hold the old store's backlog (none) from a poll during the restart: wait for
     # the embedding itself, then for quiet.
     wait_for(lambda: "fresh text" in embedded_texts(embeddings_server))
@@ -182,17 +184,17 @@ def test_a_rebuilt_shard_is_followed_from_the_start_without_embedding_again(
 
 
 def test_an_archive_is_embedded_the_most_recently_active_sessions_first(
-    shards: list[ShardServer], open_vector: Opener, embeddings_server: EmbeddingsServer
+    partitions: list[FeedServer], open_vector: Opener, embeddings_server: EmbeddingsServer
 ) -> None:
-    # Written oldest and newest interleaved, across both shards, so neither the write order nor the
-    # shard order is the activity order.
+    # Written oldest and newest interleaved, across both partitions, so neither the write order nor the
+    # partition order is the activity order.
     days = [3, 11, 0, 7, 14, 5, 9, 1, 12, 4, 8, 2, 13, 6, 10]
     sessions = [
         session(f"day-{day}", [Msg("user", f"question of day {day}")], start_ms=1_700_000_000_000 + day * 86_400_000)
         for day in days
     ]
-    shards[0].upsert(sessions[::2])
-    shards[1].upsert(sessions[1::2])
+    partitions[0].upsert(sessions[::2])
+    partitions[1].upsert(sessions[1::2])
     embeddings_server.failing = True  # hold the worker until the node has pulled both feeds
     node = open_vector(batch_size=4)
     wait_for(lambda: node.embed_status().queued_texts == len(days) and node.embed_status().feed_backlog_texts == 0)

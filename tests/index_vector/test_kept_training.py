@@ -14,11 +14,11 @@ import numpy as np
 import pysqlite3.dbapi2 as sqlite3
 import pytest
 
-from quarry.index.vector.ann import AnnIndex
-from quarry.index.vector.kept_training import StoredTraining, digest
-from quarry.index.vector.shard import STORE_FILE, VectorShard
-from quarry.index.vector.store import AnnTraining, VectorStore
 from quarry.v1 import vector_pb2
+from quarry.vector.ann import AnnIndex
+from quarry.vector.kept_training import StoredTraining, digest
+from quarry.vector.node import STORE_FILE, VectorNode
+from quarry.vector.store import AnnTraining, VectorStore
 
 from .conftest import SQLITE_QUERY
 from .test_ann_scale import DIMENSION, SWITCH, clustered, exact_top
@@ -71,7 +71,7 @@ def test_a_restart_takes_the_kept_training(
     store: VectorStore, corpus: tuple[np.ndarray, np.ndarray], caplog: pytest.LogCaptureFixture
 ) -> None:
     queries = clustered(100, seed=2)
-    with caplog.at_level(logging.INFO, logger="quarry.index.vector"):
+    with caplog.at_level(logging.INFO, logger="quarry.vector"):
         first = answers(started(store, corpus), queries)
         assert TRAINED in messages(caplog)
         kept = store.ann_training()
@@ -92,7 +92,7 @@ def test_the_kept_training_serves_appends_and_removals_since(
     fresh = clustered(100, seed=3)
     fresh_ids = np.arange(10_001, 10_101, dtype=np.int64)
     now = (np.concatenate([rowids[::2], fresh_ids]), np.concatenate([vectors[::2], fresh]))
-    with caplog.at_level(logging.INFO, logger="quarry.index.vector"):
+    with caplog.at_level(logging.INFO, logger="quarry.vector"):
         ann = started(store, now)
     assert TRAINED not in messages(caplog)
     assert ann.ntotal == len(now[0])
@@ -140,12 +140,12 @@ def test_a_damaged_training_is_trained_again(
 ) -> None:
     started(store, corpus)
     damage(store)
-    with caplog.at_level(logging.INFO, logger="quarry.index.vector"):
+    with caplog.at_level(logging.INFO, logger="quarry.vector"):
         ann = started(store, corpus)
     assert reason in messages(caplog) and UNUSABLE in messages(caplog) and TRAINED in messages(caplog)
     assert_correct(ann, corpus)
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="quarry.index.vector"):
+    with caplog.at_level(logging.INFO, logger="quarry.vector"):
         started(store, corpus)  # the new training replaced the damaged one
     assert TAKEN in messages(caplog) and TRAINED not in messages(caplog)
 
@@ -154,18 +154,18 @@ def test_other_parameters_train_again(
     store: VectorStore, corpus: tuple[np.ndarray, np.ndarray], caplog: pytest.LogCaptureFixture
 ) -> None:
     started(store, corpus, nlist=32)
-    with caplog.at_level(logging.INFO, logger="quarry.index.vector"):
+    with caplog.at_level(logging.INFO, logger="quarry.vector"):
         ann = started(store, corpus, nlist=16)
     assert '"nlist": 32' in messages(caplog) and UNUSABLE in messages(caplog)
     assert f"{TRAINED} (nlist 16)" in messages(caplog)
     assert_correct(ann, corpus)
 
 
-def test_a_restarted_shard_answers_as_before_without_training(
-    corpus_shard_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_a_restarted_partition_answers_as_before_without_training(
+    corpus_node_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     data_dir = tmp_path / "vectors"
-    shutil.copytree(corpus_shard_dir, data_dir)  # the session's corpus stays as other tests expect it
+    shutil.copytree(corpus_node_dir, data_dir)  # the session's corpus stays as other tests expect it
 
     def change(statement: str) -> None:
         with closing(sqlite3.connect(str(data_dir / STORE_FILE))) as conn, conn:
@@ -175,15 +175,15 @@ def test_a_restarted_shard_answers_as_before_without_training(
     request = vector_pb2.VectorSearchRequest(text=SQLITE_QUERY, limit=10)
 
     def search_once() -> list[tuple[str, str]]:
-        shard = VectorShard(data_dir, "minilm", approximate_above=5)
-        shard.start()
+        node = VectorNode(data_dir, "minilm", approximate_above=5)
+        node.start()
         try:
-            assert shard._state.ann is not None and shard._state.ann.approximate
-            return [(h.session_id, h.message_id) for h in shard.search(request).hits]
+            assert node._state.ann is not None and node._state.ann.approximate
+            return [(h.session_id, h.message_id) for h in node.search(request).hits]
         finally:
-            shard.close()
+            node.close()
 
-    with caplog.at_level(logging.INFO, logger="quarry.index.vector"):
+    with caplog.at_level(logging.INFO, logger="quarry.vector"):
         before = search_once()
         assert TRAINED in messages(caplog)
         caplog.clear()

@@ -9,11 +9,11 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quarry.core.embed import Embedder
-from quarry.core.passages import MAX_PASSAGES, PASSAGE_STRIDE, PASSAGE_TOKENS, WordPieceWindows, windows
-from quarry.index.vector.shard import STORE_FILE, VectorShard
-from quarry.index.vector.store import VectorStore, _connect
 from quarry.v1 import index_pb2, vector_pb2
+from quarry.vector.embed import Embedder
+from quarry.vector.node import STORE_FILE, VectorNode
+from quarry.vector.passages import MAX_PASSAGES, PASSAGE_STRIDE, PASSAGE_TOKENS, WordPieceWindows, windows
+from quarry.vector.store import VectorStore, _connect
 
 FILLER = " ".join(
     f"The quarterly report section {n} lists revenue, headcount and office leases for the northern region."
@@ -52,18 +52,18 @@ def test_minilm_windows_are_slices_of_the_text_within_the_model_reach() -> None:
     assert passages[-1].endswith(TAIL)
 
 
-def test_a_message_is_found_by_what_it_says_past_the_model_reach(open_shard, minilm: Embedder) -> None:
-    shard: VectorShard = open_shard("minilm")
-    shard.enqueue(
+def test_a_message_is_found_by_what_it_says_past_the_model_reach(open_node, minilm: Embedder) -> None:
+    node: VectorNode = open_node("minilm")
+    node.enqueue(
         [
             index_pb2.EmbedItem(message_id="long:m0", session_id="long", text=FILLER + " " + TAIL),
             index_pb2.EmbedItem(message_id="other:m0", session_id="other", text="bake banana bread at 180 degrees"),
             index_pb2.EmbedItem(message_id="css:m0", session_id="css", text="center the login form with flexbox"),
         ]
     )
-    assert shard.wait_idle(120), shard.stats()
-    assert shard.stats().vectors == 3  # texts embedded, whatever their passages
-    hits = shard.search(vector_pb2.VectorSearchRequest(text="sqlite database is locked", limit=3)).hits
+    assert node.wait_idle(120), node.stats()
+    assert node.stats().vectors == 3  # texts embedded, whatever their passages
+    hits = node.search(vector_pb2.VectorSearchRequest(text="sqlite database is locked", limit=3)).hits
     assert (hits[0].session_id, hits[0].message_id) == ("long", "long:m0")
     whole = minilm.embed(["sqlite database is locked", FILLER + " " + TAIL])
     assert hits[0].distance < float(np.linalg.norm(whole[0] - whole[1])) - 0.2  # nearer than the truncated vector
@@ -98,15 +98,15 @@ def test_a_store_of_one_vector_per_message_is_opened_with_its_vectors(tmp_path: 
     assert store.vectors_of_texts([b"h0"])[b"h0"].shape == (1, 384)
     store.close()
 
-    shard = VectorShard(data_dir, "minilm")
-    shard.start()
+    node = VectorNode(data_dir, "minilm")
+    node.start()
     try:
-        hits = shard.search(vector_pb2.VectorSearchRequest(text="database locked", limit=2)).hits
+        hits = node.search(vector_pb2.VectorSearchRequest(text="database locked", limit=2)).hits
         assert [(h.session_id, h.message_id) for h in hits] == [("db", "db:m0"), ("cake", "cake:m0")]
-        shard.enqueue([index_pb2.EmbedItem(message_id="new:m0", session_id="new", text="a new text")])
-        assert shard.wait_idle(60)
+        node.enqueue([index_pb2.EmbedItem(message_id="new:m0", session_id="new", text="a new text")])
+        assert node.wait_idle(60)
     finally:
-        shard.close()
+        node.close()
     reopened = _connect(data_dir / STORE_FILE)
     rowid = reopened.execute("SELECT rowid FROM vectors WHERE message_id = 'new:m0'").fetchone()[0]
     assert rowid == 13  # no removed rowid is used again

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from quarry.index.vector.row_sessions import RowSessions
+from quarry.vector.row_sessions import RowSessions
 
 
 def test_codes_follow_adds_and_removals_and_unknown_rowids_have_none() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pysqlite3.dbapi2 as sqlite3
 
-from quarry.index.vector.store import VectorStore
+from quarry.vector.store import VectorStore
 
 DAY_MS = 86_400_000
 

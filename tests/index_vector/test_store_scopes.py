@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quarry.index.vector.store import VectorStore
+from quarry.vector.store import VectorStore
 from tests.index_vector.test_store_order import DAY_MS, embed_next, items
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from quarry.index.vector.shard import VectorShard
 from quarry.v1 import index_pb2, vector_pb2
+from quarry.vector.node import VectorNode
 from tests.index_vector.conftest import EmbeddingsServer, corpus_items
 
 REPEATED = "Continue with the next step of the plan."
@@ -21,24 +21,24 @@ def item(session_id: str, seq: int, text: str) -> index_pb2.EmbedItem:
 def test_identical_texts_are_embedded_once_and_map_back_to_every_message(
     tmp_path: Path, embeddings_server: EmbeddingsServer
 ) -> None:
-    shard = VectorShard(tmp_path / "vectors", f"openai:{embeddings_server.url}#embed-small")
-    shard.start()
+    node = VectorNode(tmp_path / "vectors", f"openai:{embeddings_server.url}#embed-small")
+    node.start()
     try:
-        shard.enqueue([*corpus_items(), item("s:a", 0, REPEATED), item("s:b", 0, REPEATED)])
-        assert shard.wait_idle(20)
-        shard.enqueue([item("s:c", 0, REPEATED), item("s:c", 1, "a text of its own")])
-        assert shard.wait_idle(20)
+        node.enqueue([*corpus_items(), item("s:a", 0, REPEATED), item("s:b", 0, REPEATED)])
+        assert node.wait_idle(20)
+        node.enqueue([item("s:c", 0, REPEATED), item("s:c", 1, "a text of its own")])
+        assert node.wait_idle(20)
         embedded = [text for request in embeddings_server.requests for text in request["input"]]
         assert embedded.count(REPEATED) == 1
         assert embedded.count("a text of its own") == 1
-        stats = shard.stats()
+        stats = node.stats()
         assert stats.pending == 0
         for session in ("s:a", "s:b", "s:c"):
-            vectors = shard._state.store.session_vectors(session)
+            vectors = node._state.store.session_vectors(session)
             assert len(vectors) == (2 if session == "s:c" else 1)
-        same = [shard._state.store.session_vectors(s)[0] for s in ("s:a", "s:b")]
+        same = [node._state.store.session_vectors(s)[0] for s in ("s:a", "s:b")]
         assert np.array_equal(same[0], same[1])
-        hits = shard.search(vector_pb2.VectorSearchRequest(text=REPEATED, limit=10)).hits
+        hits = node.search(vector_pb2.VectorSearchRequest(text=REPEATED, limit=10)).hits
         assert {"s:a", "s:b", "s:c"} <= {h.session_id for h in hits}
     finally:
-        shard.close()
+        node.close()

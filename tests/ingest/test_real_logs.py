@@ -233,7 +233,7 @@ def test_main_session_delegations_resolve_to_the_two_subagent_files() -> None:
         assert result.startswith(final.split("\n")[0]) and "agentId: " in result
         assert delegation.result_sha256 == hashlib.sha256(result.encode()).hexdigest()
         assert delegation.result_preview == result[:280]
-        assert delegation.child_excerpt_sha256 == ""  # the child is another file: the shard joins them
+        assert delegation.child_excerpt_sha256 == ""  # the child is another file: the partition joins them
     # toolUseResult: jq -c 'select(.toolUseResult) | .toolUseResult | {status, agentType, totalDurationMs,
     # totalTokens, totalToolUseCount}'. The main run's tokens: usage summed once per message.id (jq -s
     # 'group_by(.message.id) | map(max of each usage field) | add') = 65,836.

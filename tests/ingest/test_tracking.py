@@ -91,18 +91,18 @@ def test_examine_reads_only_what_changed_and_waits_for_a_partial_line(tmp_path: 
 def test_marks_survive_a_reopen_and_are_dropped_when_the_epoch_changes(tmp_path: Path) -> None:
     db = tmp_path / "ingest" / "files.sqlite3"
     tracker = FileTracker(db)
-    assert tracker.enter_epoch("quarry 1 · shards a b") is False  # nothing to forget yet
+    assert tracker.enter_epoch("quarry 1 · partitions a b") is False  # nothing to forget yet
     tracker.record([("/logs/a.jsonl", mark_of(LINES, 2)), ("/logs/b.jsonl", mark_of(b"{}\n", 0))])
     tracker.record([("/logs/a.jsonl", mark_of(LINES + b"{}\n", 3))])
     tracker.close()
 
     reopened = FileTracker(db)
-    assert reopened.enter_epoch("quarry 1 · shards a b") is False
+    assert reopened.enter_epoch("quarry 1 · partitions a b") is False
     assert reopened.get("/logs/a.jsonl") == mark_of(LINES + b"{}\n", 3)
     assert reopened.get("/logs/b.jsonl") == mark_of(b"{}\n", 0)
     assert reopened.get("/logs/c.jsonl") is None
 
-    assert reopened.enter_epoch("quarry 1 · shards a c") is True  # shard 1 was wiped
+    assert reopened.enter_epoch("quarry 1 · partitions a c") is True  # partition 1 was wiped
     assert reopened.get("/logs/a.jsonl") is None
     reopened.close()
 

@@ -1,4 +1,4 @@
-"""A real cluster in this process for query-node and CLI tests: lexical shards (Tantivy + SQLite under a
+"""A real cluster in this process for query-node and CLI tests: lexical partitions (Tantivy + SQLite under a
 temporary directory) behind gRPC servers, the coordinator over them, and a QueryService server."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import grpc
 
 from quarry.core import refs
 from quarry.core.config import ClusterInfo
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.query import units
 from quarry.query.root import Coordinator
 from quarry.query.server import QueryServicer
@@ -23,7 +23,7 @@ def corpus() -> list[units_pb2.Session]:
     """Nine sessions of three messages, one action, two file rows and a main run each."""
     out = []
     for n in range(9):
-        # three sessions share each start time, so rows tie on time across shards
+        # three sessions share each start time, so rows tie on time across partitions
         start_ms = BASE_MS + (n // 3) * 1_000
         s = session(
             f"s{n}",
@@ -46,15 +46,15 @@ def corpus() -> list[units_pb2.Session]:
 
 
 class Cluster:
-    """`shards` real partitions holding corpus(), one per in-process index node behind gRPC, a coordinator
+    """`partitions` real partitions holding corpus(), one per in-process index node behind gRPC, a coordinator
     over them, and a query node serving it."""
 
-    def __init__(self, root: Path, shards: int) -> None:
-        self.nodes = one_partition_each(root, shards)
-        self.shards = [node.lexical(i) for i, node in enumerate(self.nodes)]
+    def __init__(self, root: Path, partitions: int) -> None:
+        self.nodes = one_partition_each(root, partitions)
+        self.partitions = [node.lexical(i) for i, node in enumerate(self.nodes)]
         sessions = corpus()
-        for i, shard in enumerate(self.shards):
-            shard.upsert([s for s in sessions if partition_for(s.id, shards) == i])
+        for i, partition in enumerate(self.partitions):
+            partition.upsert([s for s in sessions if partition_for(s.id, partitions) == i])
         self.servers = []
         self.coordinator = Coordinator(topology(self.nodes), None, None)
         query = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
@@ -68,9 +68,11 @@ class Cluster:
         ClusterInfo(home=str(home), ingest="", query=self.query_address, index=[], vector="").save(home)
 
     def plan_envelope(self, plan: plan_pb2.QueryPlan, limit: int = 50, offset: int = 0) -> query_pb2.QueryUnitEnvelope:
-        """A hand-built plan through every shard and the query node's merge (as query_units runs it)."""
-        request = index_pb2.ShardUnitsRequest(plan=plan, limit=units.shard_limit(plan, limit, offset))
-        return units.envelope("", plan, [shard.query_units(request) for shard in self.shards], limit, offset)
+        """A hand-built plan through every partition and the query node's merge (as query_units runs it)."""
+        request = index_pb2.PartitionUnitsRequest(plan=plan, limit=units.partition_limit(plan, limit, offset))
+        return units.envelope(
+            "", plan, [partition.query_units(request) for partition in self.partitions], limit, offset
+        )
 
     def rows(self, query: str, limit: int = 50, offset: int = 0) -> list[str]:
         request = query_pb2.QueryUnitsRequest(query=query, limit=limit, offset=offset)

@@ -1,5 +1,5 @@
 """Seed 003's search controls: every validation rule names its parameter path; effective defaults;
-then through a real coordinator over in-process shards (no vector node): validation before any shard,
+then through a real coordinator over in-process partitions (no vector node): validation before any partition,
 min_score, include_scores, the echo, and cursors bound to the controls."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner, Result
 
-from quarry.client.cli.main import app
+from quarry.cli.main import app
 from quarry.core.errors import QuarryError
 from quarry.query import controls
 from quarry.query.topology import StaticTopology
@@ -150,7 +150,7 @@ def test_omitted_controls_take_the_defaults_of_their_lane() -> None:
     assert (hybrid.method, hybrid.rank_constant) == ("rrf", 60)
     assert hybrid.weights == {"text": 1.0, "action": 1.0, "vector": 1.0}
     assert hybrid.lexical_admission is None and hybrid.min_similarity is None and hybrid.min_score is None
-    assert hybrid.shard_admission() is None
+    assert hybrid.partition_admission() is None
     assert hybrid.vector_requirement == "lane"
     dialogue = controls.validate(None, "dialogue", False)
     assert dialogue.weights == {"text": 1.0} and dialogue.vector_requirement == ""
@@ -159,8 +159,8 @@ def test_omitted_controls_take_the_defaults_of_their_lane() -> None:
 def test_one_lexical_field_brings_the_other_default() -> None:
     effective = controls.validate(admission(lexical_coverage=0.5), "dialogue", True)
     assert effective.lexical_admission == (0.5, 2)
-    shard = effective.shard_admission()
-    assert shard is not None and (shard.coverage, shard.min_matched_terms) == (0.5, 2)
+    partition = effective.partition_admission()
+    assert partition is not None and (partition.coverage, partition.min_matched_terms) == (0.5, 2)
     assert controls.validate(admission(lexical_min_matched_terms=3), "actions", True).lexical_admission == (0.25, 3)
 
 
@@ -206,7 +206,7 @@ def search(cluster: Cluster, query: str, lane: str = "dialogue", **kwargs: objec
 
 
 def test_validation_comes_before_the_vector_capability() -> None:
-    # no shard and no vector node answers at these addresses: only validation can reply in time
+    # no partition and no vector node answers at these addresses: only validation can reply in time
     from quarry.query.root import Coordinator
 
     nowhere = Coordinator(StaticTopology(["127.0.0.1:9"]), None, None)
@@ -268,7 +268,7 @@ def test_the_envelope_echoes_the_effective_controls(cluster: Cluster) -> None:
     assert not echoed.include_scores and not echoed.HasField("min_score")
 
 
-def test_coverage_admission_reaches_the_shards(cluster: Cluster) -> None:
+def test_coverage_admission_reaches_the_partitions(cluster: Cluster) -> None:
     # Read as the query language, every word is needed: nothing holds zzzabsent.
     assert search(cluster, "tests number 4 zzzabsent", reading="query").hits == []
     admitted = search(cluster, "tests number 4 zzzabsent", controls=admission(lexical_coverage=0.75))
@@ -288,7 +288,7 @@ def test_a_cursor_under_other_controls_is_stale_but_include_scores_may_change(cl
     assert not {h.session.id for h in second.hits} & {h.session.id for h in first.hits}
 
 
-def test_min_score_on_a_filter_only_query_is_rejected_before_the_shards(cluster: Cluster) -> None:
+def test_min_score_on_a_filter_only_query_is_rejected_before_the_partitions(cluster: Cluster) -> None:
     with pytest.raises(QuarryError) as raised:
         search(cluster, "repo:repo-1", controls=SearchControls(min_score=0.1))
     assert raised.value.parameter == "controls.min_score"

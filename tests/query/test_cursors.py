@@ -64,7 +64,7 @@ def test_an_edited_or_cut_token_is_an_invalid_cursor(at: int) -> None:
 
 @pytest.mark.parametrize("version", [1, 3])
 def test_another_version_is_rejected_with_the_version_named(version: int) -> None:
-    """Version 1 cursors were bound to shard counts and anchored per shard: a walk restarts."""
+    """Version 1 cursors were bound to partition counts and anchored per partition: a walk restarts."""
     token = cursors.seal({**cursors.unseal(cursors.encode(minted())), "v": version})
     with pytest.raises(QuarryError) as caught:
         cursors.decode(token)

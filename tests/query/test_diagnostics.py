@@ -6,17 +6,20 @@ from quarry.dsl import compile_query
 from quarry.query.diagnostics import Found, empty_result_caveats, named_origins, what_would_find
 from quarry.v1 import index_pb2, vector_pb2
 
-STORED = [index_pb2.ShardStats(partition=0, sessions=3, documents=9), index_pb2.ShardStats(partition=1, sessions=2)]
+STORED = [
+    index_pb2.PartitionStats(partition=0, sessions=3, documents=9),
+    index_pb2.PartitionStats(partition=1, sessions=2),
+]
 READY = vector_pb2.VectorStats(vectors=40, pending=0, embedder="minilm")
 
 
-def caveats(query: str, lane: str = "dialogue", shards=STORED, vectors=READY) -> list[str]:  # type: ignore[no-untyped-def]
-    return empty_result_caveats(compile_query(query, now_ms=1_780_000_000_000).plan, lane, shards, vectors)
+def caveats(query: str, lane: str = "dialogue", partitions=STORED, vectors=READY) -> list[str]:  # type: ignore[no-untyped-def]
+    return empty_result_caveats(compile_query(query, now_ms=1_780_000_000_000).plan, lane, partitions, vectors)
 
 
 def test_an_empty_archive_is_the_only_diagnosis() -> None:
-    empty = [index_pb2.ShardStats(partition=0), index_pb2.ShardStats(partition=1)]
-    assert caveats("sqlite since:7d", shards=empty) == [
+    empty = [index_pb2.PartitionStats(partition=0), index_pb2.PartitionStats(partition=1)]
+    assert caveats("sqlite since:7d", partitions=empty) == [
         "the archive is empty: no session is stored yet (ingest logs with `quarry ingest`)"
     ]
 

@@ -97,7 +97,7 @@ def test_minmax_normalises_over_the_top_fusion_depth_only() -> None:
 
 
 def test_hybrid_minmax_uses_similarity_for_the_vector_channel() -> None:
-    text = [shard_hit("s:a", 4.0), shard_hit("s:b", 2.0)]
+    text = [partition_hit("s:a", 4.0), partition_hit("s:b", 2.0)]
     vector = [
         vector_pb2.VectorHit(session_id="s:b", distance=0.2),
         vector_pb2.VectorHit(session_id="s:a", distance=1.0),
@@ -120,7 +120,7 @@ def test_rrf_ties_are_ordered_by_the_evidence_before_the_id() -> None:
 def test_a_hybrid_tie_goes_to_the_session_its_channels_scored_closer_to_their_best() -> None:
     # s:a first in text, far behind in vector; s:b a close second in text, first in vector by far: equal
     # RRF sums (ranks 1 and 2 against 2 and 1), and s:b's evidence is the stronger
-    text = [shard_hit("s:a", 5.0), shard_hit("s:b", 4.9), shard_hit("s:c", 1.0)]
+    text = [partition_hit("s:a", 5.0), partition_hit("s:b", 4.9), partition_hit("s:c", 1.0)]
     vector = [
         vector_pb2.VectorHit(session_id="s:b", distance=0.1),
         vector_pb2.VectorHit(session_id="s:a", distance=1.2),
@@ -139,15 +139,15 @@ def test_a_cursor_inside_a_tie_resumes_after_its_session() -> None:
 
 
 def test_hybrid_retrieval_is_one_when_first_in_every_channel_that_ran() -> None:
-    hits = hybrid_hits([shard_hit("s:a", 3.0)], None, [vector_pb2.VectorHit(session_id="s:a", distance=0.1)])
+    hits = hybrid_hits([partition_hit("s:a", 3.0)], None, [vector_pb2.VectorHit(session_id="s:a", distance=0.1)])
     assert hits[0].match.scores.retrieval == pytest.approx(1.0)
     assert set(hits[0].match.scores.channels) == {"text", "vector"}  # the action channel did not run
-    ran_empty = hybrid_hits([shard_hit("s:a", 3.0)], [], [vector_pb2.VectorHit(session_id="s:a", distance=0.1)])
+    ran_empty = hybrid_hits([partition_hit("s:a", 3.0)], [], [vector_pb2.VectorHit(session_id="s:a", distance=0.1)])
     assert ran_empty[0].match.scores.retrieval == pytest.approx(2 / 3)
 
 
-def shard_hit(session_id: str, score: float) -> index_pb2.ShardHit:
-    hit = index_pb2.ShardHit(score=score, ranked=True, message_id=f"{session_id}:m0")
+def partition_hit(session_id: str, score: float) -> index_pb2.PartitionHit:
+    hit = index_pb2.PartitionHit(score=score, ranked=True, message_id=f"{session_id}:m0")
     hit.session.id = session_id
     return hit
 

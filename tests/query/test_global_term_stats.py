@@ -40,7 +40,7 @@ def test_without_the_archives_statistics_the_partitions_would_disagree(clusters:
     """What the statistics correct: each partition's own IDF weighs the same words differently."""
     one, three = clusters
     plan = compile_query("tests number").plan
-    request = index_pb2.ShardSearchRequest(plan=plan, lane="dialogue", limit=50)
-    local = {h.session.id: h.score for shard in three.shards for h in shard.search(request).hits}
-    whole = {h.session.id: h.score for h in one.shards[0].search(request).hits}
+    request = index_pb2.PartitionSearchRequest(plan=plan, lane="dialogue", limit=50)
+    local = {h.session.id: h.score for partition in three.partitions for h in partition.search(request).hits}
+    whole = {h.session.id: h.score for h in one.partitions[0].search(request).hits}
     assert any(abs(local[s] - whole[s]) > 1e-3 * whole[s] for s in whole)

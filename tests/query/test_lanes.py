@@ -1,5 +1,5 @@
 """Retrieval lanes: three-lane RRF fusion as a pure function, then the actions, auto, semantic and hybrid
-lanes through a real coordinator over in-process shards (no vector node), and the CLI's lane options."""
+lanes through a real coordinator over in-process partitions (no vector node), and the CLI's lane options."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner, Result
 
-from quarry.client.cli.main import app, search_lane
+from quarry.cli.main import app, search_lane
 from quarry.core.errors import QuarryError
 from quarry.query.fusion import RRF_K, rrf
 from quarry.query.root import Coordinator
@@ -24,8 +24,8 @@ from tests.query.inprocess import Cluster
 # ----- fusion over three lanes (pure) --------------------------------------------------------------
 
 
-def shard_hit(session_id: str, surface: str, snippet: str) -> index_pb2.ShardHit:
-    hit = index_pb2.ShardHit(
+def partition_hit(session_id: str, surface: str, snippet: str) -> index_pb2.PartitionHit:
+    hit = index_pb2.PartitionHit(
         score=3.5,
         ranked=True,
         message_id=f"{session_id}:m2",
@@ -59,8 +59,8 @@ def test_rrf_over_three_lanes_sums_each_lanes_term_and_names_every_lane() -> Non
 
 def test_hybrid_hits_take_the_best_evidence_each_session_has() -> None:
     hits = hybrid_hits(
-        text=[shard_hit("s:t", "message", "ran [pytest] by hand")],
-        action=[shard_hit("s:a", "action", "Bash: [pytest] -k slow"), shard_hit("s:t", "action", "x")],
+        text=[partition_hit("s:t", "message", "ran [pytest] by hand")],
+        action=[partition_hit("s:a", "action", "Bash: [pytest] -k slow"), partition_hit("s:t", "action", "x")],
         vector=[vector_hit("s:v"), vector_hit("s:t")],
     )
     by_id = {h.session.id: h for h in hits}
@@ -76,7 +76,7 @@ def test_hybrid_hits_take_the_best_evidence_each_session_has() -> None:
     assert action_only.snippet == "Bash: [pytest] -k slow"
     assert action_only.target_ref == "message:s:a:m2"
     assert dict(action_only.score_components) == {"action_rank": 1.0, "action_rrf": 1 / (RRF_K + 1)}
-    assert by_id["s:a"].session.origin == "claude-code"  # the shard's summary comes along
+    assert by_id["s:a"].session.origin == "claude-code"  # the partition's summary comes along
     vector_only = by_id["s:v"]
     assert dict(vector_only.match.score_components) == {"vector_rank": 1.0, "vector_rrf": 1 / (RRF_K + 1)}
     assert vector_only.match.message_id == "s:v:m0" and not vector_only.session.origin
@@ -84,8 +84,8 @@ def test_hybrid_hits_take_the_best_evidence_each_session_has() -> None:
 
 def test_hybrid_ties_break_on_session_id_whichever_lane_found_them() -> None:
     hits = hybrid_hits(
-        text=[shard_hit("s:c", "message", "")],
-        action=[shard_hit("s:a", "action", "")],
+        text=[partition_hit("s:c", "message", "")],
+        action=[partition_hit("s:a", "action", "")],
         vector=[vector_hit("s:b")],
     )
     assert [h.session.id for h in hits] == ["s:a", "s:b", "s:c"]

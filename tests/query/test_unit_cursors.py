@@ -1,5 +1,5 @@
 """Unit listings cut by their limit say so, and their cursor walks the whole listing: every row once, in
-order, on one shard and on three, and rows ingested mid-walk neither repeat a row nor push one off."""
+order, on one partition and on three, and rows ingested mid-walk neither repeat a row nor push one off."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from quarry.core.errors import QuarryError
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.v1 import errors_pb2, query_pb2
 from tests.index.sessions import BASE_MS, Msg, Tool, session
 from tests.query.inprocess import Cluster
@@ -28,7 +28,9 @@ QUERIES = [
 
 @pytest.fixture(scope="module")
 def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Cluster]]:
-    made = {shards: Cluster(tmp_path_factory.mktemp(f"shards{shards}"), shards) for shards in (1, 3)}
+    made = {
+        partitions: Cluster(tmp_path_factory.mktemp(f"partitions{partitions}"), partitions) for partitions in (1, 3)
+    }
     yield made
     for cluster in made.values():
         cluster.close()
@@ -54,14 +56,14 @@ def walk(cluster: Cluster, query: str, limit: int) -> list[str]:
 
 
 @pytest.mark.parametrize("query", QUERIES)
-@pytest.mark.parametrize("shards", [1, 3])
+@pytest.mark.parametrize("partitions", [1, 3])
 def test_a_cursor_walk_serves_the_whole_listing_once_in_order(
-    clusters: dict[int, Cluster], query: str, shards: int
+    clusters: dict[int, Cluster], query: str, partitions: int
 ) -> None:
     everything = [row.ref for row in page(clusters[1], query, 1000).rows]
     assert len(everything) > 4  # the corpus gives every query several pages
     for limit in (1, 4):
-        assert walk(clusters[shards], query, limit) == everything
+        assert walk(clusters[partitions], query, limit) == everything
 
 
 def test_a_page_that_holds_the_rest_says_nothing_more_follows(clusters: dict[int, Cluster]) -> None:
@@ -100,7 +102,7 @@ def test_rows_ingested_mid_walk_neither_repeat_nor_push_rows_off(tmp_path: Path)
         for n, start_ms in ((100, BASE_MS - 60_000), (101, BASE_MS + 3_600_000)):
             messages = [Msg("user", "hi"), Msg("assistant", "late", tools=[Tool("Bash", "shell")])]
             new = session(f"s{n}", messages, start_ms=start_ms)
-            cluster.shards[partition_for(new.id, 3)].upsert([new])
+            cluster.partitions[partition_for(new.id, 3)].upsert([new])
         refs = [row.ref for row in first.rows]
         envelope = page(cluster, query, 5, first.next_cursor)
         while True:

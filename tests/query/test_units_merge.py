@@ -1,5 +1,5 @@
-"""The query node's merge of unit queries: rows from every shard in one order, the window cut after the
-merge, aggregate groups summed across shards and ordered as the query asks."""
+"""The query node's merge of unit queries: rows from every partition in one order, the window cut after the
+merge, aggregate groups summed across partitions and ordered as the query asks."""
 
 from __future__ import annotations
 
@@ -25,23 +25,25 @@ def message_row(session: str, seq: int, time_ms: int) -> index_pb2.UnitRow:
     )
 
 
-def shard_streams(rows: list[index_pb2.UnitRow], shards: int, descending: bool) -> list[list[index_pb2.UnitRow]]:
-    """Rows dealt to shards by session, each shard's stream sorted as a shard returns it."""
-    streams: list[list[index_pb2.UnitRow]] = [[] for _ in range(shards)]
+def partition_streams(
+    rows: list[index_pb2.UnitRow], partitions: int, descending: bool
+) -> list[list[index_pb2.UnitRow]]:
+    """Rows dealt to partitions by session, each partition's stream sorted as a partition returns it."""
+    streams: list[list[index_pb2.UnitRow]] = [[] for _ in range(partitions)]
     for row in rows:
-        streams[int(row.session_id.rsplit("-", 1)[1]) % shards].append(row)
+        streams[int(row.session_id.rsplit("-", 1)[1]) % partitions].append(row)
     return [sorted(s, key=sort_key(descending)) for s in streams]
 
 
 def sort_key(descending: bool) -> Callable[[index_pb2.UnitRow], tuple[int, str]]:
-    """The shards' row order: time (descending when asked), ties on the id ascending either way."""
+    """The partitions' row order: time (descending when asked), ties on the id ascending either way."""
     sign = -1 if descending else 1
     return lambda r: (sign * r.sort_time_ms, r.sort_id)
 
 
 @pytest.fixture(scope="module")
 def rows() -> list[index_pb2.UnitRow]:
-    # 40 sessions on 4 distinct times: most rows tie on time with rows of other shards
+    # 40 sessions on 4 distinct times: most rows tie on time with rows of other partitions
     generator = random.Random(7)
     out = []
     for n in range(40):
@@ -56,11 +58,11 @@ def full_sort(rows: list[index_pb2.UnitRow], descending: bool) -> list[str]:
 
 
 @pytest.mark.parametrize("descending", [False, True])
-@pytest.mark.parametrize("shards", [1, 3])
-def test_merged_rows_follow_time_then_id_across_shards(
-    rows: list[index_pb2.UnitRow], shards: int, descending: bool
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_merged_rows_follow_time_then_id_across_partitions(
+    rows: list[index_pb2.UnitRow], partitions: int, descending: bool
 ) -> None:
-    merged, after = units.merge_rows(shard_streams(rows, shards, descending), 1000, 0, descending)
+    merged, after = units.merge_rows(partition_streams(rows, partitions, descending), 1000, 0, descending)
     assert [r.message.id for r in merged] == full_sort(rows, descending)
     assert after is None  # nothing follows the last row
 
@@ -70,8 +72,8 @@ def test_merged_rows_follow_time_then_id_across_shards(
 def test_offset_and_limit_cut_the_merged_stream(
     rows: list[index_pb2.UnitRow], limit: int, offset: int, descending: bool
 ) -> None:
-    # each shard returned only its first offset + limit + 1 rows, as the query node asks it to
-    streams = [s[: offset + limit + 1] for s in shard_streams(rows, 3, descending)]
+    # each partition returned only its first offset + limit + 1 rows, as the query node asks it to
+    streams = [s[: offset + limit + 1] for s in partition_streams(rows, 3, descending)]
     merged, after = units.merge_rows(streams, limit, offset, descending)
     expected = full_sort(rows, descending)
     assert [r.message.id for r in merged] == expected[offset : offset + limit]
@@ -116,7 +118,7 @@ def test_every_unit_kind_keeps_its_payload_and_gets_its_public_ref() -> None:
 
 # ----- aggregates --------------------------------------------------------------------------------
 
-SHARD_GROUPS = [
+PARTITION_GROUPS = [
     {"assistant": 5, "user": 3, "tool": 1},
     {"user": 4, "system": 2},
     {"assistant": 2, "tool": 6, "": 1},
@@ -127,12 +129,12 @@ def aggregate_plan(*stages: Stage, unit: str = "messages") -> plan_pb2.QueryPlan
     return plan_pb2.QueryPlan(unit=unit, stages=[Stage(group_by="role"), Stage(count=True), *stages])
 
 
-def responses() -> list[index_pb2.ShardUnitsResponse]:
+def responses() -> list[index_pb2.PartitionUnitsResponse]:
     return [
-        index_pb2.ShardUnitsResponse(
+        index_pb2.PartitionUnitsResponse(
             partition=i, groups=[index_pb2.AggregateRow(key=k, count=n) for k, n in groups.items()]
         )
-        for i, groups in enumerate(SHARD_GROUPS)
+        for i, groups in enumerate(PARTITION_GROUPS)
     ]
 
 
@@ -142,7 +144,7 @@ def groups_of(plan: plan_pb2.QueryPlan, limit: int = 50, offset: int = 0) -> lis
     return [(g.key, g.count) for g in envelope.groups]
 
 
-def test_group_counts_are_summed_over_shards_count_desc_then_key() -> None:
+def test_group_counts_are_summed_over_partitions_count_desc_then_key() -> None:
     assert groups_of(aggregate_plan()) == [("assistant", 7), ("tool", 7), ("user", 7), ("system", 2), ("", 1)]
 
 
@@ -166,7 +168,7 @@ def test_group_window_applies_after_sum_and_order() -> None:
 
 
 def test_no_groups_anywhere_is_an_empty_aggregate() -> None:
-    empty = [index_pb2.ShardUnitsResponse(partition=i) for i in range(3)]
+    empty = [index_pb2.PartitionUnitsResponse(partition=i) for i in range(3)]
     envelope = units.envelope("q", aggregate_plan(), empty, 50, 0)
     assert envelope.aggregate and envelope.group_by == "role" and list(envelope.groups) == []
 
@@ -180,34 +182,34 @@ def row_plan(*stages: Stage) -> plan_pb2.QueryPlan:
 
 def test_a_limit_in_the_query_narrows_the_callers_and_an_offset_adds(rows: list[index_pb2.UnitRow]) -> None:
     plan = row_plan(Stage(sort=SortStage(key="time", descending=True)), Stage(limit=4), Stage(offset=2))
-    assert units.shard_limit(plan, 10, 1) == 3 + 4 + 1  # one more: whether more follow
-    assert units.shard_limit(plan, 10, 1, continuing=True) == 4 + 1  # a cursor's page: offsets are behind it
-    streams = [s[:8] for s in shard_streams(rows, 3, descending=True)]
-    envelope = units.envelope("q", plan, [index_pb2.ShardUnitsResponse(rows=s) for s in streams], 10, 1)
+    assert units.partition_limit(plan, 10, 1) == 3 + 4 + 1  # one more: whether more follow
+    assert units.partition_limit(plan, 10, 1, continuing=True) == 4 + 1  # a cursor's page: offsets are behind it
+    streams = [s[:8] for s in partition_streams(rows, 3, descending=True)]
+    envelope = units.envelope("q", plan, [index_pb2.PartitionUnitsResponse(rows=s) for s in streams], 10, 1)
     assert (envelope.limit, envelope.offset, envelope.aggregate) == (4, 3, False)
     assert [r.message.id for r in envelope.rows] == full_sort(rows, descending=True)[3:7]
     # the caller's smaller limit wins over the query's
     assert units.envelope("q", plan, [], 2, 0).limit == 2
 
 
-def test_agg_partials_merge_across_shards_as_over_one() -> None:
-    """sum, avg, min and max merge from each shard's partials; percentiles from every value (nearest
+def test_agg_partials_merge_across_partitions_as_over_one() -> None:
+    """sum, avg, min and max merge from each partition's partials; percentiles from every value (nearest
     rank); a field no row of a group has is empty, not 0."""
     pairs = [("count", ""), *((f, "x") for f in ("sum", "avg", "min", "max", "p50", "p90")), ("max", "y")]
     functions = [plan_pb2.AggregateFunction(function=f, field=field) for f, field in pairs]
     values = {"a": [[4.0, 1.0], [10.0, 2.0, 3.0]], "b": [[7.0], []]}
 
-    def shard(i: int) -> list[index_pb2.AggregateRow]:
+    def partition(i: int) -> list[index_pb2.AggregateRow]:
         rows = []
-        for key, per_shard in values.items():
-            xs = per_shard[i]
+        for key, per_partition in values.items():
+            xs = per_partition[i]
             row = index_pb2.AggregateRow(key=key, count=len(xs) + 1)  # one more row, without x
             if xs:
                 row.fields.add(field="x", count=len(xs), sum=sum(xs), min=min(xs), max=max(xs), values=xs)
             rows.append(row)
         return rows
 
-    groups, total = units.merge_groups([shard(0), shard(1)], 50, 0, "key", False, functions)
+    groups, total = units.merge_groups([partition(0), partition(1)], 50, 0, "key", False, functions)
     assert total == 2
     got = {g.key: {v.name: None if v.empty else v.value for v in g.values} for g in groups}
     assert got["a"] == {

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.tokens import TokenStore
 
 
@@ -41,7 +41,7 @@ def teams(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamCluster]:
         "operator": {"team-a": ["admin"], "team-b": ["admin"]},
     }
     tokens = {who: store.create(f"{who}-token", held)[0] for who, held in grants.items()}
-    local = LocalCluster(home, shards=2, embedder="none", ingest_roots=[root])
+    local = LocalCluster(home, partitions=2, embedder="none", ingest_roots=[root])
     local.start()
     try:
         yield TeamCluster(local, root, outside, tokens)

@@ -49,7 +49,7 @@ def _start_query_node(teams: TeamCluster, key_file: Path, folder: Path) -> tuple
     info = teams.local.info()
     run_file = folder / "run.json"
     command = [
-        sys.executable, "-m", "quarry.client.cli", "node", "query", "--index", ",".join(info.index),
+        sys.executable, "-m", "quarry.cli", "node", "query", "--index", ",".join(info.index),
         "--vector", info.vector, "--ingest", info.ingest, "--host", "127.0.0.1", "--run-file", str(run_file),
         "--tokens", str(teams.local.tokens.path), "--cluster-key-file", str(key_file),
     ]  # fmt: skip

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from quarry.client.cli.main import app
+from quarry.cli.local import LocalCluster
+from quarry.cli.main import app
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.core.errors import QuarryError
 from tests.cluster.corpus import write_corpus
 from tests.cluster.test_http_api import free_port
@@ -33,7 +33,7 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     home = tmp_path_factory.mktemp("rebinding")
     local = LocalCluster(
         home,
-        shards=1,
+        partitions=1,
         embedder="none",
         http=f"127.0.0.1:{port}",
         http_allowed_hosts=[ALLOWED],

@@ -67,7 +67,7 @@ def start_mcp(
     env["XDG_CONFIG_HOME"] = str(config)
     if token:
         env["QUARRY_TOKEN"] = token
-    command = [sys.executable, "-m", "quarry.client.cli", "--home", str(teams.local.home)]
+    command = [sys.executable, "-m", "quarry.cli", "--home", str(teams.local.home)]
     server = subprocess.Popen(
         [*command, "mcp", "--http", f"127.0.0.1:{port}", *args],
         env=env,
@@ -141,7 +141,7 @@ def test_without_auth_a_token_from_a_context_is_not_lent_either(archive: TeamClu
     token_file = tmp_path / "operator.token"
     token_file.write_text(archive.tokens["operator"])
     token_file.chmod(0o600)
-    quarry = [sys.executable, "-m", "quarry.client.cli", "--home", str(archive.local.home)]
+    quarry = [sys.executable, "-m", "quarry.cli", "--home", str(archive.local.home)]
     env = {k: v for k, v in os.environ.items() if k not in VARIABLES} | {"XDG_CONFIG_HOME": str(config)}
     info = archive.local.info()
     url = f"grpc://{info.query}?ingest={info.ingest}"

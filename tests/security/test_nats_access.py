@@ -30,9 +30,10 @@ import orjson
 import pytest
 from nats.aio.client import Client
 
+from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.local import LocalCluster
 from quarry.cluster import local_nats
+from quarry.cluster.log_records import assertion_record, decode, session_record
 from quarry.cluster.loop import connect, refused_user
 from quarry.cluster.nats_access import NatsAccess
 from quarry.cluster.nats_credentials import (
@@ -53,10 +54,9 @@ from quarry.cluster.nats_permissions import (
     inbox_prefix,
     permissions,
 )
-from quarry.cluster.records import assertion_record, decode, session_record
 from quarry.cluster.setup import ASSIGNMENT_KEY, MAP_BUCKET, NODES_BUCKET, STREAM, session_subject
 from quarry.core.errors import QuarryError
-from quarry.core.partitions import partition_for
+from quarry.core.routing import partition_for
 from quarry.core.tokens import TokenStore
 from quarry.v1 import errors_pb2, units_pb2
 from tests.cluster.test_tls import write_certificates

@@ -1,6 +1,6 @@
 """A query's forms that read stored text row by row are held to a cost budget, checked when the query
-compiles: a few KB of valid query (600 × `contains:e` cost 5 s of a shard's CPU) is refused with
-QUERY_TOO_COSTLY at the part that went past the budget, saying the budget, before any shard is asked;
+compiles: a few KB of valid query (600 × `contains:e` cost 5 s of a partition's CPU) is refused with
+QUERY_TOO_COSTLY at the part that went past the budget, saying the budget, before any partition is asked;
 ordinary queries stay well inside it."""
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def test_ordinary_queries_stay_well_inside_the_budget(query: str) -> None:
     compile_query(query)
 
 
-def test_every_field_a_shard_reads_from_stored_rows_is_priced() -> None:
-    """The budget's table follows the shards: a field read from each row's stored record costs."""
+def test_every_field_a_partition_reads_from_stored_rows_is_priced() -> None:
+    """The budget's table follows the partitions: a field read from each row's stored record costs."""
     for unit, spec in TABLES.items():
         decoded = {*spec.proto_keywords, *spec.proto_contains, *spec.proto_numbers, *spec.proto_decimals}
         decoded |= set(spec.proto_flags)
@@ -105,7 +105,7 @@ def test_every_field_a_shard_reads_from_stored_rows_is_priced() -> None:
         assert cost.field_weight("messages", name) > 0, name
 
 
-def test_the_budget_is_checked_before_any_shard_is_asked() -> None:
+def test_the_budget_is_checked_before_any_partition_is_asked() -> None:
     """Over an index node that is not there: refused as too costly, not as unavailable."""
     coordinator = Coordinator(StaticTopology(["127.0.0.1:9"]), None, None)
     try:

@@ -108,7 +108,7 @@ def _assert_http_invalid(answer: tuple[int, dict[str, Any]], parameter: str, *sa
 
 
 def test_an_offset_at_the_int32_limit_is_refused_not_an_internal_error(node: Node) -> None:
-    """offset + limit + 1 overflowed the shard request's int32: gRPC INTERNAL, HTTP 500."""
+    """offset + limit + 1 overflowed the partition request's int32: gRPC INTERNAL, HTTP 500."""
     search = query_pb2.SearchRequest(query="tests", offset=INT32_MAX)
     _assert_invalid(node.grpc_error(node.query.Search, search), "offset", str(MAX_OFFSET), "next_cursor")
     units = query_pb2.QueryUnitsRequest(query="messages where role:user", offset=INT32_MAX)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from quarry.client.push import Pusher
+from quarry.cli.push import Pusher
 from quarry.core.session_ids import scoped_id
 from tests.cluster.corpus import session_id, write_session
 from tests.security.team_cluster import TeamCluster

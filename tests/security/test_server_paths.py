@@ -107,10 +107,10 @@ def test_a_named_pipe_is_refused_at_once_not_read(teams: TeamCluster) -> None:
 
 
 def test_an_ingest_node_without_roots_reads_no_path(tmp_path: Path) -> None:
+    from quarry.cli.local import LocalCluster
     from quarry.client.client import QuarryClient
-    from quarry.client.local import LocalCluster
 
-    local = LocalCluster(tmp_path / "home", shards=1, embedder="none", ingest_roots=[])
+    local = LocalCluster(tmp_path / "home", partitions=1, embedder="none", ingest_roots=[])
     local.start()
     try:
         shutil.copytree(Path(__file__).parent.parent / "fixtures" / "claude_code", tmp_path / "logs")

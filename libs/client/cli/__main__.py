@@ -1,3 +1,0 @@
-from quarry.client.cli.main import run
-
-run()

@@ -1,1 +1,0 @@
-"""Shared foundations: ids and shard routing, configuration, errors, telemetry, the embedder."""

@@ -1,0 +1,3 @@
+from quarry.cli.main import run
+
+run()

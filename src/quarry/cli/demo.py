@@ -1,0 +1,79 @@
+"""`quarry demo` (the second half of `make run`): ingest what this machine has, then query it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from quarry.cli import render
+from quarry.cli.lines import RichLines
+from quarry.client.client import QuarryClient
+from quarry.core.errors import QuarryError
+from quarry.ingest.discover import iter_source_files, standard_locations
+
+SAMPLE_MESSAGES = 3000
+VECTOR_WAIT_S = 120.0
+PROSE_EXAMPLE = "why does the connection pool time out"  # read as prose: hybrid where vectors exist
+LANGUAGE_EXAMPLES = ('"database is locked"', "timeout OR retry")  # the query language: exactly what they say
+UNIT_EXAMPLE = "messages where role:assistant AND text:timeout"
+
+
+def sample_archive(home: Path) -> Path:
+    """A seeded synthetic archive of Claude Code session files, written once under the home."""
+    from quarry.cli.synthetic import generate_sessions, write_claude_code_archive
+
+    folder = home / "sample-archive"
+    if not folder.exists() or not any(folder.iterdir()):
+        folder.mkdir(parents=True, exist_ok=True)
+        write_claude_code_archive(generate_sessions(SAMPLE_MESSAGES), folder)
+    return folder
+
+
+def run_demo(client: QuarryClient, home: Path, fmt: str, console: Console) -> None:
+    sources = standard_locations()
+    if any(True for _ in iter_source_files(sources)):
+        console.rule(f"ingesting the agent logs of this machine: {', '.join(map(str, sources))}")
+        paths: list[Path] = sources
+    else:
+        folder = sample_archive(home)
+        console.rule(f"no agent logs in the standard locations: ingesting a generated sample archive ({folder})")
+        paths = [folder]
+    report = None
+    for event in client.ingest_paths(paths):
+        if event.HasField("report"):
+            report = event.report
+    if report is not None:
+        render.ingest_report(report, fmt, console)
+
+    _wait_for_vectors(client, console)
+    for query in (PROSE_EXAMPLE, *LANGUAGE_EXAMPLES):
+        console.rule(f"quarry search {query!r}")
+        try:
+            render.search_envelope(client.search(query, limit=5), fmt, RichLines(console))
+        except QuarryError as error:  # said as the service says it
+            console.print(f"[yellow]{error}[/yellow]")
+    console.rule(f"quarry {UNIT_EXAMPLE!r}")
+    render.unit_envelope(client.query_units(UNIT_EXAMPLE, limit=5), fmt, RichLines(console))
+    render.status(client.status(), fmt, console)
+
+
+def _wait_for_vectors(client: QuarryClient, console: Console) -> bool:
+    """Embedding runs in the background after the lexical acknowledgement; wait for it, bounded, so that
+    the prose example ranks by meaning too."""
+    deadline = time.monotonic() + VECTOR_WAIT_S
+    with console.status("waiting for background embedding…") as spinner:
+        while time.monotonic() < deadline:
+            vector = next((n for n in client.status().nodes if n.role == "vector"), None)
+            if vector is None or not vector.up or "no embedder" in vector.detail:
+                console.print("the semantic lane is unavailable on this cluster (no embedder)")
+                return False
+            if vector.vectors_pending == 0:
+                return True
+            spinner.update(f"waiting for background embedding: {vector.vectors_pending} texts pending")
+            time.sleep(1.0)
+    console.print(
+        "embedding is still catching up (`quarry status` shows the backlog): the searches use what is embedded"
+    )
+    return True

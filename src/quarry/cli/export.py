@@ -1,0 +1,157 @@
+"""`quarry export …`: archive evidence in other systems' shapes.
+
+    quarry export otel 'sessions where repo:ledger'                 # OTLP/JSON on stdout
+    quarry export otel repo:ledger --out ledger-otel.json
+    quarry export otel 'repo:ledger since:7d' --endpoint http://localhost:4318
+    quarry export otel repo:ledger --include-text --include-outputs --include-paths
+
+The projection and its redaction rule are described in `quarry.cli.otel_export`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from quarry.cli.lazy import escape, lazy_module
+
+if TYPE_CHECKING:
+    from quarry.cli.otel_export import OtelProjection
+
+render = lazy_module("quarry.cli.render")
+
+
+export_app = typer.Typer(
+    help="Export archive evidence in other systems' shapes (OpenTelemetry).",
+    no_args_is_help=True,
+)
+
+
+def _cli() -> ModuleType:
+    """The root CLI module (its global options and client); imported when a command runs, since the
+    root module imports this one to register `export`."""
+    from quarry.cli import main
+
+    return main
+
+
+@export_app.command("otel")
+def otel(
+    query: Annotated[
+        list[str], typer.Argument(help="A session query: `sessions where repo:ledger`, or compact `repo:ledger`.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help='Write one JSON document {"resourceSpans": [...], "resourceLogs": [...]} (OTLP/JSON traces and '
+            "logs) to FILE. Without --out or --endpoint the document goes to stdout.",
+            metavar="FILE",
+        ),
+    ] = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            help="Push to an OTLP/HTTP collector instead: POST OTLP/JSON to URL/v1/traces and URL/v1/logs "
+            "(e.g. http://localhost:4318).",
+            metavar="URL",
+        ),
+    ] = None,
+    include_outputs: Annotated[
+        bool, typer.Option("--include-outputs", help="Include tool outputs (default: only their length).")
+    ] = False,
+    include_paths: Annotated[
+        bool,
+        typer.Option(
+            "--include-paths",
+            help="Include absolute local paths (default: relative to the session's cwd, or left out).",
+        ),
+    ] = False,
+    include_text: Annotated[
+        bool,
+        typer.Option(
+            "--include-text",
+            help="Include message text, tool arguments, commands, event texts and snapshot previews "
+            "(default: only their length and ref).",
+        ),
+    ] = False,
+) -> None:
+    """Project the sessions QUERY selects as OpenTelemetry traces and logs: runs and tool calls become
+    spans, messages, observed events and context snapshots log records, with stable ids and Quarry refs.
+    Tool outputs, archive text and absolute paths are left out unless asked for. The document is
+    OTLP/JSON whatever --format says; --format shapes the summary of --out and --endpoint."""
+    from quarry.cli.otel_export import ExportOptions, endpoint_urls, export_otel
+    from quarry.core.errors import QuarryError
+    from quarry.dsl.shell import join_words
+    from quarry.v1 import errors_pb2
+
+    cli = _cli()
+    text = cli.settings.query = join_words(query)
+    if out is not None and endpoint is not None:
+        raise QuarryError(errors_pb2.INVALID_REQUEST, "--out and --endpoint exclude each other", parameter="--endpoint")
+    if endpoint is not None:
+        endpoint_urls(endpoint)  # a malformed URL fails before the archive is read
+    options = ExportOptions(include_outputs=include_outputs, include_paths=include_paths, include_text=include_text)
+    with cli._client() as client:
+        projection = export_otel(client, text, options)
+    if endpoint is not None:
+        _push(projection, endpoint, cli)
+    elif out is not None:
+        out.write_text(_encoded(projection) + "\n", encoding="utf-8")
+        _summary(cli, projection, "wrote", {"out": str(out)}, str(out))
+    else:
+        sys.stdout.write(_encoded(projection) + "\n")
+        sys.stdout.flush()
+
+
+def _encoded(projection: OtelProjection) -> str:
+    return json.dumps(projection.document(), ensure_ascii=False, separators=(",", ":"))
+
+
+def _push(projection: OtelProjection, endpoint: str, cli: ModuleType) -> None:
+    from quarry.cli.otel_export import OtlpPushError, push
+
+    try:
+        report = push(projection, endpoint)
+    except OtlpPushError as error:
+        if cli.settings.format in ("json", "ndjson", "yaml"):
+            render.emit_document({"error": error.as_dict()}, cli.settings.format)
+        else:
+            cli.err_console.print(f"[red]error[/red] {escape(str(error))}")
+        raise typer.Exit(2) from None
+    extra: dict[str, Any] = {"endpoint": endpoint, "requests": report.requests}
+    if report.rejected_spans or report.rejected_log_records or report.messages:
+        extra |= {
+            "rejected_spans": report.rejected_spans,
+            "rejected_log_records": report.rejected_log_records,
+            "messages": report.messages,
+        }
+        for message in report.messages:
+            cli.err_console.print(f"[yellow]collector[/yellow] {escape(message)}")
+    _summary(cli, projection, "pushed", extra, endpoint)
+
+
+def _summary(cli: ModuleType, projection: OtelProjection, verb: str, extra: dict[str, Any], where: str) -> None:
+    data = {
+        "sessions": projection.sessions,
+        "spans": projection.span_count,
+        "log_records": projection.log_record_count,
+        **extra,
+    }
+    if not render.emit_response(data, cli.settings.format, "an export summary"):
+        cli.console.print(
+            f"{verb} {data['spans']} spans and {data['log_records']} log records of {data['sessions']} "
+            f"sessions to {escape(where)}"
+        )
+        rejected = extra.get("rejected_spans", 0) + extra.get("rejected_log_records", 0)
+        if rejected:
+            cli.err_console.print(
+                f"[yellow]the collector rejected {extra['rejected_spans']} spans and "
+                f"{extra['rejected_log_records']} log records[/yellow]"
+            )

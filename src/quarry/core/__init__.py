@@ -1,0 +1,1 @@
+"""Shared foundations: ids and partition routing, configuration, errors, telemetry, the embedder."""
