@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import LANES, ORIGINS
+from quarry.core.lanes import LANES
+from quarry.core.vocab import ORIGINS
 from quarry.dsl import UNIT_SOURCES, ast, compile_query, parse, render
 from quarry.dsl.fields import AGGREGATE_FUNCTIONS, EXISTS_UNITS, FEATURES, GROUP_FIELDS, aggregable_fields
 

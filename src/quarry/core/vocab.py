@@ -23,8 +23,6 @@ ORIGINS = (
 )
 ORIGIN_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 ROLES = ("user", "assistant", "system", "tool")
-# Search lanes (SearchRequest.lane, or `lane:` at the top of a compact query).
-LANES = ("auto", "dialogue", "actions", "semantic", "hybrid")
 SURFACES = ("current", "shadowed", "log-only")
 BLOCK_TYPES = ("text", "code", "thinking", "tool_use", "tool_result", "image")
 ACTION_CATEGORIES = (

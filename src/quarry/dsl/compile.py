@@ -30,7 +30,8 @@ from typing import Literal
 
 from quarry.core import session_ids
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import LANES, ORIGINS
+from quarry.core.lanes import LANES
+from quarry.core.vocab import ORIGINS
 from quarry.dsl import ast, comparisons, cost, projections
 from quarry.dsl.errors import (
     BAD_VALUE,

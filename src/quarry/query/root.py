@@ -42,7 +42,8 @@ import grpc
 
 from quarry.core import auth, telemetry
 from quarry.core.errors import QuarryError
-from quarry.core.vocab import LANES, ORIGINS
+from quarry.core.lanes import LANES
+from quarry.core.vocab import ORIGINS
 from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.dsl.reading import PROSE, QUERY_LANGUAGE, READINGS, read, without_field_clauses
 from quarry.query import controls, cursors, limits, projections, unit_cursors, units
