@@ -73,7 +73,7 @@ bench-quality: install
 	$(BIN)/python bench/quality.py --dataset $(DATASET)
 	$(BIN)/python bench/session_search.py --logs $(REAL_LOGS)
 
-## bench-sessions: seed 002's session API (reads, traces, searches, event disk) on BENCH_MESSAGES written as log files
+## bench-sessions: the session API (reads, traces, searches, event disk) on BENCH_MESSAGES written as log files
 bench-sessions: install
 	$(BIN)/python bench/sessions.py --messages $(BENCH_MESSAGES)
 

@@ -1,7 +1,7 @@
 """`quarry push` beside `quarry ingest` on the same corpus, in one run; then the cost of re-pushing an
 unchanged tree.
 
-Throughput: a synthetic archive of Claude Code session files (src/quarry/cli/synthetic.py, the one
+Throughput: a synthetic archive of Claude Code session files (src/quarry/cli/synthetic/, the one
 bench/run.py uses) goes into a fresh 2-partition embedded cluster, once with `quarry ingest` (the ingest
 node reads and parses the files: IngestPaths) and once with `quarry push` (the CLI parses them and
 streams the sessions: IngestSessions), each run through the CLI as a user runs it, to the same

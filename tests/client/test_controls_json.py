@@ -1,4 +1,5 @@
-"""Strict JSON search controls (seed 003), their CLI flags, and how hits show their scores."""
+"""Strict JSON search controls (docs/search-api.md#search-controls), their CLI flags, and how hits show
+their scores."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from rich.console import Console
 
 from quarry.cli import render
 from quarry.cli.lines import RichLines
-from quarry.cli.main import parse_weights, search_controls
+from quarry.cli.search import parse_weights, search_controls
 from quarry.client.controls_json import controls_from_json, controls_to_json
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2, query_pb2
 
-SEED_EXAMPLE = """{
+DOCUMENTED_EXAMPLE = """{
   "admission": {"lexical_coverage": 0.5, "lexical_min_matched_terms": 3, "min_semantic_similarity": -0.25},
   "fusion": {"method": "rrf", "params": {"rank_constant": 60, "weights": {"text": 2, "vector": 0.5}}},
   "min_score": 0.2,
@@ -27,8 +28,8 @@ def rejected(source: object) -> QuarryError:
     return raised.value
 
 
-def test_the_seed_example_parses_into_every_field() -> None:
-    controls = controls_from_json(SEED_EXAMPLE)
+def test_the_documented_example_parses_into_every_field() -> None:
+    controls = controls_from_json(DOCUMENTED_EXAMPLE)
     assert controls.admission.lexical_coverage == 0.5
     assert controls.admission.lexical_min_matched_terms == 3
     assert controls.admission.min_semantic_similarity == -0.25

@@ -15,7 +15,7 @@ import pytest
 
 from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.client.sessions import SOURCE_CONFLICT_ISSUE, event_filters, seed_code, session_filters
+from quarry.client.sessions import SOURCE_CONFLICT_ISSUE, event_filters, session_filters, session_query_code
 from quarry.core.errors import QuarryError
 from quarry.core.routing import partition_for
 from quarry.v1 import errors_pb2, units_pb2
@@ -57,7 +57,7 @@ def client(cluster: LocalCluster) -> Iterator[QuarryClient]:
 def _seed_error(call, operation: str = "") -> tuple[str, str]:  # type: ignore[no-untyped-def]
     with pytest.raises(QuarryError) as caught:
         call()
-    return seed_code(caught.value, operation), caught.value.parameter
+    return session_query_code(caught.value, operation), caught.value.parameter
 
 
 def test_list_sessions_filters_and_pages(client: QuarryClient) -> None:
@@ -297,4 +297,4 @@ def test_titles_with_one_partition_stopped(cluster: LocalCluster, client: Quarry
     assert {partition_for(i, count) for i in ids} == {0, 1}  # both kinds of outcome are exercised
     with pytest.raises(QuarryError) as caught:
         client.sessions.surface(MAIN)
-    assert seed_code(caught.value, "surface") == "SESSION_QUERY_PERSISTENCE_FAILED"
+    assert session_query_code(caught.value, "surface") == "SESSION_QUERY_PERSISTENCE_FAILED"

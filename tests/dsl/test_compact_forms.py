@@ -1,4 +1,4 @@
-"""Compact forms past seed 000: `near:"free text"` (sessions semantically near a text, as
+"""Compact forms: `near:"free text"` (sessions semantically near a text, as
 `near:text:`), `has:FEATURE` in both forms, and their canonical text."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from quarry.v1 import query_pb2
 from tests.dsl.conformance_archive import ConformanceCluster
 
-# Session clauses Y may be negated with (seed 000: fields safe to negate), and ones only X uses.
+# Session clauses Y may be negated with (docs/query-language.md#negation: fields safe to negate), and ones only X uses.
 SESSION_NEGATABLE = [
     "repo:polylogue",
     "repo:sinex",

@@ -277,7 +277,7 @@ _negatable_session_leaves = st.one_of(
     st.lists(st.sampled_from(["file_edit", "shell", "search"]), min_size=2, max_size=4).map(
         lambda cats: ast.Seq(tuple(ast.Field("action", (ast.Value(c),)) for c in cats))
     ),
-    # past seed 000: feature filters, and origins Quarry does not read (valid, matching nothing)
+    # feature filters, and origins Quarry does not read (valid, matching nothing)
     st.lists(st.sampled_from(sorted(FEATURES)), min_size=1, max_size=3, unique=True).map(
         lambda names: ast.Field("has", tuple(ast.Value(n) for n in names))
     ),

@@ -1,4 +1,4 @@
-"""Seed 003's lexical admission on a real partition: m of the query's n items, per session."""
+"""Lexical admission (docs/search-api.md#admission) on a real partition: m of the query's n items, per session."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def found(partition: LexicalPartition, request: index_pb2.PartitionSearchRequest
         (7, 1.0, 1, 7),
     ],
 )
-def test_the_required_count_follows_the_seed_rule(n: int, coverage: float, min_terms: int, m: int) -> None:
+def test_the_required_count_follows_the_admission_rule(n: int, coverage: float, min_terms: int, m: int) -> None:
     assert admission.required_matches(n, coverage, min_terms) == m
 
 

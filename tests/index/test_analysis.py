@@ -1,4 +1,4 @@
-"""Word analysis shared by indexing and querying (seed 003 "Shared word analysis", issue 5): identifiers
+"""Word analysis shared by indexing and querying (docs/query-language.md#how-words-match, issue 5): identifiers
 whole and by parts, English stems beside exact words, stopwords dropped from unquoted queries only (not
 the negations), folding, Chinese word segmentation, and the rebuild after an analyzer upgrade."""
 

@@ -11,7 +11,7 @@ from quarry.core.dialogue import MAX_EMBED_CHARS, dialogue_items
 from quarry.core.errors import QuarryError
 from quarry.index.lexical import session_rows
 from quarry.index.lexical.partition import LexicalPartition
-from quarry.index.lexical.store import SESSION_COLUMNS
+from quarry.index.lexical.store_schema import SESSION_COLUMNS
 from quarry.v1 import errors_pb2, index_pb2, units_pb2
 from tests.index.conftest import corpus, sid
 from tests.index.sessions import Msg, session

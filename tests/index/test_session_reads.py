@@ -1,5 +1,6 @@
-"""Seed 002's reads on one partition: stored events come back whole, filters select, search ranks, and a
-version of a session read from another file is refused when its log contradicts the stored one."""
+"""The session API's reads on one partition (docs/sessions.md#session-reads): stored events come back
+whole, filters select, search ranks, and a version of a session read from another file is refused when
+its log contradicts the stored one."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import pytest
 from quarry.core.errors import QuarryError
 from quarry.dsl import compile_query
 from quarry.index.lexical.partition import LexicalPartition
-from quarry.index.lexical.store import FORMAT_VERSION
+from quarry.index.lexical.store_schema import FORMAT_VERSION
 from quarry.ingest.parse import parse_bytes
 from quarry.v1 import errors_pb2, index_pb2, sessions_pb2, units_pb2
 from tests import held_logs

@@ -1,4 +1,5 @@
-"""Every unit source of seed 000 as terminal rows: its own fields, text, session scope, time order."""
+"""Every unit source (docs/query-language.md#unit-queries) as terminal rows: its own fields, text,
+session scope, time order."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from quarry.core.errors import QuarryError
 from quarry.core.public_refs import parse_ref
 from quarry.index.lexical import session_rows
 from quarry.index.lexical.partition import LexicalPartition
-from quarry.index.lexical.store import UNIT_TABLES
+from quarry.index.lexical.store_schema import UNIT_TABLES
 from quarry.v1 import errors_pb2, refs_pb2, units_pb2
 from tests.index import plans
 from tests.index.sessions import BASE_MS, Msg, Tool, session

@@ -10,8 +10,9 @@ import pytest
 from quarry.core import refs
 from quarry.ingest.derive import normalize_path
 from quarry.ingest.fences import split_fenced
-from quarry.ingest.normalize import build_session, tool_use_block
+from quarry.ingest.normalize import build_session
 from quarry.ingest.sources import DraftBlock, DraftDispatch, DraftMessage, DraftSession
+from quarry.ingest.sources.tool_calls import tool_use_block
 from quarry.ingest.validate import session_problems
 from quarry.v1 import units_pb2
 

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from quarry.ingest.normalize import (
-    OUTPUT_CAP_BYTES,
-    action_category,
-    cap_output,
-    describe_tool_input,
-    to_ms,
-    trim_title,
-)
+from quarry.ingest.normalize import OUTPUT_CAP_BYTES, cap_output, trim_title
+from quarry.ingest.sources import to_ms
+from quarry.ingest.sources.tool_calls import action_category, describe_tool_input
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
-"""Seed 002's raw log events on every real log: counts per surface, links, traces, titles, stability.
+"""Raw log events on every real log: counts per surface, links, traces, titles, stability
+(docs/sessions.md#events, #surfaces).
 
-The expected values were counted by hand over the raw records (shared/notes/session_api.md §8, which
-these agree with): a Claude Code record is a surface node when it is a user, assistant or attachment
-row (not a runtime-written API-error row); Codex sends its response items; a ChatGPT node is current
-on the thread to current_node, shadowed in a branch an edit or regeneration replaced, log-only below
-current_node; a Gemini info/error/warning message is log-only.
+The expected values were counted by hand over the raw records: a Claude Code record is a surface node
+when it is a user, assistant or attachment row (not a runtime-written API-error row); Codex sends its
+response items; a ChatGPT node is current on the thread to current_node, shadowed in a branch an edit or
+regeneration replaced, log-only below current_node; a Gemini info/error/warning message is log-only.
 """
 
 from __future__ import annotations

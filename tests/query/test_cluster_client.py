@@ -47,7 +47,7 @@ def three_nodes_two_replicas(partitions: int = 16) -> dict[int, list[tuple[str, 
 def plan_of(cluster: ClusterClient, prefer: dict[int, str] | None = None) -> dict[str, list[int]]:
     current = cluster.view()
     pending = list(range(current.partitions))
-    plan, unplaced = cluster._plan(current, pending, {p: set() for p in pending}, prefer)
+    plan, unplaced = cluster.placement.plan(current, pending, {p: set() for p in pending}, prefer)
     assert unplaced == []
     return plan
 
@@ -76,7 +76,7 @@ def test_dead_suspected_and_catching_up_replicas_are_not_read_while_a_good_one_i
     plan = plan_of(cluster)
     assert "b" not in plan
     assert 5 in plan["a"]  # the draining copy is complete: read when it is all there is
-    cluster._suspects["c"] = time.monotonic() + 60
+    cluster.placement.suspects["c"] = time.monotonic() + 60
     again = plan_of(cluster)
     assert all("a" in dict(layout[p]) for p in again.get("a", []))
     assert set(again.get("c", [])) == {p for p in range(16) if dict(layout[p]).keys() == {"b", "c"}}

@@ -1,6 +1,6 @@
-"""Seed 003's search controls: every validation rule names its parameter path; effective defaults;
-then through a real coordinator over in-process partitions (no vector node): validation before any partition,
-min_score, include_scores, the echo, and cursors bound to the controls."""
+"""Search controls (docs/search-api.md#search-controls): every validation rule names its parameter path;
+effective defaults; then through a real coordinator over in-process partitions (no vector node): validation
+before any partition, min_score, include_scores, the echo, and cursors bound to the controls."""
 
 from __future__ import annotations
 

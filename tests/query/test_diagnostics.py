@@ -1,4 +1,4 @@
-"""An empty search says which of seed 000's empty-result diagnostics apply."""
+"""An empty search says which empty-result diagnostics apply (docs/search-api.md#empty-results)."""
 
 from __future__ import annotations
 

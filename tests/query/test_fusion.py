@@ -2,10 +2,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from quarry.core.lanes import RRF_K
 from quarry.query.cursors import Anchor
 from quarry.query.fusion import (
     FUSION_DEPTH,
-    RRF_K,
     FusedHit,
     FusionSpec,
     bm25_retrieval,
@@ -14,7 +14,7 @@ from quarry.query.fusion import (
     similarity,
     vector_retrieval,
 )
-from quarry.query.root import _after, _Ordered, fusion_depth
+from quarry.query.paging import Ordered, after_anchor, fusion_depth
 from quarry.v1 import index_pb2, vector_pb2
 from tests.query.fused import hybrid_hits
 
@@ -40,7 +40,7 @@ def test_ties_break_on_session_id():
     assert fused[0].score == fused[1].score
 
 
-# ----- seed 003: weights, minmax, normalized retrieval scores -------------------------------------------
+# ----- search controls: weights, minmax, normalized retrieval scores -------------------------------------
 
 
 def test_weights_scale_each_channels_term_and_reorder() -> None:
@@ -132,10 +132,10 @@ def test_a_hybrid_tie_goes_to_the_session_its_channels_scored_closer_to_their_be
 
 
 def test_a_cursor_inside_a_tie_resumes_after_its_session() -> None:
-    ordered = [_Ordered(sid, score, 0.0, FusedHit(sid, score)) for sid, score in [("z", 2.0), ("b", 1.0), ("a", 1.0)]]
-    assert [o.session_id for o in _after(ordered, Anchor(1.0, "b"), lower_is_better=False)] == ["a"]
+    ordered = [Ordered(sid, score, 0.0, FusedHit(sid, score)) for sid, score in [("z", 2.0), ("b", 1.0), ("a", 1.0)]]
+    assert [o.session_id for o in after_anchor(ordered, Anchor(1.0, "b"), lower_is_better=False)] == ["a"]
     # the anchor's session gone from the order: by the score and the id
-    assert [o.session_id for o in _after(ordered, Anchor(1.0, "aa"), lower_is_better=False)] == ["b"]
+    assert [o.session_id for o in after_anchor(ordered, Anchor(1.0, "aa"), lower_is_better=False)] == ["b"]
 
 
 def test_hybrid_retrieval_is_one_when_first_in_every_channel_that_ran() -> None:

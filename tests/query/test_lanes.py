@@ -13,9 +13,11 @@ import orjson
 import pytest
 from typer.testing import CliRunner, Result
 
-from quarry.cli.main import app, search_lane
+from quarry.cli.main import app
+from quarry.cli.search import search_lane
 from quarry.core.errors import QuarryError
-from quarry.query.fusion import RRF_K, rrf
+from quarry.core.lanes import RRF_K
+from quarry.query.fusion import rrf
 from quarry.query.root import Coordinator
 from quarry.v1 import errors_pb2, index_pb2, query_pb2, vector_pb2, vector_pb2_grpc
 from tests.query.fused import hybrid_hits
@@ -121,7 +123,7 @@ def test_the_actions_lane_finds_commands_the_dialogue_lane_does_not(cluster: Clu
         match = hit.match
         assert match.rank == rank
         assert match.match_surface == "action"
-        assert match.score_kind == "" and not match.HasField("score")  # null: rank only (seed 000)
+        assert match.score_kind == "" and not match.HasField("score")  # null: rank only (docs/search-api.md)
         assert "[pytest]" in match.snippet  # the term marked, in the action text
         assert match.message_id.startswith(hit.session.id) and match.target_ref == f"message:{match.message_id}"
         assert "pytest" in match.matched_terms

@@ -8,19 +8,14 @@ quarry cluster status                          # partitions -> replicas, lag, ge
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
 from typing import Annotated
 
 import typer
 
+from quarry.cli.lazy import stdout
+from quarry.cli.state import open_client, settings
+
 cluster_app = typer.Typer(help="A cluster on the replicated log: create it, and see its partitions and log.")
-
-
-def _cli() -> ModuleType:
-    """The root CLI module (imported when a command runs: the root module imports this one)."""
-    from quarry.cli import main
-
-    return main
 
 
 @cluster_app.command("nats-credentials")
@@ -38,7 +33,7 @@ def nats_credentials(
     from quarry.cluster.nats_permissions import ROLES
 
     written = write_authorization(directory, authorization)
-    console = _cli().console
+    console = stdout()
     for role in ROLES:
         console.print(f"{role}: {credentials_file(directory, role)}")
     console.print(f"servers' authorization: {written}")
@@ -88,7 +83,7 @@ def init(
         raise QuarryError(errors_pb2.INVALID_REQUEST, "--nats needs at least one URL", parameter="--nats")
     wanted = ClusterConfig(partitions, replicas, log_replicas, int(node_left_delay_s * 1000), max_moves)
     config = ensure_cluster(urls, wanted, NatsAccess(nats_credentials, nats_tls_ca))
-    _cli().console.print(
+    stdout().print(
         f"cluster on {', '.join(urls)}: {config.partitions} partitions, {config.replicas} replicas each, "
         f"log on {config.log_replicas} server(s)"
     )
@@ -99,6 +94,5 @@ def status() -> None:
     """Partitions and their replicas (active / catching up / draining), lag, the map's generation and the log."""
     from quarry.cli import render
 
-    cli = _cli()
-    with cli._client() as client:
-        render.cluster_status(client.status(), cli.settings.format, cli.console)
+    with open_client() as client:
+        render.cluster_status(client.status(), settings.format, stdout())

@@ -14,12 +14,12 @@ the CA file, and that the token file exists and is private to its owner.
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from quarry.cli.lazy import escape, lazy_module
+from quarry.cli.lazy import escape, lazy_module, stderr, stdout
+from quarry.cli.state import settings
 
 if TYPE_CHECKING:
     from quarry.client.contexts import Context, Contexts
@@ -31,14 +31,6 @@ COLUMNS = ("name", "current", "cluster", "ingest", "ca", "token_file", "allow_pl
 context_app = typer.Typer(help="Named clusters: add, use, list, remove (`quarry --context NAME …` picks one).")
 
 Name = Annotated[str, typer.Argument(help="The context's name.", show_default=False)]
-
-
-def _cli() -> ModuleType:
-    """The root CLI module (its global options and consoles); imported when a command runs, since the
-    root module imports this one to register `context`."""
-    from quarry.cli import main
-
-    return main
 
 
 @context_app.command("add")
@@ -77,15 +69,14 @@ def add(
     store = ContextStore()
     replaced = store.add(context)
     current = store.load().current
-    cli = _cli()
-    if cli.settings.format != "plain":
-        render.emit_document({"context": _row(context, current), "replaced": replaced}, cli.settings.format)
+    if settings.format != "plain":
+        render.emit_document({"context": _row(context, current), "replaced": replaced}, settings.format)
         return
     verb = "replaced" if replaced else "added"
-    cli.console.print(f"{verb} context {name}: {escape(context.cluster)}", highlight=False, soft_wrap=True)
+    stdout().print(f"{verb} context {name}: {escape(context.cluster)}", highlight=False, soft_wrap=True)
     if current != name:
         hint = f"`quarry context use {name}` makes it the default; `quarry --context {name} …` uses it once"
-        cli.err_console.print(hint, highlight=False, soft_wrap=True)
+        stderr().print(hint, highlight=False, soft_wrap=True)
 
 
 @context_app.command("use")
@@ -96,16 +87,13 @@ def use(name: Annotated[str, typer.Argument(help="A context's name; `local`: the
 
     store = ContextStore()
     store.use(check_name(name, "name"))
-    cli = _cli()
-    if cli.settings.format != "plain":
-        render.emit_document({"current": name}, cli.settings.format)
+    if settings.format != "plain":
+        render.emit_document({"current": name}, settings.format)
     elif name == LOCAL:
-        cli.console.print(
-            f"using the local cluster under {escape(str(cli.settings.home))}", highlight=False, soft_wrap=True
-        )
+        stdout().print(f"using the local cluster under {escape(str(settings.home))}", highlight=False, soft_wrap=True)
     else:
         cluster = store.load().contexts[name].cluster
-        cli.console.print(f"using context {name}: {escape(cluster)}", highlight=False, soft_wrap=True)
+        stdout().print(f"using context {name}: {escape(cluster)}", highlight=False, soft_wrap=True)
 
 
 @context_app.command("list")
@@ -115,8 +103,7 @@ def list_contexts() -> None:
 
     contexts = ContextStore().load()
     rows = _rows(contexts)
-    cli = _cli()
-    fmt = cli.settings.format
+    fmt = settings.format
     if fmt in ("json", "yaml"):
         render.emit_document({"current": contexts.current or "local", "contexts": rows}, fmt)
     elif fmt == "ndjson":
@@ -132,9 +119,7 @@ def list_contexts() -> None:
                 for label, key in (("ingest", "ingest"), ("ca", "ca"), ("token-file", "token_file"))
                 if row[key]
             )
-            cli.console.print(
-                f"{mark} {row['name']:<16} {escape(where)}{escape(extra)}", highlight=False, soft_wrap=True
-            )
+            stdout().print(f"{mark} {row['name']:<16} {escape(where)}{escape(extra)}", highlight=False, soft_wrap=True)
 
 
 @context_app.command("remove")
@@ -151,11 +136,10 @@ def remove(name: Name) -> None:
     store = ContextStore()
     was_current = store.load().current == name
     store.remove(name)
-    cli = _cli()
-    if cli.settings.format != "plain":
-        render.emit_document({"removed": name, "current": store.load().current or LOCAL}, cli.settings.format)
+    if settings.format != "plain":
+        render.emit_document({"removed": name, "current": store.load().current or LOCAL}, settings.format)
         return
-    cli.console.print(
+    stdout().print(
         f"removed context {name}" + ("; the local cluster is current" if was_current else ""), soft_wrap=True
     )
 
@@ -202,7 +186,7 @@ def _checked(
 
 
 def _rows(contexts: Contexts) -> list[dict[str, Any]]:
-    home = str(_cli().settings.home)
+    home = str(settings.home)
     local = dict.fromkeys(COLUMNS, "") | {"name": "local", "current": not contexts.current, "home": home}
     local["allow_plaintext"] = False
     return [local, *(_row(contexts.contexts[name], contexts.current) for name in sorted(contexts.contexts))]

@@ -21,7 +21,7 @@ UNIT_EXAMPLE = "messages where role:assistant AND text:timeout"
 
 
 def sample_archive(home: Path) -> Path:
-    """A seeded synthetic archive of Claude Code session files, written once under the home."""
+    """A synthetic archive of Claude Code session files (the same one every time), written once under the home."""
     from quarry.cli.synthetic import generate_sessions, write_claude_code_archive
 
     folder = home / "sample-archive"

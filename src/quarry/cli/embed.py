@@ -1,5 +1,5 @@
-"""`quarry embed …`: embedding status, preflight and backfill (seed 000 "Embedding Activation And
-Catch-Up"), through the query node's EmbeddingService.
+"""`quarry embed …`: embedding status, preflight and backfill (docs/cluster.md#embedding-operations),
+through the query node's EmbeddingService.
 
     quarry embed status                          # embedder, coverage, backlog, last run, next action
     quarry --format json embed status            # the EmbeddingStatus document, for automation
@@ -13,12 +13,12 @@ refused (a status is not a table).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from quarry.cli.lazy import escape, lazy_module
+from quarry.cli.lazy import escape, lazy_module, stdout
+from quarry.cli.state import open_client, settings
 
 if TYPE_CHECKING:
     from google.protobuf.message import Message
@@ -39,19 +39,10 @@ BACKFILL_TIMEOUT_S = 24 * 3600.0
 MaxSessions = Annotated[int, typer.Option("--max-sessions", help="Sessions in the window (1..100000).")]
 
 
-def _cli() -> ModuleType:
-    """The root CLI module (its global options and client); imported when a command runs, since the
-    root module imports this one to register `embed`."""
-    from quarry.cli import main
-
-    return main
-
-
 def _ask(method: str, request: Message, timeout: float) -> Any:
     from quarry.core.errors import from_rpc_error
 
-    cli = _cli()
-    with cli._client() as client:
+    with open_client() as client:
         try:
             return getattr(client.embedding, method)(request, timeout=timeout)
         except grpc.RpcError as error:
@@ -63,7 +54,7 @@ def status() -> None:
     """Embedder, model, dimension, mode, coverage, backlog, the latest catch-up run and the next action."""
     response = _ask("Status", embedding_pb2.EmbeddingStatusRequest(), STATUS_TIMEOUT_S)
     if not _emitted(response, "an embedding status"):
-        print_status(response, _cli().console)
+        print_status(response, stdout())
 
 
 @embed_app.command("preflight")
@@ -72,7 +63,7 @@ def preflight(max_sessions: MaxSessions) -> None:
     request = embedding_pb2.EmbeddingWindowRequest(max_sessions=max_sessions)
     response = _ask("Preflight", request, PREFLIGHT_TIMEOUT_S)
     if not _emitted(response, "a preflight"):
-        print_preflight(response, _cli().console)
+        print_preflight(response, stdout())
 
 
 @embed_app.command("backfill")
@@ -81,12 +72,12 @@ def backfill(max_sessions: MaxSessions) -> None:
     request = embedding_pb2.EmbeddingWindowRequest(max_sessions=max_sessions)
     response = _ask("Backfill", request, BACKFILL_TIMEOUT_S)
     if not _emitted(response, "a backfill"):
-        print_backfill(response, _cli().console)
+        print_backfill(response, stdout())
 
 
 def _emitted(response: Message, what: str) -> bool:
     """Write the response in a machine format; False for plain (the caller prints it)."""
-    return render.emit_response(render.to_dict(response), _cli().settings.format, what)
+    return render.emit_response(render.to_dict(response), settings.format, what)
 
 
 # ---- plain ---------------------------------------------------------------------------------------

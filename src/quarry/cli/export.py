@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from quarry.cli.lazy import escape, lazy_module
+from quarry.cli.lazy import escape, lazy_module, stderr, stdout
+from quarry.cli.state import open_client, settings
 
 if TYPE_CHECKING:
     from quarry.cli.otel_export import OtelProjection
@@ -30,14 +30,6 @@ export_app = typer.Typer(
     help="Export archive evidence in other systems' shapes (OpenTelemetry).",
     no_args_is_help=True,
 )
-
-
-def _cli() -> ModuleType:
-    """The root CLI module (its global options and client); imported when a command runs, since the
-    root module imports this one to register `export`."""
-    from quarry.cli import main
-
-    return main
 
 
 @export_app.command("otel")
@@ -91,20 +83,19 @@ def otel(
     from quarry.dsl.shell import join_words
     from quarry.v1 import errors_pb2
 
-    cli = _cli()
-    text = cli.settings.query = join_words(query)
+    text = settings.query = join_words(query)
     if out is not None and endpoint is not None:
         raise QuarryError(errors_pb2.INVALID_REQUEST, "--out and --endpoint exclude each other", parameter="--endpoint")
     if endpoint is not None:
         endpoint_urls(endpoint)  # a malformed URL fails before the archive is read
     options = ExportOptions(include_outputs=include_outputs, include_paths=include_paths, include_text=include_text)
-    with cli._client() as client:
+    with open_client() as client:
         projection = export_otel(client, text, options)
     if endpoint is not None:
-        _push(projection, endpoint, cli)
+        _push(projection, endpoint)
     elif out is not None:
         out.write_text(_encoded(projection) + "\n", encoding="utf-8")
-        _summary(cli, projection, "wrote", {"out": str(out)}, str(out))
+        _summary(projection, "wrote", {"out": str(out)}, str(out))
     else:
         sys.stdout.write(_encoded(projection) + "\n")
         sys.stdout.flush()
@@ -114,16 +105,16 @@ def _encoded(projection: OtelProjection) -> str:
     return json.dumps(projection.document(), ensure_ascii=False, separators=(",", ":"))
 
 
-def _push(projection: OtelProjection, endpoint: str, cli: ModuleType) -> None:
+def _push(projection: OtelProjection, endpoint: str) -> None:
     from quarry.cli.otel_export import OtlpPushError, push
 
     try:
         report = push(projection, endpoint)
     except OtlpPushError as error:
-        if cli.settings.format in ("json", "ndjson", "yaml"):
-            render.emit_document({"error": error.as_dict()}, cli.settings.format)
+        if settings.format in ("json", "ndjson", "yaml"):
+            render.emit_document({"error": error.as_dict()}, settings.format)
         else:
-            cli.err_console.print(f"[red]error[/red] {escape(str(error))}")
+            stderr().print(f"[red]error[/red] {escape(str(error))}")
         raise typer.Exit(2) from None
     extra: dict[str, Any] = {"endpoint": endpoint, "requests": report.requests}
     if report.rejected_spans or report.rejected_log_records or report.messages:
@@ -133,25 +124,25 @@ def _push(projection: OtelProjection, endpoint: str, cli: ModuleType) -> None:
             "messages": report.messages,
         }
         for message in report.messages:
-            cli.err_console.print(f"[yellow]collector[/yellow] {escape(message)}")
-    _summary(cli, projection, "pushed", extra, endpoint)
+            stderr().print(f"[yellow]collector[/yellow] {escape(message)}")
+    _summary(projection, "pushed", extra, endpoint)
 
 
-def _summary(cli: ModuleType, projection: OtelProjection, verb: str, extra: dict[str, Any], where: str) -> None:
+def _summary(projection: OtelProjection, verb: str, extra: dict[str, Any], where: str) -> None:
     data = {
         "sessions": projection.sessions,
         "spans": projection.span_count,
         "log_records": projection.log_record_count,
         **extra,
     }
-    if not render.emit_response(data, cli.settings.format, "an export summary"):
-        cli.console.print(
+    if not render.emit_response(data, settings.format, "an export summary"):
+        stdout().print(
             f"{verb} {data['spans']} spans and {data['log_records']} log records of {data['sessions']} "
             f"sessions to {escape(where)}"
         )
         rejected = extra.get("rejected_spans", 0) + extra.get("rejected_log_records", 0)
         if rejected:
-            cli.err_console.print(
+            stderr().print(
                 f"[yellow]the collector rejected {extra['rejected_spans']} spans and "
                 f"{extra['rejected_log_records']} log records[/yellow]"
             )

@@ -1,5 +1,5 @@
-"""`quarry facets`: session counts per facet value (seed 000 "Facets (Scoped vs Global)"), through
-the query node's Facets.
+"""`quarry facets`: session counts per facet value, global and scoped (docs/search-api.md#facets),
+through the query node's Facets.
 
     quarry facets                              # global view only
     quarry facets --origin chatgpt-export      # scoped to one origin, beside the global view
@@ -14,12 +14,12 @@ line per view, family and value.
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from quarry.cli.lazy import escape, lazy_module
+from quarry.cli.lazy import escape, lazy_module, stdout
+from quarry.cli.state import open_client, settings
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,14 +29,6 @@ query_pb2 = lazy_module("quarry.v1.query_pb2")
 
 
 CSV_COLUMNS = ("view", "family", "value", "count", "idf")
-
-
-def _cli() -> ModuleType:
-    """The root CLI module (its global options and client); imported when the command runs, since the
-    root module imports this one to register `facets`."""
-    from quarry.cli import main
-
-    return main
 
 
 def facets(
@@ -64,9 +56,8 @@ def facets(
     ] = 0,
 ) -> None:
     """Session counts per origin, tag, repo, action type and message-count bucket, global and scoped."""
-    cli = _cli()
-    cli.settings.query = query
-    with cli._client() as client:
+    settings.query = query
+    with open_client() as client:
         response = client.facets(
             query,
             origins=origin or (),
@@ -75,7 +66,7 @@ def facets(
             idf=not no_idf,
             budget_ms=budget_ms,
         )
-    fmt = cli.settings.format
+    fmt = settings.format
     if fmt in render.DOCUMENT_FORMATS:
         render.emit_document(render.to_dict(response), fmt)
     elif fmt == "ndjson":
@@ -83,7 +74,7 @@ def facets(
     elif fmt == "csv":
         render.emit_csv(CSV_COLUMNS, _csv_rows(response))
     else:
-        print_facets(response, cli.console)
+        print_facets(response, stdout())
 
 
 def _views(response: query_pb2.FacetsResponse) -> list[tuple[str, query_pb2.FacetView]]:

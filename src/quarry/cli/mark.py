@@ -1,6 +1,6 @@
-"""`quarry mark …`: write assertions, and judge the candidates automated writers leave (seed 000
-"Assertion Candidate Judgment"). Every call goes to the query node, which routes it to the partition
-holding the target's session.
+"""`quarry mark …`: write assertions, and judge the candidates automated writers leave (the unit:
+docs/query-language.md#unit-queries; its calls: docs/search-api.md#calls). Every call goes to the
+query node, which routes it to the partition holding the target's session.
 
     quarry mark add session:codex-session:abc --kind decision --body "retry twice, then fail"
     quarry --format json mark candidates list --target-ref session:codex-session:abc
@@ -11,12 +11,12 @@ holding the target's session.
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from quarry.cli.lazy import escape, lazy_module
+from quarry.cli.lazy import escape, lazy_module, stdout
+from quarry.cli.state import open_client, settings
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,14 +33,6 @@ mark_app.add_typer(candidates_app, name="candidates")
 # ---- commands --------------------------------------------------------------------------------------
 
 
-def _cli() -> ModuleType:
-    """The root CLI module (its global options and client); imported when a command runs, since the
-    root module imports this one to register `mark`."""
-    from quarry.cli import main
-
-    return main
-
-
 TargetOption = Annotated[str, typer.Option("--target-ref", help="Only this target (session:…, message:…, …).")]
 LimitOption = Annotated[int, typer.Option(min=1, max=1000)]
 ReasonOption = Annotated[str, typer.Option("--reason", help="Why: kept with the judgment.")]
@@ -55,16 +47,15 @@ def add(
     evidence: Annotated[list[str] | None, typer.Option("--evidence", help="A ref it rests on (repeatable).")] = None,
 ) -> None:
     """Write an assertion as the user (it is active at once)."""
-    cli = _cli()
     assertion = units_pb2.Assertion(
         kind=kind, target_ref=target_ref, body=body, author="user", evidence_refs=evidence or []
     )
-    with cli._client() as client:
+    with open_client() as client:
         stored = client.write_assertion(assertion)
-    if cli.settings.format in ("json", "ndjson"):
-        _emit(cli.settings.format, render.to_dict(stored))
+    if settings.format in ("json", "ndjson"):
+        _emit(settings.format, render.to_dict(stored))
         return
-    _print_assertion(stored, cli.console)
+    _print_assertion(stored, stdout())
 
 
 @candidates_app.command("list")
@@ -109,10 +100,9 @@ def supersede(
 
 
 def _show_candidates(target_ref: str, review: bool, limit: int) -> None:
-    cli = _cli()
-    with cli._client() as client:
+    with open_client() as client:
         result = client.list_candidates(target_ref=target_ref, review=review, limit=limit)
-    fmt, console = cli.settings.format, cli.console
+    fmt, console = settings.format, stdout()
     if fmt == "json":
         render.emit_json(render.to_dict(result))
         return
@@ -132,13 +122,12 @@ def _show_candidates(target_ref: str, review: bool, limit: int) -> None:
 
 
 def _judge(candidate_id: str, judgment: str, reason: str, kind: str = "", body: str = "") -> None:
-    cli = _cli()
-    with cli._client() as client:
+    with open_client() as client:
         response = client.judge_candidate(candidate_id, judgment, reason=reason, kind=kind, body=body)
-    if cli.settings.format in ("json", "ndjson"):
-        _emit(cli.settings.format, render.to_dict(response))
+    if settings.format in ("json", "ndjson"):
+        _emit(settings.format, render.to_dict(response))
         return
-    console = cli.console
+    console = stdout()
     console.print(f"[bold]{response.candidate.status}[/bold] assertion:{escape(response.candidate.id)}")
     console.print("created:")
     _print_assertion(response.created, console)

@@ -39,6 +39,7 @@ from quarry.client.calls import typed_call
 from quarry.client.client import QuarryClient
 from quarry.core.addresses import is_loopback
 from quarry.core.errors import QuarryError
+from quarry.core.lanes import AUTO
 from quarry.core.proto_json import error_json, from_json, to_json
 from quarry.core.tokens import TOKEN_PATTERN
 from quarry.v1 import embedding_pb2, errors_pb2, sessions_pb2
@@ -113,6 +114,11 @@ def check_http_without_auth(host: str, own_token: str | None) -> None:
         )
 
 
+Current = Callable[[], QuarryClient]  # the client of the tool call being served
+Call = Callable[[Callable[[], Message]], CallToolResult]  # a call's message as a result, or its error
+Unary = Callable[[str, type[Message], dict[str, Any]], CallToolResult]  # a session API call of tool arguments
+
+
 def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str | None = None) -> MCPServer:
     """The MCP server over the cluster `client_for` connects to: a client per token (None: the server's
     own). With `auth_url` (the server's own URL, streamable HTTP) every request needs a bearer token
@@ -143,10 +149,20 @@ def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str
         except QuarryError as error:
             return error_result(error)
 
+    _search_tools(server, current, call)
+    _embedding_tools(server, current, call)
+    _session_tools(server, current, _unary(current, call))
+    _trace_and_search_tools(server, _unary(current, call))
+    return server
+
+
+def _search_tools(server: MCPServer, current: Current, call: Call) -> None:
+    """Search, unit queries, facets and public refs (docs/search-api.md#mcp-tools)."""
+
     @server.tool()
     def search(
         query: str,
-        lane: str = "auto",
+        lane: str = AUTO,
         limit: int = 20,
         cursor: str = "",
         require_complete: bool = False,
@@ -183,6 +199,10 @@ def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str
         """The object a public ref names: session:, message:, block:, action:, delegation:, … (ResolvedRef)."""
         return call(lambda: current().resolve_ref(ref, max_chars=max_chars))
 
+
+def _embedding_tools(server: MCPServer, current: Current, call: Call) -> None:
+    """The semantic lane's embedding state and catch-up window (docs/cluster.md#embedding-operations)."""
+
     @server.tool()
     def embedding_status() -> CallToolResult:
         """Embedder, coverage, backlog and the next action of the semantic lane (EmbeddingStatus)."""
@@ -194,13 +214,9 @@ def build_server(client_for: Callable[[str | None], QuarryClient], auth_url: str
         request = embedding_pb2.EmbeddingWindowRequest(max_sessions=max_sessions)
         return call(lambda: current().embedding.Preflight(request, timeout=600))
 
-    _session_tools(server, current, call)
-    return server
 
-
-def _session_tools(server: MCPServer, current: Callable[[], QuarryClient], call: Callable[..., CallToolResult]) -> None:
-    """Seed 002's session API as tools; filters are SessionFilter / EventFilter messages in proto3 JSON,
-    e.g. {"surfaces": {"values": ["current"]}} or {"seq": {"min": "10", "max": "40"}}."""
+def _unary(current: Current, call: Call) -> Unary:
+    """A unary call of the session API (SessionQueryService method, request type, the tool's arguments)."""
 
     def unary(method: str, message_type: type[Message], fields: dict[str, Any]) -> CallToolResult:
         try:
@@ -208,6 +224,13 @@ def _session_tools(server: MCPServer, current: Callable[[], QuarryClient], call:
         except QuarryError as error:
             return error_result(error)
         return call(lambda: typed_call(getattr(current().sessions.stub, method), request))
+
+    return unary
+
+
+def _session_tools(server: MCPServer, current: Current, unary: Unary) -> None:
+    """The session API's reads (docs/sessions.md#mcp-tools); filters are SessionFilter / EventFilter
+    messages in proto3 JSON, e.g. {"surfaces": {"values": ["current"]}} or {"seq": {"min": "10", "max": "40"}}."""
 
     @server.tool()
     def list_sessions(filters: list[dict[str, Any]] | None = None, limit: int = 0, cursor: str = "") -> CallToolResult:
@@ -243,6 +266,10 @@ def _session_tools(server: MCPServer, current: Callable[[], QuarryClient], call:
         """One full event and its neighbours (ReadEventRequest -> EventWindow)."""
         fields = {"sessionId": session_id, "seq": seq, "before": before, "after": after}
         return unary("ReadEvent", sessions_pb2.ReadEventRequest, fields)
+
+
+def _trace_and_search_tools(server: MCPServer, unary: Unary) -> None:
+    """The session API's traces, titles and searches (docs/sessions.md#mcp-tools)."""
 
     @server.tool()
     def trace_event(session_id: str, seq: int) -> CallToolResult:

@@ -5,6 +5,10 @@ tells every node where the partitions are)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -58,19 +62,86 @@ TlsKey = Annotated[Path | None, typer.Option("--tls-key", help="TLS: this node's
 TlsCa = Annotated[Path | None, typer.Option("--tls-ca", help="TLS: the CA that signed every node's certificate (PEM).")]
 
 
-def _secure(
-    role: str,
-    host: str,
-    cluster_key_file: Path | None,
-    tls_files: tuple[Path | None, Path | None, Path | None],
-    tokens: Path | None = None,
-) -> None:
-    """Authentication (quarry.core.auth) and TLS (quarry.core.tls) of this node."""
-    from quarry.core import tls
-    from quarry.core.auth import configure_node
+EmbedMode = Annotated[
+    str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
+]
 
-    configure_node(role, host, tokens, cluster_key_file)
-    tls.configure_node(tls.TlsFiles.of_options(*tls_files), role)
+
+@dataclass(frozen=True)
+class Serving:
+    """Where a node listens and how it is secured: the options every `quarry node` command takes
+    (`node_command` adds them to its own)."""
+
+    host: str
+    port: int
+    run_file: Path | None
+    cluster_key_file: Path | None
+    tls_cert: Path | None
+    tls_key: Path | None
+    tls_ca: Path | None
+    tokens: Path | None = None
+
+    @property
+    def listen(self) -> tuple[str, int, Path | None]:
+        """(host, port, run file): where the node's server binds, and announces the bound address."""
+        return self.host, self.port, self.run_file
+
+    def secure(self, role: str, host: str | None = None) -> None:
+        """Authentication (quarry.core.auth) and TLS (quarry.core.tls) of this node; `host`: the
+        interface whose reach decides what authentication needs (default: the one it listens on)."""
+        from quarry.core import tls
+        from quarry.core.auth import configure_node
+
+        configure_node(role, host or self.host, self.tokens, self.cluster_key_file)
+        tls.configure_node(tls.TlsFiles.of_options(self.tls_cert, self.tls_key, self.tls_ca), role)
+
+    def start(
+        self, role: str, nats_credentials: Path | None, nats_tls_ca: Path | None, host: str | None = None
+    ) -> None:
+        """What a node does before it serves: its security, its NATS connections' user and TLS, and
+        its telemetry (the service `quarry-<role>`)."""
+        from quarry.core.telemetry import setup_telemetry
+
+        self.secure(role, host)
+        _reach_nats(nats_credentials, nats_tls_ca)
+        setup_telemetry(f"quarry-{role}")
+
+
+_SERVING_OPTIONS = tuple(
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
+    for name, option, default in (
+        ("host", Host, "127.0.0.1"),
+        ("port", Port, 0),
+        ("run_file", RunFile, None),
+        ("tokens", Tokens, None),
+        ("cluster_key_file", ClusterKey, None),
+        ("tls_cert", TlsCert, None),
+        ("tls_key", TlsKey, None),
+        ("tls_ca", TlsCa, None),
+    )
+)
+
+
+def node_command(name: str, *, tokens: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register `quarry node NAME`: the command's own options (its parameters but `serving`), then
+    the Serving options (--tokens only when `tokens`: the nodes clients call), which reach the command
+    as its `serving` argument."""
+
+    def register(command: Callable[..., None]) -> Callable[..., None]:
+        own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "serving"]
+        shared = [p for p in _SERVING_OPTIONS if tokens or p.name != "tokens"]
+
+        @functools.wraps(command)
+        def with_serving(**options: object) -> None:
+            serving = Serving(**{p.name: options.pop(p.name) for p in shared})  # type: ignore[arg-type]
+            command(**options, serving=serving)
+
+        with_serving.__signature__ = inspect.Signature([*own, *shared])  # type: ignore[attr-defined]
+        with_serving.__annotations__ = {p.name: p.annotation for p in (*own, *shared)}
+        node_app.command(name)(with_serving)
+        return command
+
+    return register
 
 
 def _addresses(value: str | None, option: str) -> list[str]:
@@ -161,7 +232,7 @@ def _mode(index: str | None, nats: str | None) -> tuple[list[str], list[str]]:
     return (_addresses(index, "--index") if index else []), (_addresses(nats, "--nats") if nats else [])
 
 
-@node_app.command("index")
+@node_command("index")
 def node_index(
     data: Annotated[
         Path | None, typer.Option(help="The node's data directory (its partitions live under it); --join: optional.")
@@ -192,13 +263,8 @@ def node_index(
     home: Annotated[
         Path | None, typer.Option("--home", help="--join: the local cluster to join (default: $QUARRY_HOME).")
     ] = None,
-    host: Host = "127.0.0.1",
-    port: Port = 0,
-    run_file: RunFile = None,
-    cluster_key_file: ClusterKey = None,
-    tls_cert: TlsCert = None,
-    tls_key: TlsKey = None,
-    tls_ca: TlsCa = None,
+    *,
+    serving: Serving,
 ) -> None:
     """An index node: replicas of partitions (Tantivy + SQLite each). With --join it joins a cluster on
     the log (found from --nats, else from the local cluster under --home) and holds what the map gives it."""
@@ -207,7 +273,7 @@ def node_index(
     from quarry.v1 import errors_pb2
 
     budget = writer_budget_mb * 1_000_000
-    _secure("index", host, cluster_key_file, (tls_cert, tls_key, tls_ca))
+    serving.secure("index")
     if join:
         from quarry.cli.join import joining
         from quarry.index.replica import serve_replicas
@@ -221,7 +287,7 @@ def node_index(
         plan = joining(home, nats, node_id, data, nats_credentials, nats_tls_ca)
         _reach_nats(plan.credentials, plan.tls_ca)
         setup_telemetry(f"quarry-{plan.node_id}")
-        serve_replicas(plan.node_id, plan.data, plan.nats, host, port, run_file, advertise, budget)
+        serve_replicas(plan.node_id, plan.data, plan.nats, *serving.listen, advertise, budget)
         return
     from quarry.index.server import serve_direct
 
@@ -237,10 +303,10 @@ def node_index(
     name = node_id or f"index-{held[0]}"
     setup_telemetry(f"quarry-{name}")
     count = partitions if partitions is not None else held[-1] + 1
-    serve_direct(name, data, held, count, host, port, run_file, budget)
+    serve_direct(name, data, held, count, *serving.listen, budget)
 
 
-@node_app.command("vector")
+@node_command("vector")
 def node_vector(
     data: Annotated[Path, typer.Option()],
     index: Annotated[
@@ -251,9 +317,7 @@ def node_vector(
     nats_credentials: NatsCredentials = None,
     nats_tls_ca: NatsTlsCa = None,
     embedder: Annotated[str, typer.Option()] = "minilm",
-    embed_mode: Annotated[
-        str, typer.Option("--embed-mode", help="auto (embed in the background) | manual (on `quarry embed backfill`)")
-    ] = "auto",
+    embed_mode: EmbedMode = "auto",
     approximate_above: Annotated[
         int | None,
         typer.Option(
@@ -262,36 +326,26 @@ def node_vector(
             help="Vectors past which FAISS serves approximately (IVF); exact below. [default: 200000]",
         ),
     ] = None,
-    host: Host = "127.0.0.1",
-    port: Port = 0,
-    run_file: RunFile = None,
-    cluster_key_file: ClusterKey = None,
-    tls_cert: TlsCert = None,
-    tls_key: TlsKey = None,
-    tls_ca: TlsCa = None,
+    *,
+    serving: Serving,
 ) -> None:
     """The vector node (FAISS + sqlite-vec): embeds what the partitions hold (--index) or the log carries (--nats)."""
-    from quarry.core.telemetry import setup_telemetry
     from quarry.vector.server import serve_vector
 
     addresses, urls = (_addresses(index, "--index"), []) if index or not nats else ([], _addresses(nats, "--nats"))
-    _secure("vector", host, cluster_key_file, (tls_cert, tls_key, tls_ca))
-    _reach_nats(nats_credentials, nats_tls_ca)
-    setup_telemetry("quarry-vector")
+    serving.start("vector", nats_credentials, nats_tls_ca)
     serve_vector(
         data,
         embedder,
         addresses,
-        host,
-        port,
-        run_file,
+        *serving.listen,
         embed_mode=embed_mode,
         nats=urls,
         approximate_above=approximate_above,
     )
 
 
-@node_app.command("ingest")
+@node_command("ingest", tokens=True)
 def node_ingest(
     data: Annotated[Path, typer.Option(help="Where it remembers what it ingested from each file.")],
     index: Annotated[str | None, typer.Option(help="Comma-separated index node addresses, in partition order.")] = None,
@@ -306,25 +360,16 @@ def node_ingest(
             "only), repeatable; none: no path of this machine is read.",
         ),
     ] = None,
-    host: Host = "127.0.0.1",
-    port: Port = 0,
-    run_file: RunFile = None,
-    tokens: Tokens = None,
-    cluster_key_file: ClusterKey = None,
-    tls_cert: TlsCert = None,
-    tls_key: TlsKey = None,
-    tls_ca: TlsCa = None,
+    *,
+    serving: Serving,
 ) -> None:
     """The ingest node: pushes to the partitions' index nodes (--index) or publishes to the log (--nats).
     Clients send the sessions they parsed (`quarry push`); paths of this machine are read only below the
     --ingest-root folders."""
-    from quarry.core.telemetry import setup_telemetry
     from quarry.ingest.server import Router, serve_ingest
 
     addresses, urls = _mode(index, nats)
-    _secure("ingest", host, cluster_key_file, (tls_cert, tls_key, tls_ca), tokens)
-    _reach_nats(nats_credentials, nats_tls_ca)
-    setup_telemetry("quarry-ingest")
+    serving.start("ingest", nats_credentials, nats_tls_ca)
     router: Router
     if urls:
         from quarry.ingest.publisher import LogPublisher
@@ -334,10 +379,10 @@ def node_ingest(
         from quarry.ingest.router import DirectRouter
 
         router = DirectRouter(addresses)
-    serve_ingest(router, data, host, port, run_file, ingest_root or [])
+    serve_ingest(router, data, *serving.listen, ingest_root or [])
 
 
-@node_app.command("query")
+@node_command("query", tokens=True)
 def node_query(
     index: Annotated[str | None, typer.Option(help="Comma-separated index node addresses, in partition order.")] = None,
     nats: Nats = None,
@@ -345,31 +390,21 @@ def node_query(
     nats_tls_ca: NatsTlsCa = None,
     vector: Annotated[str | None, typer.Option()] = None,
     ingest: Annotated[str | None, typer.Option()] = None,
-    host: Host = "127.0.0.1",
-    port: Port = 0,
-    run_file: RunFile = None,
     http: Annotated[str, typer.Option(help="Also serve the HTTP JSON API on HOST:PORT.")] = "",
     http_allowed_host: HttpAllowedHost = None,
-    tokens: Tokens = None,
-    cluster_key_file: ClusterKey = None,
-    tls_cert: TlsCert = None,
-    tls_key: TlsKey = None,
-    tls_ca: TlsCa = None,
+    *,
+    serving: Serving,
 ) -> None:
     """The query node: over fixed partitions (--index) or the cluster map on the log (--nats)."""
-    from quarry.core.telemetry import setup_telemetry
+    from quarry.core.addresses import is_loopback
     from quarry.query.server import serve_query
     from quarry.query.topology import StaticTopology, Topology
 
     addresses, urls = _mode(index, nats)
     check_http_allowed_hosts(http, http_allowed_host or [])
-    from quarry.core.addresses import is_loopback
-
-    bound = [host, host_port(http, "--http")[0]] if http else [host]
-    beyond = next((h for h in bound if not is_loopback(h)), host)
-    _secure("query", beyond, cluster_key_file, (tls_cert, tls_key, tls_ca), tokens)
-    _reach_nats(nats_credentials, nats_tls_ca)
-    setup_telemetry("quarry-query")
+    bound = [serving.host, host_port(http, "--http")[0]] if http else [serving.host]
+    beyond = next((h for h in bound if not is_loopback(h)), serving.host)
+    serving.start("query", nats_credentials, nats_tls_ca, host=beyond)
     topology: Topology
     if urls:
         from quarry.query.watched_topology import WatchedTopology
@@ -381,9 +416,7 @@ def node_query(
         topology,
         vector,
         ingest,
-        host,
-        port,
-        run_file,
+        *serving.listen,
         http=host_port(http, "--http") if http else None,
         http_allowed_hosts=http_allowed_host or [],
     )

@@ -1,4 +1,4 @@
-"""`quarry read REF`: one archive object by its public ref (seed 000 "Public Ref Resolution"), read
+"""`quarry read REF`: one archive object by its public ref (docs/search-api.md#public-refs), read
 through the query node's ResolveRef, never searched for.
 
     quarry read session:codex-session:abc123
@@ -11,12 +11,12 @@ A ref that names nothing, or is not a ref, prints its caveats (json: `resolved` 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from quarry.cli.lazy import escape, lazy_module
+from quarry.cli.lazy import escape, lazy_module, stdout
+from quarry.cli.state import open_client, settings
 
 if TYPE_CHECKING:
     from google.protobuf.message import Message as ProtoMessage
@@ -37,14 +37,6 @@ _WINDOWS = (
 )
 
 
-def _cli() -> ModuleType:
-    """The root CLI module (its global options and client); imported when the command runs, since the
-    root module imports this one to register `read`."""
-    from quarry.cli import main
-
-    return main
-
-
 def read(
     ref: Annotated[
         str,
@@ -58,16 +50,15 @@ def read(
     ] = 0,
 ) -> None:
     """Read one archive object by its public ref."""
-    cli = _cli()
-    with cli._client() as client:
+    with open_client() as client:
         resolved = client.resolve_ref(ref, max_chars=max_chars)
-    fmt = cli.settings.format
+    fmt = settings.format
     if fmt == "json":
         render.emit_json(render.to_dict(resolved))
     elif fmt == "ndjson":
         render.emit_ndjson([render.to_dict(resolved)])
     else:
-        print_resolved(resolved, cli.console)
+        print_resolved(resolved, stdout())
 
 
 def print_resolved(resolved: refs_pb2.ResolvedRef, console: Console) -> None:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from quarry.cli.lazy import escape, lazy_module
+from quarry.core.lanes import DEFAULT_WEIGHT, RRF, RRF_K
 
 if TYPE_CHECKING:
     from google.protobuf.descriptor import FieldDescriptor
@@ -237,9 +238,9 @@ def _chosen(controls: dict[str, Any]) -> bool:
         controls.get("admission")
         or "min_score" in controls
         or controls.get("include_scores")
-        or fusion.get("method", "rrf") != "rrf"
-        or params.get("rank_constant", 60) != 60
-        or any(w != 1.0 for w in params.get("weights", {}).values())
+        or fusion.get("method", RRF) != RRF
+        or params.get("rank_constant", RRF_K) != RRF_K
+        or any(w != DEFAULT_WEIGHT for w in params.get("weights", {}).values())
     )
 
 

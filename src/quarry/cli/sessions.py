@@ -1,4 +1,4 @@
-"""`quarry sessions …`: seed 002's session API (SessionQueryService) from the terminal.
+"""`quarry sessions …`: the session API (SessionQueryService, docs/sessions.md#cli) from the terminal.
 
     quarry sessions list --cwd ~/src/app --root --created-since 7d     # newest first, paged (--cursor)
     quarry sessions read ID                          # every raw event of the session (--raw: the records)
@@ -11,8 +11,8 @@
     quarry sessions search "RangeError" --surface current            # sessions by their best event
     quarry sessions search --in ID "RangeError"                       # events of one session
 
-json / yaml / ndjson: the response messages in full (proto field names); an error carries the seed's
-name of its code (`seed_code`) beside Quarry's.
+json / yaml / ndjson: the response messages in full (proto field names); an error carries the session
+API's name of its code (`session_query_code`, docs/sessions.md#errors) beside Quarry's.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from __future__ import annotations
 import sys
 import time
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from quarry.cli.lazy import escape, lazy_module
+from quarry.cli.lazy import escape, lazy_module, stdout
+from quarry.cli.state import open_client, settings
 
 if TYPE_CHECKING:
     from google.protobuf.message import Message
@@ -37,7 +37,9 @@ sessions_pb2 = lazy_module("quarry.v1.sessions_pb2")
 units_pb2 = lazy_module("quarry.v1.units_pb2")
 
 
-sessions_app = typer.Typer(help="Seed 002's session API: events, surfaces, windows, traces, lineage, titles, search.")
+sessions_app = typer.Typer(
+    help="The session API (docs/sessions.md): events, surfaces, windows, traces, lineage, titles, search."
+)
 
 TEXT_PREVIEW = 100
 Session = Annotated[str, typer.Argument(help="A session id (<origin>:<native id>).")]
@@ -47,35 +49,25 @@ Surfaces = Annotated[list[str] | None, typer.Option("--surface", help="current |
 Types = Annotated[list[str] | None, typer.Option("--type", help="An event type, e.g. claude-code:user (repeatable).")]
 
 
-def _cli() -> ModuleType:
-    from quarry.cli import main
-
-    return main
-
-
 def _run(operation: str, call: Any) -> Any:
-    """Run a client call; a failure keeps Quarry's code and gains the seed's name of it."""
-    from quarry.client.sessions import seed_code
+    """Run a client call; a failure keeps Quarry's code and gains the session API's name of it."""
+    from quarry.client.sessions import session_query_code
     from quarry.core.errors import QuarryError
 
     try:
         return call()
     except QuarryError as error:
-        error.message = f"{error.message} [{seed_code(error, operation)}]"
+        error.message = f"{error.message} [{session_query_code(error, operation)}]"
         raise
 
 
 def _sessions() -> Any:
-    return _cli()._client().sessions
+    return open_client().sessions
 
 
 def _emitted(response: Message | dict[str, Any]) -> bool:
     data = response if isinstance(response, dict) else render.to_dict(response)
-    return render.emit_response(data, _cli().settings.format, "a session API response")
-
-
-def _console() -> Console:
-    return _cli().console  # type: ignore[no-any-return]
+    return render.emit_response(data, settings.format, "a session API response")
 
 
 @sessions_app.command("list")
@@ -105,7 +97,7 @@ def list_sessions(
     page = _run("list", lambda: _sessions().list(filters, limit=limit, cursor=cursor))
     if _emitted(page):
         return
-    console = _console()
+    console = stdout()
     for item in page.items:
         _print_header(console, item.header)
     if page.next_cursor:
@@ -128,7 +120,7 @@ def read_session(
         return
     if _emitted({"session": render.to_dict(header), "events": [render.to_dict(e) for e in events]}):
         return
-    console = _console()
+    console = stdout()
     _print_header(console, header)
     _print_events(console, events)
 
@@ -139,7 +131,7 @@ def surface(session_id: Session) -> None:
     snapshot = _run("surface", lambda: _sessions().surface(session_id))
     if _emitted(snapshot):
         return
-    console = _console()
+    console = stdout()
     _print_header(console, snapshot.session)
     through = snapshot.captured_through_seq if snapshot.HasField("captured_through_seq") else "none"
     console.print(f"[dim]captured through seq {through}[/dim]")
@@ -162,7 +154,7 @@ def events(
     page = _run("events", lambda: _sessions().events(session_id, filters, with_text=with_text or bool(text)))
     if _emitted(page):
         return
-    console = _console()
+    console = stdout()
     for document in page.events:
         record = document.record
         line = f"{record.seq:>5}  {record.surface:<8}  {escape(record.type)}  {_when(record.time_ms)}"
@@ -180,7 +172,7 @@ def event(
     window = _run("event", lambda: _sessions().event(session_id, seq, before=before, after=after))
     if _emitted(window):
         return
-    console = _console()
+    console = stdout()
     _print_events(console, window.events, target=window.target.seq)
     console.print(escape(orjson.dumps(orjson.loads(window.target.raw_json), option=orjson.OPT_INDENT_2).decode()))
 
@@ -191,7 +183,7 @@ def trace_event(session_id: Session, seq: Annotated[int, typer.Argument(help="Th
     trace = _run("trace_event", lambda: _sessions().trace_event(session_id, seq))
     if _emitted(trace):
         return
-    console = _console()
+    console = stdout()
     target = trace.target
     console.print(f"{target.seq}  {target.surface}  {escape(target.type)}", highlight=False)
     rows = (
@@ -211,7 +203,7 @@ def lineage(session_id: Session) -> None:
     trace = _run("lineage", lambda: _sessions().lineage(session_id))
     if _emitted(trace):
         return
-    console = _console()
+    console = stdout()
     for ancestor in reversed(trace.ancestors):
         console.print(f"[dim]ancestor[/dim] {escape(ancestor.header.id)}", highlight=False)
     if trace.WhichOneof("completeness") == "unresolved_parent_id":
@@ -234,7 +226,7 @@ def titles(session_ids: Annotated[list[str], typer.Argument(help="Session ids.")
     response = _run("titles", lambda: _sessions().titles(session_ids))
     if _emitted(response):
         return
-    console = _console()
+    console = stdout()
     for result in response.results:
         if result.WhichOneof("outcome") == "reason":
             name = errors_pb2.ErrorCode.Name(result.reason.code)
@@ -260,7 +252,7 @@ def search(
     from quarry.client.sessions import event_filters, session_filters
 
     filters = event_filters(surfaces=surfaces or (), types=types or ())
-    console = _console()
+    console = stdout()
     if within:
         page = _run(
             "search_events",

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from quarry.cli.lazy import lazy_module
+from quarry.cli.lazy import lazy_module, stderr, stdout
+from quarry.cli.state import settings
 
 if TYPE_CHECKING:
     from quarry.core.tokens import TokenRecord, TokenStore
@@ -32,16 +32,10 @@ TokensFile = Annotated[
 ]
 
 
-def _cli() -> ModuleType:
-    from quarry.cli import main
-
-    return main
-
-
 def _store(path: Path | None) -> TokenStore:
     from quarry.core.tokens import TokenStore
 
-    return TokenStore(path) if path is not None else TokenStore.in_home(_cli().settings.home)
+    return TokenStore(path) if path is not None else TokenStore.in_home(settings.home)
 
 
 def _record_json(record: TokenRecord) -> dict[str, object]:
@@ -60,27 +54,25 @@ def create(
     """A new token with the grants on each scope; printed once (the file keeps only its hash)."""
     grants = grant.split(",")
     secret, record = _store(tokens).create(name, {s: grants for s in scope})
-    cli = _cli()
-    if cli.settings.format != "plain":
-        render.emit_document({"token": secret, **_record_json(record)}, cli.settings.format)
+    if settings.format != "plain":
+        render.emit_document({"token": secret, **_record_json(record)}, settings.format)
         return
-    cli.console.print(secret, soft_wrap=True, highlight=False)
+    stdout().print(secret, soft_wrap=True, highlight=False)
     held = "; ".join(f"{s}: {','.join(sorted(g))}" for s, g in sorted(record.grants.items()))
-    cli.err_console.print(f"token {record.id} ({held}); shown once: use it as QUARRY_TOKEN or `Authorization: Bearer`")
+    stderr().print(f"token {record.id} ({held}); shown once: use it as QUARRY_TOKEN or `Authorization: Bearer`")
 
 
 @token_app.command("list")
 def list_tokens(tokens: TokensFile = None) -> None:
     """Every token's id, name, grants and creation time (never the token)."""
     records = _store(tokens).records()
-    cli = _cli()
-    if cli.settings.format != "plain":
-        render.emit_document({"tokens": [_record_json(r) for r in records]}, cli.settings.format)
+    if settings.format != "plain":
+        render.emit_document({"tokens": [_record_json(r) for r in records]}, settings.format)
         return
     for record in records:
         created = datetime.fromtimestamp(record.created_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
         held = "; ".join(f"{s}: {','.join(sorted(g))}" for s, g in sorted(record.grants.items()))
-        cli.console.print(f"{record.id}  {created}  {record.name or '-'}  {held}", highlight=False)
+        stdout().print(f"{record.id}  {created}  {record.name or '-'}  {held}", highlight=False)
 
 
 @token_app.command("revoke")
@@ -93,4 +85,4 @@ def revoke(
 
     if not _store(tokens).revoke(token_id):
         raise QuarryError(errors_pb2.NOT_FOUND, f"no token {token_id!r}", parameter="token_id")
-    _cli().console.print(f"revoked {token_id}")
+    stdout().print(f"revoked {token_id}")

@@ -17,6 +17,7 @@ from quarry.client.sessions import SessionsClient
 from quarry.client.target import TLS_CA_ENV, TOKEN_ENV, Target, local_target, resolve_target
 from quarry.core import telemetry
 from quarry.core.errors import QuarryError, from_rpc_error
+from quarry.core.lanes import AUTO
 from quarry.v1 import (
     assertions_pb2,
     embedding_pb2_grpc,
@@ -56,7 +57,7 @@ class QuarryClient:
         self._query_channel = telemetry.traced_channel(query_address, bearer=token, tls_ca=ca, client_tls=bool(tls))
         self.query = query_pb2_grpc.QueryServiceStub(self._query_channel)
         self.embedding = embedding_pb2_grpc.EmbeddingServiceStub(self._query_channel)
-        self.sessions = SessionsClient(self._query_channel)  # seed 002's session API
+        self.sessions = SessionsClient(self._query_channel)  # the session API (docs/sessions.md#python)
         self._ingest_channel: grpc.Channel | None = None
         self._ingest: ingest_pb2_grpc.IngestServiceStub | None = None
         if ingest_address:
@@ -106,7 +107,7 @@ class QuarryClient:
     def search(
         self,
         query: str,
-        lane: str = "auto",
+        lane: str = AUTO,
         limit: int = 20,
         offset: int = 0,
         deadline_ms: float = 0,
@@ -116,11 +117,12 @@ class QuarryClient:
         reading: str = "",
     ) -> query_pb2.SearchEnvelope:
         """One page of ranked sessions; `cursor` (an envelope's next_cursor) asks for the page after it,
-        under the same `controls` (seed 003: admission, fusion, min_score, include_scores; None: the
-        defaults, which the envelope's `controls` echoes; `controls_json.controls_from_json` reads them
-        from JSON). A partition none of whose replicas answers makes the envelope `partial`, naming it in
-        `missing`; with `require_complete`, PARTITION_UNAVAILABLE instead. `reading`: "" (the text decides:
-        prose or the query language), `prose` or `query`; the envelope's `reading` says which ran."""
+        under the same `controls` (docs/search-api.md#search-controls: admission, fusion, min_score,
+        include_scores; None: the defaults, which the envelope's `controls` echoes;
+        `controls_json.controls_from_json` reads them from JSON). A partition none of whose replicas
+        answers makes the envelope `partial`, naming it in `missing`; with `require_complete`,
+        PARTITION_UNAVAILABLE instead. `reading`: "" (the text decides: prose or the query language),
+        `prose` or `query`; the envelope's `reading` says which ran."""
         request = query_pb2.SearchRequest(
             query=query,
             lane=lane,

@@ -1,4 +1,5 @@
-"""Seed-003-shaped JSON search controls, parsed strictly into SearchControls, and back.
+"""Search controls as JSON (docs/search-api.md#search-controls), parsed strictly into SearchControls,
+and back.
 
     {"admission": {"lexical_coverage": 0.5, "lexical_min_matched_terms": 2, "min_semantic_similarity": 0.3},
      "fusion": {"method": "rrf", "params": {"rank_constant": 60, "weights": {"text": 2}}},

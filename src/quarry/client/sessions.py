@@ -1,8 +1,9 @@
-"""The Python client of seed 002's session API (SessionQueryService), and the seed's error names.
+"""The Python client of the session API (SessionQueryService, docs/sessions.md#python), and the
+session API's names of its errors (docs/sessions.md#errors).
 
-Every call raises QuarryError with the server's closed code; `seed_code` names it in the seed's
-taxonomy (SESSION_QUERY_*), from the code, the parameter it names and the call it failed in. Two of the
-seed's codes are no call's error: SESSION_QUERY_SOURCE_CONFLICT is the ingest issue `source_conflict`
+Every call raises QuarryError with the server's closed code; `session_query_code` names it as the session
+API does (SESSION_QUERY_*), from the code, the parameter it names and the call it failed in. Two of those
+names are no call's error: SESSION_QUERY_SOURCE_CONFLICT is the ingest issue `source_conflict`
 (`SOURCE_CONFLICT_ISSUE`: a second file's copy of a session contradicts the stored one, which is kept),
 and SESSION_QUERY_INVALID_CONFIG a node refusing to start on an invalid configuration.
 """
@@ -18,7 +19,7 @@ from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.v1 import errors_pb2, sessions_pb2, sessions_pb2_grpc, units_pb2
 
 TIMEOUT_S = 60.0
-SOURCE_CONFLICT_ISSUE = "source_conflict"  # IngestIssue.code of seed 002's SESSION_QUERY_SOURCE_CONFLICT
+SOURCE_CONFLICT_ISSUE = "source_conflict"  # the IngestIssue.code the session API calls SESSION_QUERY_SOURCE_CONFLICT
 SEARCHES = frozenset({"search_sessions", "search_events"})
 _INVALID_BY_PARAMETER = (
     ("filters", "SESSION_QUERY_INVALID_FILTER"),
@@ -37,8 +38,8 @@ _BY_CODE = {
 }
 
 
-def seed_code(error: QuarryError, operation: str = "") -> str:
-    """The seed's name of a failure of `operation` (a SessionsClient method name)."""
+def session_query_code(error: QuarryError, operation: str = "") -> str:
+    """The session API's name (SESSION_QUERY_*) of a failure of `operation` (a SessionsClient method name)."""
     code = error.code
     if code in _BY_CODE:
         return _BY_CODE[code]

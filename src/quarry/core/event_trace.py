@@ -1,4 +1,5 @@
-"""Traces over a session's raw log events (seed 002): replacement chains, direct links, replay checks.
+"""Traces over a session's raw log events (the session API, docs/sessions.md#traces): replacement chains,
+direct links, replay checks.
 
 The events carry their direct links as ingest folded them (quarry.ingest.events): `replaced_by`,
 `replaced_event_seqs`, `source_event_seqs`. What is not stored is computed here from the whole log:

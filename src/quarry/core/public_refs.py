@@ -1,4 +1,4 @@
-"""Public refs (`<kind>:<id>`, seed 000 "Public Ref Resolution"): parsing, and the session a ref
+"""Public refs (`<kind>:<id>`, docs/search-api.md#public-refs): parsing, and the session a ref
 belongs to, which is what routes it to a partition.
 
 Every unit id is its owning session's id followed by the unit's own suffix (quarry.core.refs and the

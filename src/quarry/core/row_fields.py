@@ -5,8 +5,8 @@ A row field is a field of the unit's proto (units.proto, by its proto name), or 
 a message's `text` (its text and code blocks joined) and `types` (the kinds of block it holds). Every
 row also has `ref` (its public ref) and `session_id`.
 
-The peer tool of seed 000 names some of these fields otherwise; its names are accepted as aliases
-(ALIASES) and a projected row is keyed by the name the query wrote.
+Polylogue, whose query language Quarry's extends, names some of these fields otherwise; its names are
+accepted as aliases (ALIASES) and a projected row is keyed by the name the query wrote.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ _DERIVED: dict[str, dict[str, Getter]] = {
     "messages": {"text": message_text, "types": _message_types},
 }
 
-# The peer's names for the same things (seed 000's peer tool), per unit.
+# Polylogue's names for the same things, per unit.
 ALIASES: dict[str, dict[str, str]] = {
     "messages": {"message_id": "id", "word_count": "words", "type": "types"},
     "actions": {

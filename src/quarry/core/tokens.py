@@ -1,4 +1,4 @@
-"""Bearer tokens and their grants on scopes (seed 003's model), kept in one JSON file, hashed.
+"""Bearer tokens and their grants on scopes (docs/access.md), kept in one JSON file, hashed.
 
 A scope is a named container of sessions (a team, a project). A token grants `read`, `write` (ingest,
 deletes, assertions) and `admin` (local paths, every grant) on one or more scopes. The file holds

@@ -60,12 +60,12 @@ SNAPSHOT_INHERITANCE = ("fresh", "prompt", "inherited", "summary")  # ContextSna
 MAPPING_STATES = ("resolved", "unresolved")
 RESULT_STATES = ("completed", "failed", "missing")
 
-# Assertions (seed 000 "Assertion Candidate Judgment").
+# Assertions and their candidate judgment (docs/query-language.md#assertion-fields).
 ASSERTION_KINDS = ("decision", "caveat", "summary", "tag", "note", "todo")
 ASSERTION_STATUSES = ("active", "candidate", "accepted", "rejected", "deferred", "superseded", "deleted", "inactive")
 ASSERTION_AUTHORS = ("user", "agent", "transform", "detector")
 
-# The nine unit sources of seed 000, keyed by the singular name `exists <unit>(…)` uses.
+# The nine unit sources of the query language, keyed by the singular name `exists <unit>(…)` uses.
 UNIT_SOURCES = {
     "message": "messages",
     "action": "actions",

@@ -180,7 +180,7 @@ SESSION_FIELDS: dict[str, FieldSpec] = _table(
         True,
         "a message's dialogue text (its text, code and thinking) holds the value literally, a substring of "
         'a word included: case-insensitive, any run of whitespace matching any other (`contains:"retry the '
-        "write\"`), as seed 002's text clause",
+        'write"`): docs/query-language.md#literal-text-contains',
     ),
     FieldSpec("cwd", FieldKind.CONTAINS, False, "the session's working directory contains the value"),
     FieldSpec("tag", FieldKind.KEYWORD, True, "the session carries the tag"),
@@ -364,7 +364,7 @@ FIELDS_BY_UNIT: dict[str, dict[str, FieldSpec]] = {
 # `exists <unit>(…)` names the unit in the singular.
 EXISTS_UNITS: dict[str, str] = UNIT_SOURCES
 
-# `group by FIELD | count`: the fields each unit aggregates over (seed 000's, and past it on every unit).
+# `group by FIELD | count`: the fields each unit aggregates over (docs/query-language.md#counting-and-grouping).
 _SESSION_GROUPS = ("session.origin", "session.repo", "session.host", "session.pusher")
 GROUP_FIELDS: dict[str, tuple[str, ...]] = {
     "messages": ("role", "type", *_SESSION_GROUPS),

@@ -14,14 +14,19 @@ page cache likewise: one budget (64 MB, what a node of one partition had), split
 
 Reads over several partitions (`each`) run on a node-wide thread pool (Tantivy and SQLite release the
 GIL), and a partition that cannot answer becomes a PartitionFailure beside the others' results, so
-the query node retries just that partition on another replica.
+the query node retries just that partition on another replica. A session search over them (`search`)
+keeps the node's best `limit` sessions and explains those only.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
+import math
 import shutil
 import threading
+import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,10 +36,12 @@ from typing import TypeVar
 from quarry.core.errors import QuarryError
 from quarry.core.fanout import submit_in_context
 from quarry.index.lexical.assertions import AssertionStore
+from quarry.index.lexical.leaf import DEFAULT_SESSIONS
 from quarry.index.lexical.partition import WRITER_HEAP_BYTES, LexicalPartition
+from quarry.index.lexical.search_text import compile_search
 from quarry.index.lexical.store import CACHE_BYTES
 from quarry.index.lexical.unit_tables import ASSERTIONS_FILE
-from quarry.v1 import errors_pb2
+from quarry.v1 import errors_pb2, index_pb2
 
 R = TypeVar("R")
 PARTITIONS_DIR = "partitions"
@@ -154,6 +161,45 @@ class PartitionSet:
             else:
                 results.append(outcome)
         return results, failures
+
+    def search(self, request: index_pb2.PartitionSearchRequest) -> index_pb2.NodeSearchResponse:
+        """The search on each partition it names, cut to the node's best `request.limit` sessions.
+
+        Each partition ranks its sessions; the node keeps the best `limit` over all of them and only
+        those are explained (message, matched terms, snippet), each in its partition's response: the
+        explaining is most of a search's cost, and the query node uses no more than `limit` hits of one
+        node. The cut is made on scores first, so a partition reads the ids (the tie-break) of only its
+        contenders that score at least the node's `limit`-th best. A partition's hits still come in its
+        own order, so the cursor anchors stay per partition. The text is compiled once for all of them."""
+        started = time.perf_counter()
+        anchors = {a.partition: a for a in request.partitions}
+        compiled = compile_search(request)
+        prepared, failures = self.each(
+            list(anchors),
+            lambda r: (
+                r.partition,
+                time.perf_counter(),
+                r.lexical.prepare_search(request, anchors[r.partition], compiled),
+            ),
+            concurrent=False,
+        )
+        by_partition = {partition: (began, search) for partition, began, search in prepared}
+        limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
+        scores = heapq.nlargest(limit, (score for _, search in by_partition.values() for score in search.scores))
+        at_least = scores[-1] if len(scores) == limit else -math.inf  # ties on it are cut on ids below
+        keys = ((k, p) for p, (_, search) in by_partition.items() for k in search.keys(at_least))
+        kept = Counter(p for _, p in heapq.nsmallest(limit, keys))
+
+        def finish(replica: PartitionReplica) -> index_pb2.PartitionSearchResponse:
+            began, search = by_partition[replica.partition]
+            response = search.finish(kept[replica.partition])
+            response.elapsed_ms = (time.perf_counter() - began) * 1000.0
+            return response
+
+        results, late = self.each(sorted(by_partition), finish, concurrent=False)
+        return index_pb2.NodeSearchResponse(
+            partitions=results, failures=[*failures, *late], elapsed_ms=(time.perf_counter() - started) * 1000.0
+        )
 
     def _read(self, partition: int, read: Callable[[PartitionReplica], R]) -> R | QuarryError:
         try:

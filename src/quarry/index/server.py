@@ -1,19 +1,16 @@
 """gRPC face of an index node: IndexService over the partition replicas it holds, and AssertionService
 over their assertions (kept in their own files, which re-ingest and rebuilds never touch).
 
-Every read names its partitions and is answered per partition (PartitionSet.each), within the scopes
-the calling node sent (lexical.visibility: plans get a scope clause, reads by id check the session's
-scope, so another scope's sessions look absent). Writes name one
-partition; a node that follows the log (cluster mode) refuses them: its replicas change only by
-applying the log, so that every replica of a partition applies the same records in the same order.
+The servicers are thin adapters: every read names its partitions and is answered per partition
+(PartitionSet.each; a session search's node-level cut is PartitionSet.search), within the scopes the
+calling node sent (lexical.visibility: plans get a scope clause, reads by id check the session's
+scope, so another scope's sessions look absent). Writes name one partition; a node that follows the
+log (cluster mode) refuses them: its replicas change only by applying the log, so that every replica
+of a partition applies the same records in the same order.
 """
 
 from __future__ import annotations
 
-import heapq
-import math
-import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,8 +21,8 @@ from quarry.core.node import Service, serve, typed_errors
 from quarry.core.public_refs import bare_assertion_id
 from quarry.core.routing import partition_for
 from quarry.index.lexical import visibility
-from quarry.index.lexical.leaf import DEFAULT_SESSIONS, compile_search
 from quarry.index.lexical.partition import WRITER_HEAP_BYTES
+from quarry.index.lexical.search_text import compile_search
 from quarry.index.partition_set import PartitionReplica, PartitionSet
 from quarry.index.sessions import SessionStoreServicer
 from quarry.v1 import (
@@ -45,18 +42,27 @@ WRITE_FROM_LOG = (
 )
 
 
-class IndexServicer(index_pb2_grpc.IndexServiceServicer):
-    def __init__(self, partitions: PartitionSet, partition_count: Callable[[], int], writable: bool = True) -> None:
-        """`partition_count` gives the cluster's number of partitions (to check that an upsert routes
-        to the partition it names); `writable` False on a node that follows the log."""
+class _PartitionServicer:
+    """What the services of the node's partitions share: the partitions, and whether they take writes."""
+
+    def __init__(self, partitions: PartitionSet, writable: bool = True) -> None:
+        """`writable` False on a node that follows the log."""
         self.partitions = partitions
-        self.partition_count = partition_count
         self.writable = writable
 
     def _writable(self, partition: int) -> PartitionReplica:
+        """The replica a direct write names; refused on a node that follows the log."""
         if not self.writable:
             raise QuarryError(errors_pb2.INVALID_REQUEST, WRITE_FROM_LOG)
         return self.partitions.get(partition)
+
+
+class IndexServicer(_PartitionServicer, index_pb2_grpc.IndexServiceServicer):
+    def __init__(self, partitions: PartitionSet, partition_count: Callable[[], int], writable: bool = True) -> None:
+        """`partition_count` gives the cluster's number of partitions (to check that an upsert routes
+        to the partition it names); `writable` False on a node that follows the log."""
+        super().__init__(partitions, writable)
+        self.partition_count = partition_count
 
     @typed_errors
     def UpsertSessions(self, request: index_pb2.UpsertSessionsRequest, context: grpc.ServicerContext):
@@ -114,42 +120,9 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         )
 
     def _search(self, request: index_pb2.PartitionSearchRequest) -> index_pb2.NodeSearchResponse:
-        """Each partition ranks its sessions; the node keeps the best `limit` over all of them and only
-        those are explained (message, matched terms, snippet), each in its partition's response: the
-        explaining is most of a search's cost, and the query node uses no more than `limit` hits of one
-        node. The cut is made on scores first, so a partition reads the ids (the tie-break) of only its
-        contenders that score at least the node's `limit`-th best. A partition's hits still come in its
-        own order, so the cursor anchors stay per partition."""
-        started = time.perf_counter()
+        """The node's best sessions over its partitions (PartitionSet.search), within the visible scopes."""
         visibility.restrict(request.plan.where, visibility.current())
-        anchors = {a.partition: a for a in request.partitions}
-        compiled = compile_search(request)
-        prepared, failures = self.partitions.each(
-            list(anchors),
-            lambda r: (
-                r.partition,
-                time.perf_counter(),
-                r.lexical.prepare_search(request, anchors[r.partition], compiled),
-            ),
-            concurrent=False,
-        )
-        by_partition = {partition: (began, search) for partition, began, search in prepared}
-        limit = request.limit if request.limit > 0 else DEFAULT_SESSIONS
-        scores = heapq.nlargest(limit, (score for _, search in by_partition.values() for score in search.scores))
-        at_least = scores[-1] if len(scores) == limit else -math.inf  # ties on it are cut on ids below
-        keys = ((k, p) for p, (_, search) in by_partition.items() for k in search.keys(at_least))
-        kept = Counter(p for _, p in heapq.nsmallest(limit, keys))
-
-        def finish(replica: PartitionReplica) -> index_pb2.PartitionSearchResponse:
-            began, search = by_partition[replica.partition]
-            response = search.finish(kept[replica.partition])
-            response.elapsed_ms = (time.perf_counter() - began) * 1000.0
-            return response
-
-        results, late = self.partitions.each(sorted(by_partition), finish, concurrent=False)
-        return index_pb2.NodeSearchResponse(
-            partitions=results, failures=[*failures, *late], elapsed_ms=(time.perf_counter() - started) * 1000.0
-        )
+        return self.partitions.search(request)
 
     @typed_errors
     def TermStats(self, request: index_pb2.PartitionSearchRequest, context: grpc.ServicerContext):
@@ -198,7 +171,9 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
     def Stats(self, request: index_pb2.PartitionStatsRequest, context: grpc.ServicerContext):
         wanted = list(request.partitions) or self.partitions.held()
         visible = visibility.current()
-        results, failures = self.partitions.each(wanted, lambda r: r.lexical.stats(request.content_digest, visible))
+        results, failures = self.partitions.each(
+            wanted, lambda r: r.lexical.stats(request.content_digest, visible, request.identity_only)
+        )
         return index_pb2.NodeStats(partitions=results, failures=failures)
 
     @typed_errors
@@ -216,16 +191,7 @@ class IndexServicer(index_pb2_grpc.IndexServiceServicer):
         return index_pb2.NodeFacetsResponse(partitions=results, failures=failures)
 
 
-class AssertionServicer(assertions_pb2_grpc.AssertionServiceServicer):
-    def __init__(self, partitions: PartitionSet, writable: bool = True) -> None:
-        self.partitions = partitions
-        self.writable = writable
-
-    def _writable(self, partition: int) -> PartitionReplica:
-        if not self.writable:
-            raise QuarryError(errors_pb2.INVALID_REQUEST, WRITE_FROM_LOG)
-        return self.partitions.get(partition)
-
+class AssertionServicer(_PartitionServicer, assertions_pb2_grpc.AssertionServiceServicer):
     @typed_errors
     def WriteAssertion(
         self, request: assertions_pb2.PartitionWriteAssertion, context: grpc.ServicerContext

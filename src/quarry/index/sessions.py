@@ -1,4 +1,5 @@
-"""gRPC face of seed 002's reads on an index node: SessionStoreService over the partitions it holds.
+"""gRPC face of the session API's reads on an index node (docs/sessions.md#calls): SessionStoreService
+over the partitions it holds.
 
 Reads of one session name its partition (PartitionSet.get: NOT_HOSTED when it is not held here, and
 the query node asks another replica); lists and searches name several and are answered per partition.

@@ -388,28 +388,55 @@ def _add_events(
     dispatches: list[_Dispatch],
     last_reply: int,
 ) -> None:
+    """The session's observed events, in stream order (the module's docstring says which and where)."""
     if not draft.messages:
         return
-    sid = session.id
-    place = (f"in {session.cwd}" if session.cwd else "", f"on {session.branch}" if session.branch else "")
     events = [
-        _Event(
-            (-1, 0, 0),
-            "session_started",
-            session.created_ms,
-            " ".join(part for part in ("session started", *place) if part),
-            refs.ref("message", session.messages[0].id),
-            refs.ref("session", sid),
-            False,
-            -1,
-        )
+        _session_started(session),
+        *_result_events(session.id, draft, tool_results, dispatches),
+        *_recorded_events(session.id, draft),
     ]
+    events.sort(key=lambda event: event.key)
+    for seq, event in enumerate(events):
+        session.events.add(
+            id=refs.event_id(session.id, seq),
+            session_id=session.id,
+            seq=seq,
+            kind=event.kind,
+            time_ms=event.time_ms,
+            text=_clip(event.text),
+            source_ref=event.source_ref,
+            object_ref=event.object_ref,
+            delivery_state=_delivery_state(event, last_reply),
+        )
+
+
+def _session_started(session: units_pb2.Session) -> _Event:
+    """The first event: where and on which branch the session started, at its first message."""
+    place = (f"in {session.cwd}" if session.cwd else "", f"on {session.branch}" if session.branch else "")
+    return _Event(
+        (-1, 0, 0),
+        "session_started",
+        session.created_ms,
+        " ".join(part for part in ("session started", *place) if part),
+        refs.ref("message", session.messages[0].id),
+        refs.ref("session", session.id),
+        False,
+        -1,
+    )
+
+
+def _result_events(
+    sid: str, draft: DraftSession, tool_results: list[ToolResult], dispatches: list[_Dispatch]
+) -> list[_Event]:
+    """Per tool result, in order: its tool_finished event, and subagent_finished when it is a dispatch's."""
     summaries: dict[str, str] = {}  # tool_use id -> what the call did, in a few words
     for message_seq, index in draft.tool_uses:
         use = draft.messages[message_seq].blocks[index]
         if use.tool_use_id:
             summaries[use.tool_use_id] = use.text
     by_result = {(item.result.message_seq, item.result.index): item for item in dispatches if item.result}
+    events: list[_Event] = []
     for result in tool_results:
         block = result.block
         message = draft.messages[result.message_seq]
@@ -430,20 +457,29 @@ def _add_events(
         )
         item = by_result.get((result.message_seq, result.index))
         if item is not None:
-            delegation = item.delegation
-            events.append(
-                _Event(
-                    (message.seq, 0, 2 * result.index + 1),
-                    "subagent_finished",
-                    message.time_ms,
-                    " ".join(part for part in (delegation.agent, "subagent", item.run_status) if part)
-                    + (f": {delegation.description}" if delegation.description else ""),
-                    block_ref,
-                    refs.ref("session", delegation.child_session_id) if delegation.child_session_id else "",
-                    delegation.result_state == "failed",
-                    message.seq,
-                )
-            )
+            events.append(_subagent_finished(item, message, block_ref, 2 * result.index + 1))
+    return events
+
+
+def _subagent_finished(item: _Dispatch, message: DraftMessage, block_ref: str, order: int) -> _Event:
+    """The event of a dispatch's result: the subagent, how its run ended and what it was asked."""
+    delegation = item.delegation
+    return _Event(
+        (message.seq, 0, order),
+        "subagent_finished",
+        message.time_ms,
+        " ".join(part for part in (delegation.agent, "subagent", item.run_status) if part)
+        + (f": {delegation.description}" if delegation.description else ""),
+        block_ref,
+        refs.ref("session", delegation.child_session_id) if delegation.child_session_id else "",
+        delegation.result_state == "failed",
+        message.seq,
+    )
+
+
+def _recorded_events(sid: str, draft: DraftSession) -> list[_Event]:
+    """The events the parser recorded, each after the message it was recorded at, in recording order."""
+    events: list[_Event] = []
     for order, event in enumerate(draft.events):
         anchor = _anchor(event)
         source = refs.ref("message", refs.message_id(sid, event.message_seq)) if event.message_seq >= 0 else ""
@@ -459,25 +495,17 @@ def _add_events(
                 anchor,
             )
         )
-    events.sort(key=lambda event: event.key)
-    for seq, event in enumerate(events):
-        if event.failed:
-            state = "failed"
-        elif event.kind in _DELIVERED and last_reply > event.anchor:
-            state = "acted_on"
-        else:
-            state = "recorded"
-        session.events.add(
-            id=refs.event_id(sid, seq),
-            session_id=sid,
-            seq=seq,
-            kind=event.kind,
-            time_ms=event.time_ms,
-            text=_clip(event.text),
-            source_ref=event.source_ref,
-            object_ref=event.object_ref,
-            delivery_state=state,
-        )
+    return events
+
+
+def _delivery_state(event: _Event, last_reply: int) -> str:
+    """failed when the event reports a failure; acted_on when it delivered something to the model and a
+    model reply follows; else recorded."""
+    if event.failed:
+        return "failed"
+    if event.kind in _DELIVERED and last_reply > event.anchor:
+        return "acted_on"
+    return "recorded"
 
 
 def _anchor(event: DraftEvent) -> int:

@@ -1,4 +1,4 @@
-"""A session's raw log events (seed 002): seqs, times, the surface fold, links, semantic text, raw JSON.
+"""A session's raw log events (docs/sessions.md#events): seqs, times, the surface fold, links, semantic text, raw JSON.
 
 Every origin goes through `fold` and `event_protos`, so one rule holds for all of them:
 - seq: a session's records in source order (line order; a whole-document format keeps the order its

@@ -44,7 +44,6 @@ from quarry.core.routing import partition_for
 from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.ingest.acks import APPLIED, check_ack
 from quarry.ingest.router import scope_conflict_issue
-from quarry.ingest.validate import session_problems
 from quarry.v1 import ingest_pb2, units_pb2
 
 BATCH_SESSIONS = 500
@@ -85,19 +84,14 @@ class LogPublisher:
     def ingest(
         self, sessions: Iterable[units_pb2.Session], report: ingest_pb2.IngestReport, ack: str = APPLIED
     ) -> None:
+        """Publish the sessions (validated and counted as received by the servicer: quarry.ingest.validate)
+        and acknowledge them as `ack` says; adds what was written and refused to `report`."""
         level = check_ack(ack, has_log=True)
         started = time.perf_counter()
         watermarks: dict[int, int] = {}
         batch: list[tuple[units_pb2.Session, Outgoing]] = []
         size = 0
         for session in sessions:
-            report.sessions_received += 1
-            problems = session_problems(session)
-            if problems:
-                report.issues.add(
-                    path=session.source_path, code="invalid_record", reason=f"{session.id}: {'; '.join(problems)}"
-                )
-                continue
             record = session_record(partition_for(session.id, self.partitions), session)
             batch.append((session, record))
             size += record.size

@@ -13,11 +13,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import grpc
 
 from quarry.core import telemetry
-from quarry.core.errors import from_rpc_error
+from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.core.fanout import submit_in_context
 from quarry.core.routing import partition_for
 from quarry.ingest.acks import APPLIED, check_ack
-from quarry.ingest.validate import session_problems
 from quarry.v1 import index_pb2, index_pb2_grpc, ingest_pb2, units_pb2
 
 BATCH_MESSAGES = 20_000
@@ -27,7 +26,6 @@ BATCH_SESSIONS = 1_000
 BATCH_BYTES = 64 * 1024 * 1024
 PARTITION_TIMEOUT_S = 300.0
 MAX_IN_FLIGHT = 2  # batches per partition whose commit is pending while the next one is built
-_AFTER_EVERYTHING = 2**63 - 1  # an EmbedFeed cursor past every change: the reply is the store identity alone
 
 
 Upserts = list[Future[index_pb2.UpsertSessionsResponse]]
@@ -46,19 +44,22 @@ class DirectRouter:
             pool.shutdown(wait=True)
 
     def epoch(self) -> str:
-        """What the archive is: each partition's store id, in partition order (a wiped or rebuilt
-        partition has a new one, and files are then read again)."""
-        try:
-            return "partitions " + " ".join(
-                node.EmbedFeed(
-                    index_pb2.EmbedFeedRequest(after_seq=_AFTER_EVERYTHING, max_sessions=0, partition=partition),
+        """What the archive is: each partition's store id (its Stats' store_uuid), in partition order (a
+        wiped or rebuilt partition has a new one, and files are then read again)."""
+        uuids = []
+        for partition, node in enumerate(self.nodes):
+            try:
+                stats = node.Stats(
+                    index_pb2.PartitionStatsRequest(partitions=[partition], identity_only=True),
                     timeout=PARTITION_TIMEOUT_S,
                     wait_for_ready=True,
-                ).store_uuid
-                for partition, node in enumerate(self.nodes)
-            )
-        except grpc.RpcError as error:
-            raise from_rpc_error(error) from None
+                )
+            except grpc.RpcError as error:
+                raise from_rpc_error(error) from None
+            if stats.failures:
+                raise QuarryError.from_detail(stats.failures[0].error)
+            uuids.append(stats.partitions[0].store_uuid)
+        return "partitions " + " ".join(uuids)
 
     def delete(self, session_ids: list[str], ack: str) -> ingest_pb2.DeleteReport:
         """Remove the sessions from their partitions; returns once every node has committed it."""
@@ -83,7 +84,8 @@ class DirectRouter:
     def ingest(
         self, sessions: Iterable[units_pb2.Session], report: ingest_pb2.IngestReport, ack: str = APPLIED
     ) -> None:
-        """Write every valid session; adds counts and rejected sessions to `report`.
+        """Write the sessions (validated and counted as received by the servicer: quarry.ingest.validate);
+        adds what was written and the sessions the partitions refused to `report`.
 
         Returns only when every partition's node has durably committed what it was sent."""
         check_ack(ack, has_log=False)
@@ -92,15 +94,6 @@ class DirectRouter:
         batch: list[units_pb2.Session] = []
         batch_messages = batch_bytes = 0
         for session in sessions:
-            report.sessions_received += 1
-            problems = session_problems(session)
-            if problems:
-                report.issues.add(
-                    path=session.source_path,
-                    code="invalid_record",
-                    reason=f"{session.id}: {'; '.join(problems)}",
-                )
-                continue
             size = session.ByteSize()
             if batch and batch_bytes + size > BATCH_BYTES:  # the next one would make the request too large
                 pending.append(self._send(batch))

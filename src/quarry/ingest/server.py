@@ -25,6 +25,7 @@ from quarry.ingest.follow import Watcher
 from quarry.ingest.receive import carries_scope, receive
 from quarry.ingest.roots import IngestRoots
 from quarry.ingest.tracking import FileMark, FileTracker
+from quarry.ingest.validate import valid_sessions
 from quarry.v1 import errors_pb2, ingest_pb2, ingest_pb2_grpc, units_pb2
 
 TRACKING_FILE = "files.sqlite3"
@@ -33,7 +34,8 @@ EPOCH_CAVEAT = "the partitions or the parsers changed since the last ingest: eve
 
 class Router(Protocol):
     """Where sessions go: the partitions' index nodes directly (router.DirectRouter), or the
-    replicated log (quarry.ingest.publisher.LogPublisher)."""
+    replicated log (quarry.ingest.publisher.LogPublisher). The sessions a router is given are valid
+    and counted as received already (quarry.ingest.validate.valid_sessions): it only routes them."""
 
     def epoch(self) -> str: ...
 
@@ -103,7 +105,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
                 receive(session, scopes[session.scope], pusher, host="", trusted_hash=False)
                 yield session
 
-        self.router.ingest(received(), report, ack)
+        self.router.ingest(valid_sessions(received(), report), report, ack)
         return report
 
     @typed_errors
@@ -186,7 +188,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
 
         def work() -> None:
             try:
-                self.router.ingest(sessions(), report, ack)
+                self.router.ingest(valid_sessions(sessions(), report), report, ack)
                 self.tracker.record(marks)
                 events.put(None)
             except BaseException as error:

@@ -1,13 +1,34 @@
 """The ingest boundary: a session with a value outside a closed vocabulary (in any of its units,
-derived ones included) is rejected, typed."""
+derived ones included) is rejected, typed.
+
+The ingest servicer validates every session it receives (`valid_sessions`) before its router sees it,
+whichever router writes (the partitions directly, or the replicated log): the routers only route."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
 
 from quarry.core import vocab
 from quarry.core.session_ids import split_scope
 from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.ingest import payloads
-from quarry.v1 import units_pb2
+from quarry.v1 import ingest_pb2, units_pb2
+
+
+def valid_sessions(
+    sessions: Iterable[units_pb2.Session], report: ingest_pb2.IngestReport
+) -> Iterator[units_pb2.Session]:
+    """The sessions fit to write, as they arrive. Each one counts as received in `report`; one with
+    problems (`session_problems`) is an `invalid_record` issue of the report and is not passed on."""
+    for session in sessions:
+        report.sessions_received += 1
+        problems = session_problems(session)
+        if problems:
+            report.issues.add(
+                path=session.source_path, code="invalid_record", reason=f"{session.id}: {'; '.join(problems)}"
+            )
+            continue
+        yield session
 
 
 def session_problems(session: units_pb2.Session) -> list[str]:

@@ -22,7 +22,7 @@ from quarry.cluster.log_records import OP_ID, assertion_record
 from quarry.cluster.loop import LoopThread
 from quarry.cluster.publish import publish_all
 from quarry.core.errors import QuarryError
-from quarry.query.cluster_client import ASSERTIONS, ClusterClient
+from quarry.query.cluster_client import ClusterClient
 from quarry.query.scatter import Deadline
 from quarry.v1 import assertions_pb2, errors_pb2
 
@@ -51,10 +51,8 @@ class AssertionLog:
         deadline = time.monotonic() + OUTCOME_TIMEOUT_S
         request = assertions_pb2.PartitionOpOutcomeRequest(partition=partition, op_id=op_id)
         while True:
-            answers = self.cluster.each(
-                partition, "OpOutcome", request, Deadline(OUTCOME_TIMEOUT_S * 1000), service=ASSERTIONS
-            ).values()
-            outcomes = [a for a in answers if not isinstance(a, QuarryError)]
+            answers = self.cluster.assertions.op_outcome(partition, request, Deadline(OUTCOME_TIMEOUT_S * 1000))
+            outcomes = [a for a in answers.values() if not isinstance(a, QuarryError)]
             applied = [o for o in outcomes if o.applied]
             if applied and (len(applied) == len(outcomes) or time.monotonic() > deadline):
                 return applied[0]

@@ -10,15 +10,14 @@ log they are records of the log, which every replica applies (assertion_log.py).
 
 from __future__ import annotations
 
-from typing import Any
-
 from quarry.cluster.log_records import ASSERT, JUDGE
 from quarry.core import auth
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import bare_assertion_id, parse_ref
 from quarry.core.routing import partition_for
 from quarry.query.assertion_log import AssertionLog
-from quarry.query.cluster_client import ASSERTIONS, ClusterClient, unavailable
+from quarry.query.cluster_client import ClusterClient
+from quarry.query.partial import unavailable
 from quarry.query.scatter import Deadline
 from quarry.v1 import assertions_pb2, errors_pb2, units_pb2
 
@@ -49,7 +48,7 @@ class AssertionRouter:
         if self.log is not None:
             return self.log.apply(partition, ASSERT, request.SerializeToString()).assertion
         call = assertions_pb2.PartitionWriteAssertion(partition=partition, request=request)
-        return self._one(partition, "WriteAssertion", call)
+        return self.cluster.assertions.write_assertion(partition, call, Deadline(DEADLINE_MS))
 
     def list_candidates(self, request: assertions_pb2.ListCandidatesRequest) -> assertions_pb2.CandidateList:
         """One partition for a target in a session; every partition otherwise, merged pending first, then
@@ -59,12 +58,10 @@ class AssertionRouter:
             target = parse_ref(request.target_ref, "target_ref")
             if target.session_id:
                 partitions = [partition_for(target.session_id, self.cluster.partitions)]
-        fanned = self.cluster.fan_out(
-            "ListCandidates",
+        fanned = self.cluster.assertions.list_candidates(
             lambda ps: assertions_pb2.NodeListCandidates(partitions=ps, request=request),
             Deadline(DEADLINE_MS),
             partitions=partitions,
-            service=ASSERTIONS,
         )
         if partitions is not None and fanned.missing:
             raise unavailable(fanned.missing)
@@ -79,16 +76,14 @@ class AssertionRouter:
         if self.log is not None:
             return self.log.apply(partition, JUDGE, request.SerializeToString()).judged
         call = assertions_pb2.PartitionJudgeCandidate(partition=partition, request=request)
-        return self._one(partition, "JudgeCandidate", call)
+        return self.cluster.assertions.judge_candidate(partition, call, Deadline(DEADLINE_MS))
 
     def find(self, assertion_id: str) -> tuple[int, units_pb2.Assertion] | None:
         """The partition holding the assertion and the assertion, asking every partition; None when
         none has it (PARTITION_UNAVAILABLE when a partition that did not answer might)."""
-        fanned = self.cluster.fan_out(
-            "GetAssertion",
+        fanned = self.cluster.assertions.get_assertion(
             lambda ps: assertions_pb2.NodeGetAssertion(partitions=ps, id=assertion_id),
             Deadline(DEADLINE_MS),
-            service=ASSERTIONS,
         )
         for partition, answer in sorted(fanned.results.items()):
             if answer.found:
@@ -103,6 +98,3 @@ class AssertionRouter:
         if found is None:
             raise QuarryError(errors_pb2.NOT_FOUND, f"no assertion {assertion_id!r}", parameter=parameter)
         return found[0]
-
-    def _one(self, partition: int, rpc: str, request: object) -> Any:
-        return self.cluster.one(partition, rpc, request, Deadline(DEADLINE_MS), service=ASSERTIONS)

@@ -1,4 +1,5 @@
-"""Seed 003's search controls: strict validation and the effective values a search runs with.
+"""Search controls (docs/search-api.md#search-controls): strict validation and the effective values a
+search runs with.
 
 `validate` runs in Coordinator.search before any partition or vector node is asked, so an empty archive
 never bypasses it. Every rejection is INVALID_REQUEST naming the parameter path
@@ -9,10 +10,11 @@ never bypasses it. Every rejection is INVALID_REQUEST naming the parameter path
 - ranges: lexical_coverage [0, 1], lexical_min_matched_terms [1, 64], min_semantic_similarity
   [-1, 1], min_score [0, 1], rank_constant [1, 10000], weights [0, 100]; floats must be finite;
 - fusion method rrf (the default) or minmax; a rank constant is rrf's alone;
-- channels: each lane enables its own (dialogue: text; actions: action; semantic: vector; hybrid:
-  all three); a weight key must name one of them, even with weight 0, and the enabled channels'
-  total weight must be positive; lexical admission fields are for lanes with a lexical channel, the
-  semantic threshold for lanes with the vector channel (explicit values, even equal to a default);
+- channels: each lane enables its own (quarry.core.lanes.CHANNELS: dialogue: text; actions: action;
+  semantic: vector; hybrid: all three); a weight key must name one of them, even with weight 0, and
+  the enabled channels' total weight must be positive; lexical admission fields are for lanes with a
+  lexical channel, the semantic threshold for lanes with the vector channel (explicit values, even
+  equal to a default);
 - min_score needs a ranked result: a lexical query without text lists sessions unranked.
 
 The capability check (a vector lane needs a vector node with an embedder) needs the cluster, so the
@@ -30,26 +32,27 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from quarry.core.errors import QuarryError
+from quarry.core.lanes import (
+    ACTION,
+    CHANNELS,
+    DEFAULT_WEIGHT,
+    FUSION_METHODS,
+    LEXICAL_CHANNELS,
+    LEXICAL_LANES,
+    MINMAX,
+    RRF,
+    RRF_K,
+    TEXT,
+    VECTOR,
+)
 from quarry.query.prose import PROSE_ADMISSION, prose_weights
 from quarry.v1 import errors_pb2, index_pb2, query_pb2
 
-TEXT, ACTION, VECTOR = "text", "action", "vector"
-CHANNELS: dict[str, tuple[str, ...]] = {
-    "dialogue": (TEXT,),
-    "actions": (ACTION,),
-    "semantic": (VECTOR,),
-    "hybrid": (TEXT, ACTION, VECTOR),
-}
-LEXICAL_CHANNELS = (TEXT, ACTION)
-RRF, MINMAX = "rrf", "minmax"
-METHODS = (RRF, MINMAX)
 DEFAULT_COVERAGE = 0.25
 DEFAULT_MIN_MATCHED_TERMS = 2
 MAX_MATCHED_TERMS = 64
-DEFAULT_RANK_CONSTANT = 60
 MAX_RANK_CONSTANT = 10_000
 MAX_WEIGHT = 100.0
-DEFAULT_WEIGHT = 1.0
 
 _ROOT = "controls"
 
@@ -122,7 +125,7 @@ def validate(
     min_score = None
     if controls.HasField("min_score"):
         min_score = _bounded(controls.min_score, 0.0, 1.0, f"{_ROOT}.min_score")
-        if lane in ("dialogue", "actions") and not has_text:
+        if lane in LEXICAL_LANES and not has_text:
             raise _invalid(
                 "min_score compares a ranking score, and a query without text lists sessions unranked "
                 "(newest first, no score): add words to rank by, or drop min_score",
@@ -182,14 +185,16 @@ def _fusion(
     fusion: query_pb2.Fusion, channels: tuple[str, ...], default_method: str
 ) -> tuple[str, int, dict[str, float]]:
     method = fusion.method or default_method
-    if method not in METHODS:
-        raise _invalid(f"fusion method {fusion.method!r} is not one of {', '.join(METHODS)}", f"{_ROOT}.fusion.method")
+    if method not in FUSION_METHODS:
+        raise _invalid(
+            f"fusion method {fusion.method!r} is not one of {', '.join(FUSION_METHODS)}", f"{_ROOT}.fusion.method"
+        )
     params = fusion.params
-    rank_constant = DEFAULT_RANK_CONSTANT
+    rank_constant = RRF_K
     if params.HasField("rank_constant"):
         path = f"{_ROOT}.fusion.params.rank_constant"
         if method != RRF:
-            raise _invalid(f"rank_constant is a parameter of rrf; the {method} method ranks by scores", path)
+            raise _invalid(f"rank_constant is a parameter of {RRF}; the {method} method ranks by scores", path)
         rank_constant = params.rank_constant
         if not 1 <= rank_constant <= MAX_RANK_CONSTANT:
             raise _invalid(f"rank_constant must be 1..{MAX_RANK_CONSTANT}, got {rank_constant}", path)

@@ -1,4 +1,4 @@
-"""Search cursors: opaque, self-contained continuation tokens (seed 000's Pagination).
+"""Search cursors: opaque, self-contained continuation tokens (docs/search-api.md#cursors).
 
 A token is a versioned orjson envelope sealed with the cluster's key (cursor_seal.py: AES-SIV, so
 opaque, tamper-evident and deterministic). It binds the request it was minted for (a digest of the

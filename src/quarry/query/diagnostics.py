@@ -1,5 +1,6 @@
-"""Why a search found nothing: the caveats an empty envelope carries (seed 000 "Empty Result
-Diagnostics"), from the plan and the cluster's state, never a guess about the user's intent.
+"""Why a search found nothing: the caveats an empty envelope carries (empty-result diagnostics,
+docs/search-api.md#empty-results), from the plan and the cluster's state, never a guess about the
+user's intent.
 
 Each caveat names the check that applies and what to try next: an empty archive, an origin Quarry does
 not read (a well-formed name of another agent's origin: valid, it matches nothing), an origin the
@@ -19,10 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from quarry.core import session_ids
+from quarry.core.lanes import VECTOR_LANES
 from quarry.core.vocab import ORIGINS
 from quarry.v1 import index_pb2, plan_pb2, vector_pb2
-
-VECTOR_LANES = ("semantic", "hybrid")
 
 
 def empty_result_caveats(

@@ -1,4 +1,4 @@
-"""EmbeddingService: embedding status, preflight and backfill (seed 000 "Embedding Activation And Catch-Up").
+"""EmbeddingService: embedding status, preflight and backfill (docs/cluster.md, "Embedding operations").
 
 The vector node knows its embedder, queue and runs; this node adds the archive side (sessions and
 messages summed over the partitions' Stats, so coverage = embedded sessions / archive sessions) and the
@@ -8,6 +8,7 @@ or does not answer is itself the state it reports.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -73,23 +74,29 @@ class EmbeddingOps:
     def preflight(self, max_sessions: int, timeout: float | None) -> embedding_pb2.EmbeddingPreflight:
         check_max_sessions(max_sessions)
         request = vector_pb2.EmbedWindowRequest(max_sessions=max_sessions)
-        window = self._call_vector("EmbedPreflight", request, timeout)
+        window = self._call_vector(lambda v: v.EmbedPreflight, request, timeout)
         return embedding_pb2.EmbeddingPreflight(window=window, backfill_args=backfill_args(max_sessions))
 
     def backfill(self, max_sessions: int, timeout: float | None) -> embedding_pb2.EmbeddingBackfill:
         check_max_sessions(max_sessions)
         request = vector_pb2.EmbedWindowRequest(max_sessions=max_sessions)
-        result = self._call_vector("EmbedBackfill", request, timeout)
+        result = self._call_vector(lambda v: v.EmbedBackfill, request, timeout)
         return embedding_pb2.EmbeddingBackfill(result=result, next_action=self.status().next_action)
 
-    def _call_vector(self, method: str, request: vector_pb2.EmbedWindowRequest, timeout: float | None) -> Any:
+    def _call_vector(
+        self,
+        select: Callable[[vector_pb2_grpc.VectorServiceStub], Any],
+        request: vector_pb2.EmbedWindowRequest,
+        timeout: float | None,
+    ) -> Any:
+        """The selected call of the vector node, its node errors naming the node."""
         if self.vector is None:
             raise QuarryError(
                 errors_pb2.SEMANTIC_UNAVAILABLE,
                 f"this cluster has no vector node: nothing is embedded (start one: `{CONFIGURE_COMMAND}`)",
             )
         try:
-            return getattr(self.vector, method)(request, timeout=timeout or DEFAULT_OPERATION_TIMEOUT_S)
+            return select(self.vector)(request, timeout=timeout or DEFAULT_OPERATION_TIMEOUT_S)
         except grpc.RpcError as error:
             typed = from_rpc_error(error)
             if typed.code in (errors_pb2.NODE_UNAVAILABLE, errors_pb2.DEADLINE_EXCEEDED, errors_pb2.INTERNAL):
@@ -98,8 +105,7 @@ class EmbeddingOps:
 
     def _add_archive(self, status: embedding_pb2.EmbeddingStatus) -> None:
         """Sessions and messages over every partition that answers; the others become caveats."""
-        fanned = self.cluster.fan_out(
-            "Stats",
+        fanned = self.cluster.stats(
             lambda partitions: index_pb2.PartitionStatsRequest(partitions=partitions),
             Deadline(STATUS_TIMEOUT_S * 1000),
         )

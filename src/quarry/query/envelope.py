@@ -1,18 +1,20 @@
-"""Per-hit evidence (SessionSearchMatch) for each lane, as seed 000's score-kind cheatsheet says.
+"""Per-hit evidence (SessionSearchMatch) for each lane, as docs/search-api.md#sessionsearchmatch lists
+the score kinds.
 
 bm25: lower is better. Tantivy's BM25 is higher-is-better, so the reported score is its negation,
 the same convention as SQLite FTS5's bm25(). vector_distance: lower is closer. rrf: higher is better.
 null (no score, only rank): action-lane hits, whose BM25 over action text the public contract does not
-expose yet (seed 000: "consumers should treat score_kind=null as the contract for action-only hits"),
-and structural matches.
+expose yet (score_kind null is the contract for action-only hits), and structural matches.
 
-With include_scores (seed 003) a hit also carries `scores`: the normalized retrieval score and the raw
-score of each channel that admitted it, in that channel's own metric (Tantivy BM25, higher is better;
-L2 distance, lower is better). A channel that did not admit the hit is absent, never a zero.
+With include_scores (a search control, docs/search-api.md#scores) a hit also carries `scores`: the
+normalized retrieval score and the raw score of each channel that admitted it, in that channel's own
+metric (Tantivy BM25, higher is better; L2 distance, lower is better). A channel that did not admit the
+hit is absent, never a zero.
 """
 
 from __future__ import annotations
 
+from quarry.core.lanes import ACTION, TEXT, VECTOR
 from quarry.v1 import index_pb2, query_pb2, vector_pb2
 
 
@@ -63,11 +65,11 @@ def channel_scores(
 ) -> query_pb2.HitScores:
     """The retrieval score and the raw score of each channel that found the hit."""
     scores = query_pb2.HitScores(retrieval=retrieval)
-    for channel, hit in (("text", text), ("action", action)):
+    for channel, hit in ((TEXT, text), (ACTION, action)):
         if hit is not None and hit.ranked:
             scores.channels[channel].CopyFrom(_bm25(hit.score))
     if vector is not None:
-        scores.channels["vector"].CopyFrom(_l2(vector.distance))
+        scores.channels[VECTOR].CopyFrom(_l2(vector.distance))
     return scores
 
 

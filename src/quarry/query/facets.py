@@ -1,6 +1,6 @@
 """QueryService.Facets: session counts per facet value over the archive, summed across partitions.
 
-Two views (seed 000 "Facets (Scoped vs Global)"): `global`, every session of the archive, always
+Two views (docs/search-api.md#facets): `global`, every session of the archive, always
 counted; `scoped`, the sessions a query and / or an origin filter select, counted only when one is
 given (`scoped_to_query`). Each partition counts its own sessions for both views in one PartitionFacets call;
 this node sums the counts per value and computes each value's IDF from the global sums:
@@ -30,7 +30,8 @@ from collections.abc import Callable, Sequence
 from quarry.core.errors import QuarryError
 from quarry.core.vocab import ORIGINS, well_formed_origin
 from quarry.dsl import CompiledQuery
-from quarry.query.cluster_client import ClusterClient, missing_partitions
+from quarry.query.cluster_client import ClusterClient
+from quarry.query.partial import missing_partitions
 from quarry.query.scatter import Deadline
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, query_pb2
 
@@ -142,7 +143,7 @@ class FacetCounter:
             node_request.partitions.extend(partitions)
             return node_request
 
-        fanned = self.cluster.fan_out("PartitionFacets", build, deadline, split_for_retry=False)
+        fanned = self.cluster.partition_facets(build, deadline)
         return fanned.ordered(), fanned.missing
 
 

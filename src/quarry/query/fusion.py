@@ -1,7 +1,8 @@
 """Fusion of per-channel rankings of sessions (rrf, minmax), the hybrid lane built on it, and the
-normalized retrieval scores in [0, 1] that min_score compares (seed 003).
+normalized retrieval scores in [0, 1] that min_score compares (docs/search-api.md#fusion, #scores).
 
-Channels: text (BM25 over dialogue), action (BM25 over tool traffic), vector (nearest messages).
+Channels (quarry.core.lanes): text (BM25 over dialogue), action (BM25 over tool traffic), vector
+(nearest messages). A channel the request gives no weight weighs DEFAULT_WEIGHT.
 
 - rrf: score = sum over channels of w / (k + rank), rank 1-based, scaled up for a session some channel
   cannot rank (the actions channel, a session without a tool call) by sum over every fused channel of
@@ -24,23 +25,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from quarry.core.lanes import ACTION, DEFAULT_WEIGHT, MINMAX, RRF, RRF_K, TEXT, VECTOR
 from quarry.query.envelope import action_match, channel_scores, lexical_match, vector_match
 from quarry.v1 import index_pb2, query_pb2, units_pb2, vector_pb2
 
-RRF_K = 60
 FUSION_DEPTH = 100  # each channel's top-N that fusion ranks
-TEXT, ACTION, VECTOR = "text", "action", "vector"
-RRF, MINMAX = "rrf", "minmax"
 
 
 @dataclass(frozen=True)
 class FusionSpec:
     method: str = RRF
     rank_constant: int = RRF_K
-    weights: Mapping[str, float] = field(default_factory=dict)  # channel -> weight; missing: 1
-
-    def weight(self, channel: str) -> float:
-        return self.weights.get(channel, 1.0)
+    weights: Mapping[str, float] = field(default_factory=dict)  # channel -> weight; missing: DEFAULT_WEIGHT
 
 
 @dataclass
@@ -92,7 +88,7 @@ def rrf(
     fused: dict[str, FusedHit] = {}
     selected: set[str] = set()
     for channel, ranking in rankings.items():
-        w = weights.get(channel, 1.0)
+        w = weights.get(channel, DEFAULT_WEIGHT)
         for rank, session_id in enumerate(ranking, start=1):
             hit = fused.setdefault(session_id, FusedHit(session_id, 0.0))
             contribution = w / (k + rank)
@@ -101,9 +97,11 @@ def rrf(
             hit.components[f"{channel}_rrf"] = contribution
             if w > 0:
                 selected.add(session_id)
-    best = sum(weights.get(channel, 1.0) / (k + 1) for channel in rankings)
+    best = sum(weights.get(channel, DEFAULT_WEIGHT) / (k + 1) for channel in rankings)
     for hit in fused.values():
-        could = sum(weights.get(c, 1.0) / (k + 1) for c in rankings if hit.session_id not in unrankable.get(c, ()))
+        could = sum(
+            weights.get(c, DEFAULT_WEIGHT) / (k + 1) for c in rankings if hit.session_id not in unrankable.get(c, ())
+        )
         if 0 < could < best:
             hit.score *= best / could
         hit.retrieval = min(1.0, hit.score / best) if best > 0 else 0.0
@@ -124,7 +122,7 @@ def minmax(
     fused: dict[str, FusedHit] = {}
     selected: set[str] = set()
     for channel, hits in scored.items():
-        w = weights.get(channel, 1.0)
+        w = weights.get(channel, DEFAULT_WEIGHT)
         top = [score for _, score in hits[:FUSION_DEPTH]]
         low, high = (min(top), max(top)) if top else (0.0, 0.0)
         for rank, (session_id, score) in enumerate(hits, start=1):
@@ -136,7 +134,7 @@ def minmax(
             if w > 0:
                 selected.add(session_id)
     for hit in fused.values():
-        could = sum(weights.get(c, 1.0) for c in scored if hit.session_id not in unrankable.get(c, ()))
+        could = sum(weights.get(c, DEFAULT_WEIGHT) for c in scored if hit.session_id not in unrankable.get(c, ()))
         hit.score = min(1.0, hit.score / could) if could > 0 else 0.0
         hit.retrieval = hit.score
     return _ordered(h for h in fused.values() if h.session_id in selected)

@@ -39,6 +39,12 @@ def check_offset(offset: int, parameter: str, what: str = "") -> None:
         )
 
 
+def check_cursor_offset(cursor: str, offset: int) -> None:
+    """A cursor continues a walk where it stands: a request that carries one takes no offset."""
+    if cursor and offset:
+        raise invalid("offset", "a cursor continues a walk: it takes no offset")
+
+
 def deadline_ms(value: float, default: float) -> float:
     """A request's time budget in ms: finite, 0 (the default) up to MAX_DEADLINE_MS."""
     if not math.isfinite(value) or not 0 <= value <= MAX_DEADLINE_MS:

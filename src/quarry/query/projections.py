@@ -65,7 +65,7 @@ def _fetch(
             per_session=index_pb2.PerSession(session_ids=named, last=projection.last),
         )
 
-    fanned = cluster.fan_out("QueryUnits", build, deadline, partitions=held)
+    fanned = cluster.query_units(build, deadline, partitions=held)
     rows: dict[str, list[index_pb2.UnitRow]] = defaultdict(list)
     totals: dict[str, int] = {}
     for response in fanned.ordered():

@@ -6,7 +6,7 @@
   session whose prompt reads "how can I install the generated casks by goreleaser".
 - Lane: hybrid where vectors exist (the vector node has an embedder and holds vectors), else dialogue.
 - Fusion: min-max (the controls' `minmax`) unless the caller names a method or an RRF parameter. On
-  agent sessions and on SciFact alike it ranks better than RRF at k = 60, which flattens a first place
+  agent sessions and on SciFact alike it ranks better than RRF at k = RRF_K, which flattens a first place
   in one channel into the ranks the other channels give a few dozen sessions (bench/RESULTS.md,
   "Session search").
 - Weights: the actions channel (tool calls and their output) weighs ACTIONS_WEIGHT only when the text
@@ -19,6 +19,8 @@
 from __future__ import annotations
 
 import re
+
+from quarry.core.lanes import ACTION, DEFAULT_WEIGHT, VECTOR
 
 PROSE_ADMISSION = (0.0, 1)  # (lexical coverage, minimum matched terms)
 ACTIONS_WEIGHT = 0.5  # the actions channel's weight when the text speaks of tools' work; 0 otherwise
@@ -58,13 +60,13 @@ def mostly_other_script(text: str) -> bool:
 
 
 def prose_weights(text: str, channels: tuple[str, ...]) -> dict[str, float]:
-    """The fusion weights of a prose search on `channels` (the module's rule): every channel 1 but the
-    actions channel, ACTIONS_WEIGHT when the text speaks of tools' work and 0 otherwise, and the vector
-    channel, OTHER_SCRIPT_VECTOR_WEIGHT for text mostly in another script. The text channel stays 1, so
-    the total is never 0."""
-    weights = dict.fromkeys(channels, 1.0)
-    if "action" in weights and len(channels) > 1:
-        weights["action"] = ACTIONS_WEIGHT if speaks_of_tool_work(text) else 0.0
-    if "vector" in weights and len(channels) > 1 and mostly_other_script(text):
-        weights["vector"] = OTHER_SCRIPT_VECTOR_WEIGHT
+    """The fusion weights of a prose search on `channels` (the module's rule): every channel
+    DEFAULT_WEIGHT but the actions channel, ACTIONS_WEIGHT when the text speaks of tools' work and 0
+    otherwise, and the vector channel, OTHER_SCRIPT_VECTOR_WEIGHT for text mostly in another script. The
+    text channel keeps DEFAULT_WEIGHT, so the total is never 0."""
+    weights = dict.fromkeys(channels, DEFAULT_WEIGHT)
+    if ACTION in weights and len(channels) > 1:
+        weights[ACTION] = ACTIONS_WEIGHT if speaks_of_tool_work(text) else 0.0
+    if VECTOR in weights and len(channels) > 1 and mostly_other_script(text):
+        weights[VECTOR] = OTHER_SCRIPT_VECTOR_WEIGHT
     return weights

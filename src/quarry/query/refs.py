@@ -34,8 +34,7 @@ class RefResolver:
             return self._assertion(request.ref, ref.id)
         partition = partition_for(ref.session_id, self.cluster.partitions)
         call = index_pb2.PartitionResolveRefRequest(partition=partition, request=request)
-        resolved: refs_pb2.ResolvedRef = self.cluster.one(partition, "ResolveRef", call, Deadline(DEADLINE_MS))
-        return resolved
+        return self.cluster.resolve_ref(partition, call, Deadline(DEADLINE_MS))
 
     def _assertion(self, ref: str, assertion_id: str) -> refs_pb2.ResolvedRef:
         found = self.assertions.find(assertion_id)

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from quarry.core import auth
+from quarry.dsl import CompiledQuery, compile_query
 from quarry.v1 import plan_pb2
+
+
+def compile_in_scope(query: str, now_ms: int | None) -> CompiledQuery:
+    """The query compiled (relative dates counted from `now_ms`; None: the wall clock), and refused when
+    it names a scope the caller may not read."""
+    compiled = compile_query(query, now_ms=now_ms)
+    check_named_scopes(compiled.plan)
+    return compiled
 
 
 def check_named_scopes(plan: plan_pb2.QueryPlan) -> None:

@@ -69,7 +69,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
 
 
 class SessionQueryServicer(sessions_pb2_grpc.SessionQueryServiceServicer):
-    """Seed 002's session API (quarry.query.sessions)."""
+    """The session API (docs/sessions.md; quarry.query.sessions)."""
 
     def __init__(self, queries: SessionQueries) -> None:
         self.queries = queries
@@ -147,7 +147,7 @@ def serve_query(
     and `http_allowed_hosts`), until SIGTERM. Cursors are sealed with the node's cluster key."""
     cursor_seal.configure(auth.security().cluster_key)
     coordinator = Coordinator(topology, vector_address, ingest_address)
-    embedding = EmbeddingOps(coordinator.cluster, coordinator.vector, vector_address or "")
+    embedding = EmbeddingOps(coordinator.cluster, coordinator.vector.stub, vector_address or "")
     if http is not None:
         serve_http(coordinator, embedding, *http, http_allowed_hosts)
     services = [

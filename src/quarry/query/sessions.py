@@ -1,4 +1,4 @@
-"""Seed 002's session API on the query node: validation, routing, merging, lineage, cursors.
+"""The session API (docs/sessions.md) on the query node: validation, routing, merging, lineage, cursors.
 
 A read addressed by session id goes to the partition that holds the session (`partition_for`, the
 family's partition) through the cluster client: one replica, then once another. Lists, title batches,
@@ -6,7 +6,7 @@ lineage levels and cross-session searches fan out to every partition they need a
 
 Request validation is strict and typed (INVALID_REQUEST with the parameter path): limits and windows
 in range, non-empty value lists, closed vocabularies (surfaces, availability), ranges with min <= max,
-the text clause only where the seed allows it (ListEvents). Cursors are sealed tokens (cursors.seal)
+the text clause only where the session API allows it (ListEvents). Cursors are sealed tokens (cursors.seal)
 bound to a digest of the normalized request (everything but the cursor): another request gets
 STALE_CURSOR, a damaged token INVALID_CURSOR. A within-session search cursor also binds the session's
 content hash: when the session changed between pages, its ranking did too, and the cursor is stale.
@@ -22,7 +22,8 @@ from quarry.core import auth, event_trace, vocab
 from quarry.core.errors import QuarryError
 from quarry.core.routing import partition_for
 from quarry.query import cursors, limits
-from quarry.query.cluster_client import SESSIONS, ClusterClient, require, unavailable
+from quarry.query.cluster_client import ClusterClient
+from quarry.query.partial import require, unavailable
 from quarry.query.scatter import Deadline
 from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
 
@@ -70,12 +71,10 @@ class SessionQueries:
     ) -> list[units_pb2.Session]:
         """Summaries matching the filters from every partition (or `partitions`), newest first; complete
         or PARTITION_UNAVAILABLE."""
-        fanned = self.cluster.fan_out(
-            "ListSessions",
+        fanned = self.cluster.sessions.list_sessions(
             lambda ps: sessions_pb2.NodeListSessionsRequest(partitions=ps, filters=filters, after=after, limit=limit),
             deadline,
             partitions,
-            service=SESSIONS,
         )
         require(fanned.missing, complete=True)
         merged = [s for result in fanned.ordered() for s in result.sessions]
@@ -90,12 +89,10 @@ class SessionQueries:
             raise _invalid("session_ids", f"at most {MAX_LIST} sessions per call")
         count = self.cluster.partitions
         wanted = {partition_for(i, count) for i in ids if i}
-        fanned = self.cluster.fan_out(
-            "ListSessions",
+        fanned = self.cluster.sessions.list_sessions(
             lambda ps: sessions_pb2.NodeListSessionsRequest(partitions=ps, filters=[_ids_filter(ids)], limit=len(ids)),
             Deadline(DEADLINE_MS),
             sorted(wanted),
-            service=SESSIONS,
         )
         found = {s.id: s for result in fanned.ordered() for s in result.sessions}
         response = sessions_pb2.ReadTitlesResponse()
@@ -136,7 +133,7 @@ class SessionQueries:
             with_text=with_text,
             with_payloads=with_payloads,
         )
-        return self.cluster.one(partition, "ReadEvents", request, deadline or Deadline(DEADLINE_MS), SESSIONS)
+        return self.cluster.sessions.read_events(partition, request, deadline or Deadline(DEADLINE_MS))
 
     def read_session(self, request: sessions_pb2.SessionIdRequest) -> Iterator[sessions_pb2.SessionLogChunk]:
         """The header, then the events with their raw records whole (held-apart payloads put back), in
@@ -284,12 +281,10 @@ class SessionQueries:
         normalized.limit = limit
         normalized.ClearField("cursor")
         partition = partition_for(request.session_id, self.cluster.partitions)
-        page = self.cluster.one(
+        page = self.cluster.sessions.search_events(
             partition,
-            "SearchEvents",
             sessions_pb2.PartitionSearchEvents(partition=partition, request=normalized, offset=offset),
             Deadline(DEADLINE_MS),
-            SESSIONS,
         )
         if content_hash and page.session.content_hash != content_hash:
             raise QuarryError(
@@ -314,11 +309,9 @@ class SessionQueries:
         normalized = sessions_pb2.SessionSearchRequest()
         normalized.CopyFrom(request)
         normalized.ClearField("cursor")
-        fanned = self.cluster.fan_out(
-            "SearchSessions",
+        fanned = self.cluster.sessions.search_sessions(
             lambda ps: sessions_pb2.NodeSearchSessions(partitions=ps, request=normalized, limit=limit + 1, after=after),
             Deadline(DEADLINE_MS),
-            service=SESSIONS,
         )
         hits = [hit for result in fanned.ordered() for hit in result.hits]
         hits.sort(key=lambda h: (-h.best_match.score, h.record.header.id))

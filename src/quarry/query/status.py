@@ -18,7 +18,8 @@ from quarry.core.fanout import submit_in_context
 from quarry.query.cluster_client import ClusterClient
 from quarry.query.scatter import POOL
 from quarry.query.topology import ClusterView
-from quarry.v1 import index_pb2, index_pb2_grpc, query_pb2, vector_pb2, vector_pb2_grpc
+from quarry.query.vector_client import NODE
+from quarry.v1 import index_pb2, query_pb2, vector_pb2, vector_pb2_grpc
 
 STATUS_TIMEOUT_S = 2.0
 
@@ -35,8 +36,7 @@ def cluster_status(
         status = query_pb2.NodeStatus(name=name, role="index", address=node.address, partitions=node.partitions)
         if len(node.partitions) == 1:
             status.partition = node.partitions[0]
-        stub = cluster.index_stub(view, name)
-        asked.append((status, submit_in_context(POOL, _stats, stub)))
+        asked.append((status, submit_in_context(POOL, cluster.node_stats, view, name, STATUS_TIMEOUT_S)))
     nodes: list[query_pb2.NodeStatus] = []
     for status, future in asked:
         try:
@@ -61,11 +61,6 @@ def cluster_status(
     return response
 
 
-def _stats(stub: index_pb2_grpc.IndexServiceStub) -> index_pb2.NodeStats:
-    stats: index_pb2.NodeStats = stub.Stats(index_pb2.PartitionStatsRequest(), timeout=STATUS_TIMEOUT_S)
-    return stats
-
-
 def _map(view: ClusterView) -> query_pb2.ClusterMap:
     out = query_pb2.ClusterMap(
         mode=view.mode, generation=view.generation, partitions=view.partitions, replicas=view.replicas_wanted
@@ -85,7 +80,7 @@ def _map(view: ClusterView) -> query_pb2.ClusterMap:
 
 
 def _vector(stub: vector_pb2_grpc.VectorServiceStub, address: str) -> query_pb2.NodeStatus:
-    node = query_pb2.NodeStatus(name="vector-0", role="vector", address=address)
+    node = query_pb2.NodeStatus(name=NODE, role="vector", address=address)
     try:
         stats = stub.Stats(vector_pb2.VectorStatsRequest(), timeout=STATUS_TIMEOUT_S)
         node.up, node.vectors, node.vectors_pending = True, stats.vectors, stats.pending

@@ -51,7 +51,7 @@ class GlobalTermStats:
             node_request.partitions.extend(index_pb2.PartitionAnchor(partition=p) for p in partitions)
             return node_request
 
-        fanned = self.cluster.fan_out("TermStats", build, deadline)
+        fanned = self.cluster.term_stats(build, deadline)
         if not fanned.results:
             return None
         summed = summed_stats(fanned.ordered())

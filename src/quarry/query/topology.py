@@ -3,7 +3,7 @@
 A `Topology` gives the current `ClusterView`, a snapshot the cluster client routes one request by.
 `StaticTopology` is the embedded default's: partition i on index node i, one copy each, fixed at
 start. A cluster on the log watches its map and the nodes' heartbeats in the cluster KV
-(quarry.cluster.watch.WatchedTopology) and gives a new view whenever either changes.
+(watched_topology.py) and gives a new view whenever either changes.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from quarry.query.plans import window
 from quarry.v1 import index_pb2, plan_pb2, query_pb2
 
-# UnitRow / QueryUnitRow oneof name -> public ref kind (seed 000's names)
+# UnitRow / QueryUnitRow oneof name -> public ref kind (docs/search-api.md#public-refs)
 REF_KINDS = {
     "message": "message",
     "action": "action",

@@ -27,7 +27,7 @@ if _version_not_supported:
 
 
 class AssertionServiceStub:
-    """Assertions and the candidate judgment workflow (seed 000 "Assertion Candidate Judgment").
+    """Assertions and the candidate judgment workflow (docs/query-language.md#assertion-fields).
     Each index node serves this beside IndexService for the partitions it holds (an assertion lives in
     the partition of its target's session); the query node routes by the target's session and exposes
     the same calls on QueryService. Reads name partitions and answer per partition, as IndexService's do.
@@ -67,7 +67,7 @@ class AssertionServiceStub:
 
 
 class AssertionServiceServicer:
-    """Assertions and the candidate judgment workflow (seed 000 "Assertion Candidate Judgment").
+    """Assertions and the candidate judgment workflow (docs/query-language.md#assertion-fields).
     Each index node serves this beside IndexService for the partitions it holds (an assertion lives in
     the partition of its target's session); the query node routes by the target's session and exposes
     the same calls on QueryService. Reads name partitions and answer per partition, as IndexService's do.
@@ -147,7 +147,7 @@ def add_AssertionServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class AssertionService:
-    """Assertions and the candidate judgment workflow (seed 000 "Assertion Candidate Judgment").
+    """Assertions and the candidate judgment workflow (docs/query-language.md#assertion-fields).
     Each index node serves this beside IndexService for the partitions it holds (an assertion lives in
     the partition of its target's session); the query node routes by the target's session and exposes
     the same calls on QueryService. Reads name partitions and answer per partition, as IndexService's do.

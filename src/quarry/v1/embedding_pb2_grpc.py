@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class EmbeddingServiceStub:
-    """Embedding operations on the query node (seed 000 "Embedding Activation And Catch-Up"): whether
+    """Embedding operations on the query node (docs/cluster.md#embedding-operations): whether
     semantic search is usable and what to do next, the bounded window a backfill would take, and the
     backfill itself. The vector node does the work; this service adds the archive side (the partitions'
     session and message counts) and the next action for automation.
@@ -56,7 +56,7 @@ class EmbeddingServiceStub:
 
 
 class EmbeddingServiceServicer:
-    """Embedding operations on the query node (seed 000 "Embedding Activation And Catch-Up"): whether
+    """Embedding operations on the query node (docs/cluster.md#embedding-operations): whether
     semantic search is usable and what to do next, the bounded window a backfill would take, and the
     backfill itself. The vector node does the work; this service adds the archive side (the partitions'
     session and message counts) and the next action for automation.
@@ -112,7 +112,7 @@ def add_EmbeddingServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class EmbeddingService:
-    """Embedding operations on the query node (seed 000 "Embedding Activation And Catch-Up"): whether
+    """Embedding operations on the query node (docs/cluster.md#embedding-operations): whether
     semantic search is usable and what to do next, the bounded window a backfill would take, and the
     backfill itself. The vector node does the work; this service adds the archive side (the partitions'
     session and message counts) and the next action for automation.

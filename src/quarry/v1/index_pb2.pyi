@@ -384,15 +384,17 @@ class NodeUnitsResponse(_message.Message):
     def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionUnitsResponse, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class PartitionStatsRequest(_message.Message):
-    __slots__ = ("partitions", "content_digest")
+    __slots__ = ("partitions", "content_digest", "identity_only")
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     CONTENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_ONLY_FIELD_NUMBER: _ClassVar[int]
     partitions: _containers.RepeatedScalarFieldContainer[int]
     content_digest: bool
-    def __init__(self, partitions: _Optional[_Iterable[int]] = ..., content_digest: _Optional[bool] = ...) -> None: ...
+    identity_only: bool
+    def __init__(self, partitions: _Optional[_Iterable[int]] = ..., content_digest: _Optional[bool] = ..., identity_only: _Optional[bool] = ...) -> None: ...
 
 class PartitionStats(_message.Message):
-    __slots__ = ("partition", "sessions", "messages", "documents", "actions", "data_dir", "applied_seq", "content_digest")
+    __slots__ = ("partition", "sessions", "messages", "documents", "actions", "data_dir", "applied_seq", "content_digest", "store_uuid")
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
@@ -401,6 +403,7 @@ class PartitionStats(_message.Message):
     DATA_DIR_FIELD_NUMBER: _ClassVar[int]
     APPLIED_SEQ_FIELD_NUMBER: _ClassVar[int]
     CONTENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    STORE_UUID_FIELD_NUMBER: _ClassVar[int]
     partition: int
     sessions: int
     messages: int
@@ -409,7 +412,8 @@ class PartitionStats(_message.Message):
     data_dir: str
     applied_seq: int
     content_digest: str
-    def __init__(self, partition: _Optional[int] = ..., sessions: _Optional[int] = ..., messages: _Optional[int] = ..., documents: _Optional[int] = ..., actions: _Optional[int] = ..., data_dir: _Optional[str] = ..., applied_seq: _Optional[int] = ..., content_digest: _Optional[str] = ...) -> None: ...
+    store_uuid: str
+    def __init__(self, partition: _Optional[int] = ..., sessions: _Optional[int] = ..., messages: _Optional[int] = ..., documents: _Optional[int] = ..., actions: _Optional[int] = ..., data_dir: _Optional[str] = ..., applied_seq: _Optional[int] = ..., content_digest: _Optional[str] = ..., store_uuid: _Optional[str] = ...) -> None: ...
 
 class NodeStats(_message.Message):
     __slots__ = ("node", "partitions", "failures")

@@ -29,7 +29,7 @@ if _version_not_supported:
 
 
 class QueryServiceStub:
-    """The public read API. Queries are in the query language of seed 000.
+    """The public read API. Queries are in Quarry's query language (docs/query-language.md).
     """
 
     def __init__(self, channel):
@@ -86,7 +86,7 @@ class QueryServiceStub:
 
 
 class QueryServiceServicer:
-    """The public read API. Queries are in the query language of seed 000.
+    """The public read API. Queries are in Quarry's query language (docs/query-language.md).
     """
 
     def Search(self, request, context):
@@ -142,7 +142,7 @@ class QueryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Facets(self, request, context):
-        """Aggregate session counts per facet value (seed 000 "Facets (Scoped vs Global)").
+        """Aggregate session counts per facet value, scoped and global (docs/search-api.md#facets).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -205,7 +205,7 @@ def add_QueryServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class QueryService:
-    """The public read API. Queries are in the query language of seed 000.
+    """The public read API. Queries are in Quarry's query language (docs/query-language.md).
     """
 
     @staticmethod

@@ -26,12 +26,12 @@ if _version_not_supported:
 
 
 class SessionQueryServiceStub:
-    """Seed 002's session API: exact reads of a session's raw log events, their surfaces (current,
+    """The session API (docs/sessions.md): exact reads of a session's raw log events, their surfaces (current,
     shadowed, log-only), bounded windows, event and lineage traces, titles, provider-independent
     filters and full-text search across sessions and within one. Served by the query node; a read
     addressed by session id goes to the partition that holds the session.
 
-    Errors carry ErrorDetail with the seed's taxonomy mapped onto Quarry's codes (docs in README):
+    Errors carry ErrorDetail with Quarry's codes and the session API's names for them (docs/sessions.md#errors):
     SESSION_NOT_FOUND / EVENT_NOT_FOUND -> NOT_FOUND (parameter session_id / seq), INVALID_FILTER /
     INVALID_LIMIT / INVALID_WINDOW -> INVALID_REQUEST (parameter path), INVALID_QUERY, INVALID_CURSOR,
     STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION
@@ -100,12 +100,12 @@ class SessionQueryServiceStub:
 
 
 class SessionQueryServiceServicer:
-    """Seed 002's session API: exact reads of a session's raw log events, their surfaces (current,
+    """The session API (docs/sessions.md): exact reads of a session's raw log events, their surfaces (current,
     shadowed, log-only), bounded windows, event and lineage traces, titles, provider-independent
     filters and full-text search across sessions and within one. Served by the query node; a read
     addressed by session id goes to the partition that holds the session.
 
-    Errors carry ErrorDetail with the seed's taxonomy mapped onto Quarry's codes (docs in README):
+    Errors carry ErrorDetail with Quarry's codes and the session API's names for them (docs/sessions.md#errors):
     SESSION_NOT_FOUND / EVENT_NOT_FOUND -> NOT_FOUND (parameter session_id / seq), INVALID_FILTER /
     INVALID_LIMIT / INVALID_WINDOW -> INVALID_REQUEST (parameter path), INVALID_QUERY, INVALID_CURSOR,
     STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION
@@ -248,12 +248,12 @@ def add_SessionQueryServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class SessionQueryService:
-    """Seed 002's session API: exact reads of a session's raw log events, their surfaces (current,
+    """The session API (docs/sessions.md): exact reads of a session's raw log events, their surfaces (current,
     shadowed, log-only), bounded windows, event and lineage traces, titles, provider-independent
     filters and full-text search across sessions and within one. Served by the query node; a read
     addressed by session id goes to the partition that holds the session.
 
-    Errors carry ErrorDetail with the seed's taxonomy mapped onto Quarry's codes (docs in README):
+    Errors carry ErrorDetail with Quarry's codes and the session API's names for them (docs/sessions.md#errors):
     SESSION_NOT_FOUND / EVENT_NOT_FOUND -> NOT_FOUND (parameter session_id / seq), INVALID_FILTER /
     INVALID_LIMIT / INVALID_WINDOW -> INVALID_REQUEST (parameter path), INVALID_QUERY, INVALID_CURSOR,
     STALE_CURSOR, INVALID_LINEAGE -> INVALID_LINEAGE, CORRUPT_SESSION / INVALID_SURFACE -> CORRUPT_SESSION

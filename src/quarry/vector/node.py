@@ -4,7 +4,7 @@ from the replicated log (a cluster on the log).
 
 The embed mode decides when queued texts are embedded: "auto", continuously in the background;
 "manual", only when a backfill asks (the follower still pulls every feed into the queue, so the
-backlog is exact). Status, preflight and backfill are the embedding operations of seed 000.
+backlog is exact). Status, preflight and backfill are the embedding operations (docs/cluster.md#embedding-operations).
 
 The gRPC servicer wraps this class. Writers (enqueue, the worker storing a batch) hold one lock
 across the SQLite commit and the matching FAISS change, so FAISS never holds a vector the store has

@@ -27,7 +27,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +35,7 @@ import numpy as np
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
+from quarry.core import sqlite_tx
 from quarry.core.readers import ThreadReaders
 
 REBUILD_CHUNK = 8192
@@ -194,22 +195,15 @@ class VectorStore:
         if "passage" in columns:
             return
         kept = [c for c in ("rowid", "message_id", "session_id", "text_hash", "session_updated_ms") if c in columns]
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            sequence = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vectors'").fetchone()
-            self._conn.execute(_VECTORS.format(name="vectors_passages"))
+        with self._transaction() as conn:
+            sequence = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vectors'").fetchone()
+            conn.execute(_VECTORS.format(name="vectors_passages"))
             listed = ", ".join(kept)
-            self._conn.execute(f"INSERT INTO vectors_passages ({listed}) SELECT {listed} FROM vectors")
-            self._conn.execute("DROP TABLE vectors")
-            self._conn.execute("ALTER TABLE vectors_passages RENAME TO vectors")
+            conn.execute(f"INSERT INTO vectors_passages ({listed}) SELECT {listed} FROM vectors")
+            conn.execute("DROP TABLE vectors")
+            conn.execute("ALTER TABLE vectors_passages RENAME TO vectors")
             if sequence is not None:
-                self._conn.execute(
-                    "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'vectors'", (int(sequence[0]),)
-                )
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
+                conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'vectors'", (int(sequence[0]),))
 
     def _add_missing_columns(self) -> None:
         for table, column in _ADDED_COLUMNS.items():
@@ -223,16 +217,9 @@ class VectorStore:
 
     # -- writes ---------------------------------------------------------------------------------
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """The writer in one write transaction (quarry.core.sqlite_tx), under the write lock."""
+        return sqlite_tx.transaction(self._conn, self._lock)
 
     def set_model(self, model: str, dimension: int) -> None:
         """Record the model and create the vec0 table; done once, before the first vector."""

@@ -1,4 +1,5 @@
-"""Seed 003's lexical admission on a partition: m of the query's n text items must match, not all of them.
+"""Lexical admission on a partition (docs/search-api.md#admission): m of the query's n text items must
+match, not all of them.
 
 Items are the positive top-level parts of the ranked text of the query's top `all` group:
 - one text leaf (compact text, or one `~"…"`): its words after analysis, a phrase as one item, an
@@ -41,7 +42,7 @@ class Relaxed:
 
 
 def required_matches(n: int, coverage: float, min_matched_terms: int) -> int:
-    """m of the seed's rule for n distinct items."""
+    """m of admission's rule (module docstring) for n distinct items."""
     if n <= 2:
         return min(1, n)
     return min(n, max(min_matched_terms, math.ceil(coverage * n)))

@@ -1,4 +1,5 @@
-"""Assertions of a partition and the candidate judgment workflow (seed 000 "Assertion Candidate Judgment").
+"""Assertions of a partition and the judgment of candidates (WriteAssertion, ListCandidates, JudgeCandidate:
+docs/search-api.md#calls; their fields: docs/query-language.md#assertion-fields).
 
 Assertions are user-written data, so they live in their own SQLite file beside the partition's archive
 rows: a re-ingest or a rebuild of the archive never touches them. Durability and threading follow
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import orjson
 
+from quarry.core import sqlite_tx
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import ASSERTION_PREFIX, bare_assertion_id, parse_ref
 from quarry.core.readers import ThreadReaders
@@ -252,33 +254,26 @@ class AssertionStore:
             parse_ref(ref, "assertion.evidence_refs")
         a.supersedes = bare_assertion_id(a.supersedes)
         a.id = bare_assertion_id(a.id) or _digest(a.author, a.kind, a.target_ref, a.body)
-        with self._write_lock:
-            conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                a.session_id = self._target_session(conn, a.target_ref)
-                existing = self._get(conn, a.id)
-                if a.author == "user":
-                    status = a.status or "active"
-                elif existing is not None and existing.status in TERMINAL_STATUSES:
-                    status = existing.status
-                elif a.kind == "tag":
-                    status = "active"
-                else:
-                    status = "candidate"
-                _set_status(a, status)
-                if existing is not None:
-                    a.created_ms = existing.created_ms
-                    a.reason = a.reason or existing.reason
-                a.updated_ms = now_ms if now_ms is not None else _now_ms()
-                a.created_ms = a.created_ms or a.updated_ms
-                conn.execute(_UPSERT, _to_row(a, was_candidate=status == "candidate"))
-                if op_id:
-                    self._record(conn, op_id, assertions_pb2.OperationOutcome(applied=True, assertion=a))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with sqlite_tx.transaction(self._writer, self._write_lock) as conn:
+            a.session_id = self._target_session(conn, a.target_ref)
+            existing = self._get(conn, a.id)
+            if a.author == "user":
+                status = a.status or "active"
+            elif existing is not None and existing.status in TERMINAL_STATUSES:
+                status = existing.status
+            elif a.kind == "tag":
+                status = "active"
+            else:
+                status = "candidate"
+            _set_status(a, status)
+            if existing is not None:
+                a.created_ms = existing.created_ms
+                a.reason = a.reason or existing.reason
+            a.updated_ms = now_ms if now_ms is not None else _now_ms()
+            a.created_ms = a.created_ms or a.updated_ms
+            conn.execute(_UPSERT, _to_row(a, was_candidate=status == "candidate"))
+            if op_id:
+                self._record(conn, op_id, assertions_pb2.OperationOutcome(applied=True, assertion=a))
         return a
 
     def delete_sessions(self, session_ids: Sequence[str]) -> int:
@@ -323,34 +318,27 @@ class AssertionStore:
             if not body.strip():
                 raise _bad("body", "supersede needs the replacement claim's body")
         candidate_id = bare_assertion_id(assertion_id)
-        with self._write_lock:
-            conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                candidate = self._get(conn, candidate_id)
-                if candidate is None:
-                    raise QuarryError(errors_pb2.NOT_FOUND, f"no assertion {candidate_id!r}", parameter="id")
-                if candidate.status != "candidate":
-                    why = DISABLED_REASONS.get(candidate.status, f"assertion_{candidate.status}")
-                    raise QuarryError(
-                        errors_pb2.NOT_JUDGEABLE,
-                        f"{why}: assertion {candidate_id!r} is {candidate.status}, only a candidate can be judged",
-                        parameter="id",
-                    )
-                now = now_ms if now_ms is not None else _now_ms()
-                _set_status(candidate, JUDGED_STATUS[judgment])
-                candidate.reason = reason
-                candidate.updated_ms = now
-                created = self._judgment_result(candidate, judgment, reason, kind, body, now)
-                conn.execute(_UPSERT, _to_row(candidate, was_candidate=True))
-                conn.execute(_UPSERT, _to_row(created, was_candidate=False))
-                judged = assertions_pb2.JudgeCandidateResponse(candidate=candidate, created=created)
-                if op_id:
-                    self._record(conn, op_id, assertions_pb2.OperationOutcome(applied=True, judged=judged))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with sqlite_tx.transaction(self._writer, self._write_lock) as conn:
+            candidate = self._get(conn, candidate_id)
+            if candidate is None:
+                raise QuarryError(errors_pb2.NOT_FOUND, f"no assertion {candidate_id!r}", parameter="id")
+            if candidate.status != "candidate":
+                why = DISABLED_REASONS.get(candidate.status, f"assertion_{candidate.status}")
+                raise QuarryError(
+                    errors_pb2.NOT_JUDGEABLE,
+                    f"{why}: assertion {candidate_id!r} is {candidate.status}, only a candidate can be judged",
+                    parameter="id",
+                )
+            now = now_ms if now_ms is not None else _now_ms()
+            _set_status(candidate, JUDGED_STATUS[judgment])
+            candidate.reason = reason
+            candidate.updated_ms = now
+            created = self._judgment_result(candidate, judgment, reason, kind, body, now)
+            conn.execute(_UPSERT, _to_row(candidate, was_candidate=True))
+            conn.execute(_UPSERT, _to_row(created, was_candidate=False))
+            judged = assertions_pb2.JudgeCandidateResponse(candidate=candidate, created=created)
+            if op_id:
+                self._record(conn, op_id, assertions_pb2.OperationOutcome(applied=True, judged=judged))
         return judged
 
     # ---- operations from the log (cluster mode) --------------------------------------------------

@@ -1,4 +1,5 @@
-"""Seed 002's search across sessions on one partition: sessions ranked by their strongest matching event.
+"""The session API's search across sessions on one partition (docs/sessions.md#search): sessions ranked
+by their strongest matching event.
 
 The ranking runs in Tantivy over the message documents (a message is what most text events became):
 the query's words are data (each its ranking token in `text_stem`, or the exact token in `actions`,
@@ -26,21 +27,12 @@ from tantivy import Occur, Query
 from quarry.core.event_trace import record_of
 from quarry.index.lexical import analyzer, schema
 from quarry.index.lexical.fulltext import const
-from quarry.index.lexical.session_reads import (
-    event_clauses,
-    event_from_row,
-    fill_texts_of,
-    query_tokens,
-    session_clauses,
-    snippet,
-)
-from quarry.index.lexical.store import EVENT_COLUMNS, Store, json_list
+from quarry.index.lexical.session_reads import query_tokens, snippet
+from quarry.index.lexical.store import Store
 from quarry.index.lexical.visibility import Visible
 from quarry.v1 import sessions_pb2, units_pb2
 
 FIRST_PAGE = 64
-# The events of some messages, through the message index (a message ordinal is unique in a partition).
-_OF_MESSAGES = "message_ord IN (SELECT value FROM json_each(?)) AND message_ord != 0"
 MAX_CANDIDATE_HITS = 20_000
 
 
@@ -60,7 +52,7 @@ def search_sessions(
             (Occur.Must, const(Query.boolean_query(in_scope))) if in_scope else (Occur.MustNot, Query.all_query())
         )
     if search.session_filters:
-        allowed = _allowed_sessions(store, search.session_filters)
+        allowed = store.session_ords_matching(search.session_filters)
         if not allowed:
             return []
         clauses.append((Occur.Must, const(Query.term_set_query(sch, schema.SESSION_ORD, allowed))))
@@ -84,12 +76,6 @@ def _word(sch: tantivy.Schema, word: str) -> Query:
             (Occur.Should, Query.term_query(sch, schema.ACTIONS, word)),
         ]
     )
-
-
-def _allowed_sessions(store: Store, filters: Sequence[sessions_pb2.SessionFilter]) -> list[int]:
-    where, params = session_clauses(filters)
-    rows = store.reader().execute(f"SELECT ord FROM sessions WHERE {' AND '.join(where)}", params)
-    return [ord_ for (ord_,) in rows]
 
 
 def _best_messages(
@@ -123,7 +109,7 @@ def _best_messages(
             _exclude_before(store, fresh, after, excluded)
         passing = None
         if event_filters:
-            passing = _passing_messages(store, [m for _, s, m in fresh if s not in excluded], event_filters)
+            passing = store.messages_with_events([m for _, s, m in fresh if s not in excluded], event_filters)
         for score, session_ord, message_ord in fresh:
             if session_ord not in best and session_ord not in excluded and (passing is None or message_ord in passing):
                 best[session_ord] = (score, message_ord)
@@ -149,34 +135,6 @@ def _exclude_before(
             excluded.add(session_ord)
 
 
-def _passing_messages(
-    store: Store, message_ords: Sequence[int], filters: Sequence[sessions_pb2.EventFilter]
-) -> set[int]:
-    """The messages among these that hold an event passing the event filters."""
-    if not message_ords:
-        return set()
-    where, params = event_clauses(filters)
-    rows = store.reader().execute(
-        f"SELECT DISTINCT message_ord FROM log_events WHERE {_OF_MESSAGES} AND {' AND '.join(where)}",
-        (json_list(message_ords), *params),
-    )
-    return {message_ord for (message_ord,) in rows}
-
-
-def _message_events(
-    store: Store, message_ords: Sequence[int], filters: Sequence[sessions_pb2.EventFilter]
-) -> dict[int, list[tuple[object, ...]]]:
-    """Message ordinal -> the `EVENT_COLUMNS` rows of its events that pass the event filters, seq order."""
-    where, params = event_clauses(filters)
-    sql = f"SELECT message_ord, {EVENT_COLUMNS} FROM log_events WHERE {_OF_MESSAGES}"
-    if where:
-        sql += " AND " + " AND ".join(where)
-    rows: dict[int, list[tuple[object, ...]]] = {}
-    for row in store.reader().execute(sql + " ORDER BY message_ord, seq", (json_list(message_ords), *params)):
-        rows.setdefault(row[0], []).append(row[1:])
-    return rows
-
-
 def _hits(
     store: Store,
     best: dict[int, tuple[float, int]],
@@ -188,20 +146,15 @@ def _hits(
     """The best `limit` sessions (score desc, id asc) as hits with their best event and its snippet."""
     if not best:
         return []
-    conn = store.reader()
-    rows = conn.execute(
-        "SELECT ord, id, summary FROM sessions WHERE ord IN (SELECT value FROM json_each(?))", (json_list(best),)
-    ).fetchall()
-    ranked = sorted(rows, key=lambda row: (-best[row[0]][0], row[1]))
+    ranked = sorted(store.session_summaries(list(best)), key=lambda row: (-best[row[0]][0], row[1]))
     if after is not None:
         ranked = [row for row in ranked if _after(best[row[0]][0], row[1], after)]
     kept = ranked[:limit]
-    rows_of = _message_events(store, [best[session_ord][1] for session_ord, _, _ in kept], filters)
-    events_of = {
-        session_ord: [event_from_row(session_id, row) for row in rows_of[best[session_ord][1]]]
-        for session_ord, session_id, _ in kept
-    }
-    fill_texts_of(conn, events_of)
+    by_message = store.message_events(
+        {best[session_ord][1]: session_id for session_ord, session_id, _ in kept}, filters
+    )
+    events_of = {session_ord: by_message[best[session_ord][1]] for session_ord, _, _ in kept}
+    store.fill_texts(events_of)
     hits = []
     for session_ord, session_id, summary in kept:
         score = best[session_ord][0]

@@ -109,7 +109,8 @@ def match_key(node: Fts, field: str) -> object:
 
 def distinct(nodes: Iterable[Fts], field: str) -> tuple[Fts, ...]:
     """The nodes without repeats of one term (the first of each kept): a word typed twice, or two forms
-    of one stem, count and score once, as seed 003's "distinct analyzed query terms" do."""
+    of one stem, count and score once, as admission's distinct analyzed query terms do
+    (docs/search-api.md#admission)."""
     first: dict[object, Fts] = {}
     for node in nodes:
         first.setdefault(match_key(node, field), node)

@@ -14,7 +14,7 @@ from tantivy import Occur, Query
 from quarry.core.vocab import DIALOGUE_BLOCK_TYPES
 from quarry.index.lexical import fts, schema
 from quarry.index.lexical.predicates import RoleClause, Sql
-from quarry.index.lexical.store import Store, json_list
+from quarry.index.lexical.store import Store
 from quarry.v1 import plan_pb2, units_pb2
 
 
@@ -63,12 +63,10 @@ def matching_blocks(
     """(time, id) by ordinal of the blocks of these messages that pass the SQL condition (alias `u`)
     and whose own text matches the full expression, as the text field of the block's kind would
     (fts.matches). The cheap SQL condition runs first, so only its survivors are tokenized."""
-    extra = f"AND {condition.text}" if condition is not None else ""
-    rows = store.reader().execute(
-        "SELECT u.ord, u.time_ms, u.id, m.ord, m.proto FROM blocks u JOIN messages m ON m.ord = u.message_ord "
-        f"WHERE u.message_ord IN (SELECT value FROM json_each(?)) {extra} ORDER BY m.ord",
-        [json_list(message_ords), *(condition.params if condition is not None else ())],
-    )
+    if condition is None:
+        rows = store.blocks_of_messages(message_ords)
+    else:
+        rows = store.blocks_of_messages(message_ords, condition.text, condition.params)
     matched: dict[int, tuple[int, str]] = {}
     blocks: dict[str, units_pb2.Block] = {}
     current = -1

@@ -42,8 +42,9 @@ import tantivy
 from quarry.core.errors import QuarryError
 from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.index.lexical import event_search, facets, schema, session_reads, session_rows
-from quarry.index.lexical.leaf import CompiledSearch, Leaf, PreparedSearch
+from quarry.index.lexical.leaf import Leaf, PreparedSearch
 from quarry.index.lexical.refs import RefReader
+from quarry.index.lexical.search_text import CompiledSearch
 from quarry.index.lexical.session_rows import SessionRecords
 from quarry.index.lexical.store import CACHE_BYTES, Store
 from quarry.index.lexical.visibility import Visible
@@ -332,9 +333,9 @@ class LexicalPartition:
         limit: int,
         visible: Visible = None,
     ) -> list[units_pb2.Session]:
-        """Seed 002's session list of this partition (session_reads.list_sessions)."""
+        """The session API's session list of this partition (store_events.EventReads.list_sessions)."""
         self._check_open()
-        return session_reads.list_sessions(self._store, filters, after, limit, visible)
+        return self._store.list_sessions(filters, limit, after, visible)
 
     def read_events(
         self, request: sessions_pb2.PartitionReadEvents, visible: Visible = None
@@ -382,10 +383,15 @@ class LexicalPartition:
                 raise QuarryError(errors_pb2.INVALID_REQUEST, f"{name} must not be negative", parameter=name)
         return self._store.embed_feed(after_seq, max_sessions)
 
-    def stats(self, content_digest: bool = False, visible: Visible = None) -> index_pb2.PartitionStats:
+    def stats(
+        self, content_digest: bool = False, visible: Visible = None, identity_only: bool = False
+    ) -> index_pb2.PartitionStats:
         """The partition's figures; limited to the `visible` scopes' sessions (without the index's document
-        count, which no scope owns) when the call is."""
+        count, which no scope owns) when the call is. `identity_only`: the partition and its store's uuid
+        alone, without counting anything (the ingest node asks it at every push)."""
         self._check_open()
+        if identity_only:
+            return index_pb2.PartitionStats(partition=self.partition, store_uuid=self._store.store_uuid)
         sessions, messages, actions = self._store.totals(visible)
         return index_pb2.PartitionStats(
             partition=self.partition,
@@ -396,6 +402,7 @@ class LexicalPartition:
             data_dir=str(self.directory),
             applied_seq=self._store.applied_seq(),
             content_digest=self._store.content_digest() if content_digest else "",
+            store_uuid=self._store.store_uuid,
         )
 
     def close(self) -> None:

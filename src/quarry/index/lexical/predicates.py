@@ -27,7 +27,7 @@ from typing import Protocol
 
 from quarry.core.errors import QuarryError
 from quarry.index.lexical import analyzer, fts
-from quarry.index.lexical.store import COUNT_FIELDS, json_list
+from quarry.index.lexical.store_schema import COUNT_FIELDS, IN_JSON, json_list
 from quarry.index.lexical.unit_tables import UnitTable, table
 from quarry.v1 import errors_pb2, plan_pb2
 
@@ -133,8 +133,14 @@ def _contains(column: str, values: Sequence[str], transform: Callable[[str], str
     return _any([Sql(f"instr({column}, ?) > 0", [transform(v)]) for v in values])
 
 
-def _in_set(column: str, ords: Collection[int]) -> Sql:
-    return Sql(f"{column} IN (SELECT value FROM json_each(?))", [json_list(ords)])
+def _in_set(column: str, values: Collection[object]) -> Sql:
+    return Sql(f"{column} {IN_JSON}", [json_list(values)])
+
+
+def scope_condition(visible: Collection[str] | None, column: str = "s.scope") -> Sql:
+    """A condition on the sessions' scope column admitting the `visible` scopes ("1": every scope, when
+    nothing limits the call; lexical.visibility)."""
+    return Sql("1") if visible is None else _in_set(column, sorted(visible))
 
 
 def _bad_value(clause: plan_pb2.FieldClause, message: str, value: str = "") -> QuarryError:
@@ -389,7 +395,10 @@ class Lowering:
     def owning_session(self, pred: plan_pb2.Predicate, unit: str = "messages") -> Sql:
         """The unit row `u`'s owning session passes the session predicate."""
         inner = self.session(pred)
-        return Sql(_unit_table(unit).owning(inner.text), inner.params)
+        spec = _unit_table(unit)
+        if spec.session_ord:
+            return Sql(f"u.session_ord IN (SELECT s.ord FROM sessions s WHERE {inner.text})", inner.params)
+        return Sql(f"u.session_id IN (SELECT s.id FROM sessions s WHERE {inner.text})", inner.params)
 
     def _unit_text(self, unit: str, expr: plan_pb2.FtsExpr) -> Sql:
         if unit in ("messages", "blocks"):

@@ -1,4 +1,4 @@
-"""Public refs resolved on a partition (seed 000 "Public Ref Resolution"): the object a ref names, read
+"""Public refs resolved on a partition (docs/search-api.md#public-refs): the object a ref names, read
 from the store by its session's ordinal and its id, never searched for.
 
 A missing object or a malformed ref is an answer, `resolved=false` with a caveat saying what was not
@@ -9,7 +9,7 @@ the block of their tool call.
 A delegation resolves to an evidence card: the delegation with its complete instruction, and four
 text windows bounded by `max_chars` (default 2000), each with its truncation flag:
 - dispatch_result: the text of the tool_result answering the dispatch's tool_use;
-- child_excerpt: the child session's final answer (store.final_text), when the child is stored;
+- child_excerpt: the child session's final answer (store_reads.final_text), when the child is stored;
 - parent_context: the parent's text before the dispatch, which is the prose of the dispatching
   message ahead of the tool call when it has some, else the last earlier message with text;
 - parent_follow_up: the parent's first assistant message with text after the result (after the
@@ -20,7 +20,6 @@ one resolution runs in one read snapshot.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
@@ -29,7 +28,8 @@ from google.protobuf.message import Message as ProtoMessage
 from quarry.core.errors import QuarryError
 from quarry.core.public_refs import PublicRef, parse_ref
 from quarry.index.lexical import visibility
-from quarry.index.lexical.store import Store, dialogue_text, final_text
+from quarry.index.lexical.store import Store
+from quarry.index.lexical.store_reads import StoreReads, dialogue_text
 from quarry.index.lexical.visibility import Visible
 from quarry.v1 import errors_pb2, refs_pb2, units_pb2
 
@@ -40,6 +40,7 @@ _UNIT_KINDS: dict[str, tuple[str, type[ProtoMessage], str]] = {
     "run": ("runs", units_pb2.Run, "run"),
     "observed-event": ("observed_events", units_pb2.ObservedEvent, "observed_event"),
     "context-snapshot": ("context_snapshots", units_pb2.ContextSnapshot, "context_snapshot"),
+    "delegation": ("delegations", units_pb2.Delegation, "delegation"),
 }
 
 
@@ -70,24 +71,20 @@ class RefReader:
                 "assertion refs are answered by AssertionService.GetAssertion, not by a partition's index"
             )
             return out
-        conn = self.store.reader()
-        conn.execute("BEGIN")  # one read snapshot for every row the answer reads
-        try:
-            row = conn.execute("SELECT ord, summary, scope FROM sessions WHERE id = ?", (ref.session_id,)).fetchone()
-            if row is None or not visibility.admits(visible, row[2]):
+        with self.store.snapshot() as reads:  # one read snapshot for every row the answer reads
+            head = reads.session_head(ref.session_id)
+            if head is None or not visibility.admits(visible, head.scope):
                 out.caveats.append(f"no session {ref.session_id!r} in the archive")
             elif ref.kind == "session":
-                out.session.ParseFromString(row[1])
+                out.session.ParseFromString(head.summary)
             else:
-                _READERS[ref.kind](_Lookup(conn, row[0], ref, request.max_chars or DEFAULT_MAX_CHARS), out)
-        finally:
-            conn.execute("COMMIT")
+                _READERS[ref.kind](_Lookup(reads, head.ord, ref, request.max_chars or DEFAULT_MAX_CHARS), out)
         out.resolved = out.WhichOneof("object") is not None
         return out
 
 
 class _Lookup(NamedTuple):
-    conn: sqlite3.Connection
+    reads: StoreReads
     session_ord: int
     ref: PublicRef
     max_chars: int
@@ -96,24 +93,14 @@ class _Lookup(NamedTuple):
         return f"no {self.ref.kind} {self.ref.id!r} in session {self.ref.session_id!r}"
 
     def message(self, message_id: str) -> tuple[int, units_pb2.Message] | None:
-        row = self.conn.execute(
-            "SELECT ord, proto FROM messages WHERE session_ord = ? AND id = ?", (self.session_ord, message_id)
-        ).fetchone()
-        return None if row is None else (row[0], units_pb2.Message.FromString(row[1]))
+        return self.reads.message(self.session_ord, message_id)
 
     def messages(self, after: int | None = None, before: int | None = None) -> Iterator[units_pb2.Message]:
-        """The session's messages after one ordinal (in order) or before one (latest first), read lazily
-        along the ordinals within the session's range (`+session_ord`: not through the session index,
-        which would read and sort every message of the session first)."""
-        low, high = self.conn.execute(
-            "SELECT MIN(ord), MAX(ord) FROM messages WHERE session_ord = ?", (self.session_ord,)
-        ).fetchone()
-        if after is not None:
-            sql, bounds = "ord > ? AND ord <= ? AND +session_ord = ? ORDER BY ord", (after, high)
-        else:
-            sql, bounds = "ord >= ? AND ord < ? AND +session_ord = ? ORDER BY ord DESC", (low, before)
-        for (proto,) in self.conn.execute(f"SELECT proto FROM messages WHERE {sql}", (*bounds, self.session_ord)):
-            yield units_pb2.Message.FromString(proto)
+        return self.reads.messages_around(self.session_ord, after, before)
+
+    def unit(self) -> bytes | None:
+        """The serialized unit the ref names (a kind of _UNIT_KINDS); None when it is not stored."""
+        return self.reads.unit_proto(_UNIT_KINDS[self.ref.kind][0], self.session_ord, self.ref.id)
 
 
 def _message(lookup: _Lookup, out: refs_pb2.ResolvedRef) -> None:
@@ -134,35 +121,29 @@ def _block(lookup: _Lookup, out: refs_pb2.ResolvedRef) -> None:
 
 
 def _action(lookup: _Lookup, out: refs_pb2.ResolvedRef) -> None:
-    row = lookup.conn.execute(
-        "SELECT block_id FROM actions WHERE session_ord = ? AND id = ?", (lookup.session_ord, lookup.ref.id)
-    ).fetchone()
-    if row is None:
+    block_id = lookup.reads.action_block_id(lookup.session_ord, lookup.ref.id)
+    if block_id is None:
         out.caveats.append(lookup.missing())
     else:
-        out.caveats.append(f"action refs do not resolve to a payload: read the action's tool call, block:{row[0]}")
+        out.caveats.append(f"action refs do not resolve to a payload: read the action's tool call, block:{block_id}")
 
 
 def _unit(lookup: _Lookup, out: refs_pb2.ResolvedRef) -> None:
-    table, cls, field = _UNIT_KINDS[lookup.ref.kind]
-    row = lookup.conn.execute(
-        f"SELECT proto FROM {table} WHERE session_ord = ? AND id = ?", (lookup.session_ord, lookup.ref.id)
-    ).fetchone()
-    if row is None:
+    _, cls, field = _UNIT_KINDS[lookup.ref.kind]
+    proto = lookup.unit()
+    if proto is None:
         out.caveats.append(lookup.missing())
     else:
-        getattr(out, field).CopyFrom(cls.FromString(row[0]))
+        getattr(out, field).CopyFrom(cls.FromString(proto))
 
 
 def _delegation(lookup: _Lookup, out: refs_pb2.ResolvedRef) -> None:
-    row = lookup.conn.execute(
-        "SELECT proto FROM delegations WHERE session_ord = ? AND id = ?", (lookup.session_ord, lookup.ref.id)
-    ).fetchone()
-    if row is None:
+    proto = lookup.unit()
+    if proto is None:
         out.caveats.append(lookup.missing())
         return
     card = out.delegation
-    card.delegation.ParseFromString(row[0])
+    card.delegation.ParseFromString(proto)
     windows = [*_parent_windows(lookup, card.delegation, out.caveats), _child_window(lookup, card.delegation)]
     for window in windows:
         text = window.text[: lookup.max_chars]
@@ -208,10 +189,10 @@ def _child_window(lookup: _Lookup, delegation: units_pb2.Delegation) -> _Window:
     child = delegation.child_session_id
     if not child:
         return _Window("child_excerpt", "", "the delegation names no child session")
-    row = lookup.conn.execute("SELECT ord FROM sessions WHERE id = ?", (child,)).fetchone()
-    if row is None:
+    child_ord = lookup.reads.session_ord(child)
+    if child_ord is None:
         return _Window("child_excerpt", "", f"child session {child!r} is not in the archive")
-    return _Window("child_excerpt", final_text(lookup.conn, row[0]), f"child session {child!r} has no final answer")
+    return _Window("child_excerpt", lookup.reads.final_text(child_ord), f"child session {child!r} has no final answer")
 
 
 def _result_in(blocks: Iterable[units_pb2.Block], tool_use_id: str) -> units_pb2.Block | None:

@@ -20,6 +20,9 @@ Two strategies:
 Aggregates: `SELECT key, COUNT(*) ... GROUP BY key` over the same condition, joined with the owning
 session for session.origin / session.repo keys; no rows, every group (the query node sums, sorts and
 limits them across partitions).
+
+This module and predicates.py are the compilers that build SQL from plans (store.py): the statements
+built here run on the store's reader(); fixed lookups are the store's.
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ from quarry.index.lexical.assertions import COLUMNS as ASSERTION_COLUMNS
 from quarry.index.lexical.assertions import from_row as assertion_from_row
 from quarry.index.lexical.fulltext import FullText, all_values, block_candidates, matching_blocks
 from quarry.index.lexical.predicates import MESSAGE_PROTO_NUMBERS, Lowering, Sql
-from quarry.index.lexical.store import ACTION_COLUMNS, Store, action_from_row, json_list
-from quarry.index.lexical.unit_tables import TABLES, UnitTable, prepare
+from quarry.index.lexical.row_codec import action_from_row
+from quarry.index.lexical.store import Store
+from quarry.index.lexical.store_schema import ACTION_COLUMNS, json_list
+from quarry.index.lexical.unit_tables import TABLES, UnitTable
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, units_pb2
 
 _FIRST_PAGE = 64
@@ -46,6 +51,14 @@ _MAX_PAGED_HITS = 20_000
 _ACTION_SELECT = ", ".join(f"u.{c.strip()}" for c in ACTION_COLUMNS.split(","))
 _INDEXED_UNITS = ("messages", "actions", "blocks")
 _SESSION_GROUPS = ("session.origin", "session.repo", "session.host", "session.pusher")
+# `group by` a field a row holds several values of: (unit, field) -> (SQL key, the join giving one row
+# per (row, value)), so a row counts once in each of its values' groups.
+_GROUP_JOINS = {
+    ("messages", "type"): (
+        "t.type",
+        "(SELECT DISTINCT message_ord, lower(type) AS type FROM blocks) t ON t.message_ord = u.ord",
+    ),
+}
 
 
 def descending(plan: plan_pb2.QueryPlan) -> bool:
@@ -148,7 +161,7 @@ class UnitRows:
         self.searcher = searcher
         self.schema = sch
         self.store = store
-        self.assertions = prepare(store.reader(), store.path.parent)
+        self.assertions = store.ready_for_units()
         self.lowering = Lowering(FullText(searcher, sch, store), assertions=self.assertions)
 
     def groups(self, plan: plan_pb2.QueryPlan) -> list[index_pb2.AggregateRow]:
@@ -163,8 +176,8 @@ class UnitRows:
             source = f"{spec.table} u JOIN sessions s ON {spec.session_link()}"
         elif name in spec.group_fields:
             key, source = spec.group_fields[name], f"{spec.table} u"
-        elif name in spec.group_joins:  # a field of several values per row: the row counts in each group
-            key, joined = spec.group_joins[name]
+        elif (unit, name) in _GROUP_JOINS:  # a field of several values per row: the row counts in each group
+            key, joined = _GROUP_JOINS[unit, name]
             source = f"{spec.table} u JOIN {joined}"
         else:
             raise QuarryError(errors_pb2.UNKNOWN_FIELD, f"{unit} cannot be grouped by {name!r}", token=name)
@@ -208,11 +221,7 @@ class UnitRows:
         time order (its last, in time order too, when `wanted.last`), and how many it has in all. The
         plan's session scope (the caller's visibility) still applies."""
         response = index_pb2.PartitionUnitsResponse(partition=partition)
-        held = self.store.reader().execute(
-            "SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
-            [json_list(list(wanted.session_ids))],
-        )
-        for (session_id,) in held.fetchall():
+        for session_id in self.store.stored_ids(list(wanted.session_ids)):
             one = plan_pb2.QueryPlan()
             one.CopyFrom(plan)
             named = plan_pb2.Predicate(session_ids=plan_pb2.SessionIdSet(ids=[session_id]))

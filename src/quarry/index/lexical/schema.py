@@ -38,6 +38,7 @@ from pathlib import Path
 
 import tantivy
 
+from quarry.core import lanes
 from quarry.core.vocab import DIALOGUE_BLOCK_TYPES
 from quarry.index.lexical import analyzer
 from quarry.v1 import units_pb2
@@ -54,7 +55,7 @@ SESSION_ORD = "sess"
 MESSAGE_ORD = "msg"
 TIME = "time"
 
-LANE_FIELDS = {"dialogue": TEXT, "actions": ACTIONS}
+LANE_FIELDS = {lanes.DIALOGUE: TEXT, lanes.ACTIONS: ACTIONS}  # the field each lexical lane searches
 STEMMED = {TEXT: TEXT_STEM}  # the ranking twin of an exact field
 VERSION_FILE = "ANALYZER"
 

@@ -1,11 +1,12 @@
-"""Seed 002's reads of one partition's store: session lists, event reads, search within one session.
+"""The session API's reads of one session on a partition (docs/sessions.md#session-reads): its events,
+and search within it (docs/sessions.md#search). Session lists are the store's (store_events.py).
 
 Each read runs in one read transaction, so the header it returns and the events it returns are one
 observation of the session (an ingest committing meanwhile is seen whole or not at all).
 
-Events are stored as a head per event (type, time, surface, links: store.py `log_events`) and their
-text and raw records in compressed chunks of consecutive events; a read decompresses only the chunks
-of the events it returns, and only when it returns their text or raw records. A raw record is stored
+Events are stored as a head per event (type, time, surface, links: store_schema.py `log_events`) and
+their text and raw records in compressed chunks of consecutive events; a read decompresses only the
+chunks of the events it returns, and only when it returns their text or raw records. A raw record is stored
 with the payloads it holds apart (media data, opaque signatures: quarry.ingest.payloads) replaced by
 placeholders, and comes back so (with `held`, where each placeholder is) unless the read asks for the
 payloads: then each placeholder is replaced by the payload's bytes, and the record is its source's.
@@ -20,20 +21,14 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
-import threading
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
-import orjson
-import zstandard
-
-from quarry.core import refs
 from quarry.core.errors import QuarryError
 from quarry.core.event_trace import record_of
 from quarry.index.lexical import analyzer, visibility
-from quarry.index.lexical.store import EVENT_COLUMNS, Store, json_list
+from quarry.index.lexical.store import Store
+from quarry.index.lexical.store_reads import StoreReads
 from quarry.index.lexical.unit_tables import literal_pattern
 from quarry.index.lexical.visibility import Visible
 from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
@@ -41,73 +36,13 @@ from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
 K1 = 1.2
 B = 0.75
 SNIPPET_CHARS = 200
-PERSISTED = "persisted"
-_local = threading.local()
 
 
 def text_pattern(text: str) -> re.Pattern[str]:
-    """Seed 002's text clause (unit_tables.literal_pattern), refused without any text."""
+    """An event filter's text clause (unit_tables.literal_pattern), refused without any text."""
     if not text.split():
         raise QuarryError(errors_pb2.INVALID_REQUEST, "a text filter needs some text", parameter="filters.text")
     return literal_pattern(text)
-
-
-def list_sessions(
-    store: Store,
-    filters: Sequence[sessions_pb2.SessionFilter],
-    after: sessions_pb2.SessionAnchor | None,
-    limit: int,
-    visible: Visible = None,
-) -> list[units_pb2.Session]:
-    """Session summaries matching every filter, newest first (updated time, then id), after `after`."""
-    where, params = session_clauses(filters, visible)
-    if after is not None:
-        where.append("(updated_ms < ? OR (updated_ms = ? AND id > ?))")
-        params.extend((after.updated_ms, after.updated_ms, after.session_id))
-    sql = "SELECT summary FROM sessions"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    # Ids or parents select few sessions: look them up by their index and sort those (`+` keeps SQLite
-    # from walking every session in time order instead); otherwise walk the time index.
-    selective = any(clause.WhichOneof("clause") in ("ids", "parents") for clause in filters)
-    sql += f" ORDER BY {'+' if selective else ''}updated_ms DESC, id LIMIT ?"
-    rows = store.reader().execute(sql, (*params, limit))
-    return [units_pb2.Session.FromString(blob) for (blob,) in rows]
-
-
-def session_clauses(
-    filters: Sequence[sessions_pb2.SessionFilter], visible: Visible = None
-) -> tuple[list[str], list[object]]:
-    """SQL conditions on `sessions` for seed 002's filters, and the visible scopes."""
-    limit = visibility.sql(visible, column="scope")
-    where: list[str] = [limit.text] if visible is not None else []
-    params: list[object] = list(limit.params)
-    for clause in filters:
-        kind = clause.WhichOneof("clause")
-        if kind == "ids":
-            where.append("id IN (SELECT value FROM json_each(?))")
-            params.append(json_list(clause.ids.values))
-        elif kind == "cwds":
-            where.append("cwd IN (SELECT value FROM json_each(?))")
-            params.append(json_list(clause.cwds.values))
-        elif kind == "parents":
-            where.append("parent_session_id IN (SELECT value FROM json_each(?))")
-            params.append(json_list(clause.parents.values))
-        elif kind == "created_at":
-            _range(where, params, "created_ms", clause.created_at)
-        elif kind == "availability":
-            # Every stored session is persisted; none is live in an archive.
-            where.append("1" if PERSISTED in clause.availability.values else "0")
-    return where, params
-
-
-def _range(where: list[str], params: list[object], column: str, bounds: sessions_pb2.Range) -> None:
-    if bounds.HasField("min"):
-        where.append(f"{column} >= ?")
-        params.append(bounds.min)
-    if bounds.HasField("max"):
-        where.append(f"{column} <= ?")
-        params.append(bounds.max)
 
 
 def read_events(
@@ -124,121 +59,34 @@ def read_events(
     text (`with_text`), or whole (`full`: text and raw records, with `with_payloads` each the source's
     bytes, its held-apart payloads put back). NOT_FOUND when the session is not here."""
     full = full or with_payloads
-    conn = store.reader()
-    conn.execute("BEGIN")
-    try:
-        session_ord, header = _header(conn, session_id, visible)
-        where, params = event_clauses(filters)
+    with store.snapshot() as reads:
+        head = reads.session_head(session_id)
+        if head is None or not visibility.admits(visible, head.scope):
+            raise QuarryError(errors_pb2.NOT_FOUND, f"no session {session_id} in the archive", parameter="session_id")
         pattern = next((text_pattern(f.text) for f in filters if f.WhichOneof("clause") == "text"), None)
-        sql = f"SELECT {EVENT_COLUMNS} FROM log_events WHERE session_ord = ?"
-        if where:
-            sql += " AND " + " AND ".join(where)
-        rows = conn.execute(sql + " ORDER BY seq", (session_ord, *params))
-        events = [event_from_row(session_id, row) for row in rows]
+        events = reads.events(session_id, head.ord, filters)
         if events and (full or with_text or pattern is not None):
-            fill_texts(conn, session_ord, events, raw=full)
+            reads.fill_texts({head.ord: events}, raw=full)
         if with_payloads:
-            put_back_payloads(conn, session_id, events)
-        (count,) = conn.execute("SELECT COUNT(*) FROM log_events WHERE session_ord = ?", (session_ord,)).fetchone()
-    finally:
-        conn.execute("COMMIT")
+            put_back_payloads(reads, session_id, events)
+        count = reads.event_count(head.ord)
     if pattern is not None:
         events = [e for e in events if pattern.search(e.text)]
         if not (full or with_text):
             for event in events:
                 event.ClearField("text")
-    return sessions_pb2.StoredEvents(session=header, events=events, event_count=count)
-
-
-def event_from_row(session_id: str, row: Sequence[Any]) -> units_pb2.SessionEvent:
-    """A SessionEvent (without text and raw record) from the `EVENT_COLUMNS` of a log_events row."""
-    seq, kind, time_ms, surface, message_seq, links = row
-    event = units_pb2.SessionEvent.FromString(links)
-    event.seq = seq
-    event.type = kind
-    event.time_ms = time_ms
-    event.surface = surface
-    if message_seq >= 0:
-        event.message_id = refs.message_id(session_id, message_seq)
-    return event
-
-
-def _header(conn: sqlite3.Connection, session_id: str, visible: Visible = None) -> tuple[int, units_pb2.Session]:
-    """The session's ordinal and summary; NOT_FOUND alike for a session that is not here and one the
-    caller may not see."""
-    row = conn.execute("SELECT ord, summary, scope FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    if row is None or not visibility.admits(visible, row[2]):
-        raise QuarryError(errors_pb2.NOT_FOUND, f"no session {session_id} in the archive", parameter="session_id")
-    return row[0], units_pb2.Session.FromString(row[1])
-
-
-def event_clauses(filters: Sequence[sessions_pb2.EventFilter]) -> tuple[list[str], list[object]]:
-    where: list[str] = []
-    params: list[object] = []
-    for clause in filters:
-        kind = clause.WhichOneof("clause")
-        if kind == "seq":
-            _range(where, params, "seq", clause.seq)
-        elif kind == "time":
-            _range(where, params, "time_ms", clause.time)
-        elif kind == "types":
-            where.append("type IN (SELECT value FROM json_each(?))")
-            params.append(json_list(clause.types.values))
-        elif kind == "surfaces":
-            where.append("surface IN (SELECT value FROM json_each(?))")
-            params.append(json_list(clause.surfaces.values))
-    return where, params
-
-
-def fill_texts(conn: sqlite3.Connection, session_ord: int, events: list[units_pb2.SessionEvent], raw: bool) -> None:
-    """Give `events` (seq order) their text, and their raw records with `raw`, from the chunks holding them."""
-    fill_texts_of(conn, {session_ord: events}, raw)
-
-
-def fill_texts_of(
-    conn: sqlite3.Connection, events_of: dict[int, list[units_pb2.SessionEvent]], raw: bool = False
-) -> None:
-    """`fill_texts` for the events (seq order) of several sessions, by session ordinal, in one query."""
-    spans = [[session_ord, events[0].seq, events[-1].seq] for session_ord, events in events_of.items() if events]
-    if not spans:
-        return
-    columns = "c.texts, c.raws" if raw else "c.texts"  # texts come first in the row: raws' pages stay unread
-    rows = conn.execute(
-        f"SELECT c.session_ord, c.first_seq, {columns} FROM json_each(?) j JOIN log_event_chunks c "
-        "ON c.session_ord = j.value ->> 0 AND c.first_seq <= j.value ->> 2 AND c.first_seq >= "
-        "(SELECT COALESCE(MAX(first_seq), 0) FROM log_event_chunks "
-        "WHERE session_ord = j.value ->> 0 AND first_seq <= j.value ->> 1)",
-        (orjson.dumps(spans).decode(),),
+    return sessions_pb2.StoredEvents(
+        session=units_pb2.Session.FromString(head.summary), events=events, event_count=count
     )
-    decompress = _decompressor().decompress
-    for row in rows:
-        session_ord, first_seq = row[0], row[1]
-        # A chunk holds consecutive seqs from first_seq: an event's entry is found by position.
-        texts = units_pb2.SessionEventList.FromString(decompress(row[2])).events
-        raws = units_pb2.SessionEventList.FromString(decompress(row[3])).events if raw else None
-        for event in events_of[session_ord]:
-            position = event.seq - first_seq
-            if 0 <= position < len(texts):
-                text = texts[position].text
-                if text:
-                    event.text = text
-                if raws is not None:
-                    stored = raws[position]
-                    event.raw_json = stored.raw_json
-                    event.held.extend(stored.held)
 
 
-def put_back_payloads(conn: sqlite3.Connection, session_id: str, events: Sequence[units_pb2.SessionEvent]) -> None:
+def put_back_payloads(reads: StoreReads, session_id: str, events: Sequence[units_pb2.SessionEvent]) -> None:
     """Give each event's raw record its held-apart payloads back (its `held` then empty): the record's
     source bytes. CORRUPT_SESSION when the store lacks a payload an event holds apart."""
     digests = {place.sha256 for event in events for place in event.held}
     if not digests:
         return
-    decompress = _decompressor().decompress
-    rows = conn.execute(
-        "SELECT sha256, data FROM held_payloads WHERE sha256 IN (SELECT value FROM json_each(?))", (json_list(digests),)
-    )
-    data_of = {digest: decompress(data) for digest, data in rows}
+    data_of = reads.held_payloads(sorted(digests))
     for event in events:
         if event.held:
             missing = next((p.sha256 for p in event.held if p.sha256 not in data_of), None)
@@ -261,14 +109,6 @@ def put_back(raw: bytes, places: Sequence[units_pb2.HeldPlace], data_of: dict[st
         previous = place.end
     parts.append(raw[previous:])
     return b"".join(parts)
-
-
-def _decompressor() -> zstandard.ZstdDecompressor:
-    """This thread's decompressor (a zstd context is not for concurrent use)."""
-    decompressor: zstandard.ZstdDecompressor | None = getattr(_local, "decompressor", None)
-    if decompressor is None:
-        decompressor = _local.decompressor = zstandard.ZstdDecompressor()
-    return decompressor
 
 
 def search_events(

@@ -1,4 +1,4 @@
-"""A session taken apart in one pass: its SQLite rows (store.py) and its Tantivy documents (schema.py).
+"""A session taken apart in one pass: its SQLite rows (store_schema.py) and its Tantivy documents (schema.py).
 
 This is the ingest hot path. Every read of a protobuf field builds a new Python object, and every
 iteration of a repeated field builds its wrappers anew, so each message, block and action is visited
@@ -7,7 +7,7 @@ and `schema.action_text` with their Chinese words segmented (`analyzer.segment`;
 goes to both its exact and its stemmed field), and the session's `embed_count` is the number of `quarry.core.dialogue`
 items (tests hold them to it).
 
-Row tuples follow the column lists in store.py (`SESSION_COLUMNS`, `MESSAGE_COLUMNS`, `BLOCK_COLUMNS`,
+Row tuples follow the column lists in store_schema.py (`SESSION_COLUMNS`, `MESSAGE_COLUMNS`, `BLOCK_COLUMNS`,
 `ACTION_COLUMNS` + `path_norm`, `UNIT_TABLES`); documents are JSON for `IndexWriter.add_json`.
 """
 
@@ -24,7 +24,7 @@ from quarry.core.dialogue import EMBEDDED_BLOCK_TYPES, embeds
 from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.core.vocab import DIALOGUE_BLOCK_TYPES
 from quarry.index.lexical import analyzer, schema
-from quarry.index.lexical.store import COUNT_FIELDS
+from quarry.index.lexical.store_schema import COUNT_FIELDS
 from quarry.v1 import units_pb2
 
 _DIALOGUE_TYPES = frozenset(DIALOGUE_BLOCK_TYPES)
@@ -40,7 +40,7 @@ class SessionRecords:
     messages: list[tuple[object, ...]]
     blocks: list[tuple[object, ...]]
     actions: list[tuple[object, ...]]
-    units: dict[str, list[tuple[object, ...]]]  # derived-unit rows by table (store.UNIT_TABLES)
+    units: dict[str, list[tuple[object, ...]]]  # derived-unit rows by table (store_schema.UNIT_TABLES)
     documents: list[str]
     events: list[tuple[object, ...]]  # log_events rows
     event_chunks: list[tuple[object, ...]]  # log_event_chunks rows
@@ -140,7 +140,7 @@ def _compressor() -> zstandard.ZstdCompressor:
 
 
 def unit_rows(session: units_pb2.Session, session_ord: int) -> dict[str, list[tuple[object, ...]]]:
-    """The rows of the session's derived units, by table, in the columns of store.UNIT_TABLES."""
+    """The rows of the session's derived units, by table, in the columns of store_schema.UNIT_TABLES."""
     normalize_path = analyzer.normalize_path
     return {
         "files": [
@@ -193,8 +193,38 @@ def decompose(
 ) -> SessionRecords:
     """The session's rows (with `rows`) and documents: one document per message with dialogue or
     action text. The session row carries `change_seq` and is marked pending for Tantivy."""
-    session_id = session.id
-    tags = list(session.tags)
+    action_rows, commands = _actions(session, session_ord, rows)
+    messages = _Messages(session, session_ord, commands, rows)
+    for m, message_ord in zip(session.messages, message_ords, strict=True):
+        messages.add(m, message_ord)
+    if not rows:
+        return SessionRecords(
+            session_ord, None, [], [], messages.blocks, action_rows, {}, messages.documents, [], [], []
+        )
+    events, event_chunks = [], []
+    if session.log_events:
+        message_ord_of = {row[1]: row[0] for row in messages.rows}
+        events, event_chunks = event_rows(session, session_ord, message_ord_of)
+    return SessionRecords(
+        session_ord=session_ord,
+        session_row=_session_row(session, session_ord, content_hash, change_seq, messages),
+        tags=[(tag, session_ord) for tag in session.tags],
+        messages=messages.rows,
+        blocks=messages.blocks,
+        actions=action_rows,
+        units=unit_rows(session, session_ord),
+        documents=messages.documents,
+        events=events,
+        event_chunks=event_chunks,
+        payloads=[(p.sha256, p.data) for p in session.held_payloads],
+    )
+
+
+def _actions(
+    session: units_pb2.Session, session_ord: int, rows: bool
+) -> tuple[list[tuple[object, ...]], dict[str, str]]:
+    """The session's action rows (with `rows`), and the command of each tool_use block that has one
+    (the action text of its message shows it), by block id."""
     action_rows: list[tuple[object, ...]] = []
     commands: dict[str, str] = {}
     for a in session.actions:
@@ -224,36 +254,83 @@ def decompose(
                     analyzer.normalize_path(path) if path else "",
                 )
             )
+    return action_rows, commands
 
-    message_rows: list[tuple[object, ...]] = []
-    block_rows: list[tuple[object, ...]] = []
-    documents: list[str] = []
-    add_block = block_rows.append
-    dumps = orjson.dumps
-    normalize_path = analyzer.normalize_path
-    segment = analyzer.segment
-    dialogue_types = _DIALOGUE_TYPES
-    embedded_types = EMBEDDED_BLOCK_TYPES
-    embed_count = 0
-    origin = session.origin.lower()
-    scope = session.scope or DEFAULT_SCOPE
-    repo = session.repo.lower()
-    lowered_tags = [t.lower() for t in tags]
-    for m, message_ord in zip(session.messages, message_ords, strict=True):
-        time_ms = m.time_ms
-        role = m.role
+
+class _Messages:
+    """The messages of one session taken apart, one `add` each: their rows and their blocks' (with
+    `rows`), their documents, and how many of them the vector node embeds."""
+
+    def __init__(self, session: units_pb2.Session, session_ord: int, commands: dict[str, str], rows: bool) -> None:
+        self.session_ord = session_ord
+        self.commands = commands
+        self.with_rows = rows
+        self.rows: list[tuple[object, ...]] = []
+        self.blocks: list[tuple[object, ...]] = []
+        self.documents: list[str] = []
+        self.embed_count = 0
+        # What every document of the session carries (session-constant filter fields).
+        self.session_fields = {
+            schema.ORIGIN: session.origin.lower(),
+            schema.SCOPE: session.scope or DEFAULT_SCOPE,
+            schema.REPO: session.repo.lower(),
+            schema.TAG: [t.lower() for t in session.tags],
+        }
+
+    def add(self, m: units_pb2.Message, message_ord: int) -> None:
+        dialogue, embedded, acted = self._texts(m, message_ord)
+        if embedded and self.with_rows and embeds(m.role, m.surface, embedded):
+            self.embed_count += 1
+        if self.with_rows:
+            self.rows.append(
+                (
+                    message_ord,
+                    m.id,
+                    self.session_ord,
+                    m.role,
+                    m.time_ms,
+                    m.duration_ms,
+                    m.input_tokens,
+                    m.output_tokens,
+                    m.cache_read_tokens,
+                    m.cache_write_tokens,
+                    m.SerializeToString(),
+                )
+            )
+        if dialogue or acted:
+            segment = analyzer.segment
+            text = segment("\n".join(dialogue))
+            document = {
+                **self.session_fields,
+                schema.SESSION_ORD: self.session_ord,
+                schema.MESSAGE_ORD: message_ord,
+                schema.ROLE: m.role.lower(),
+                schema.TIME: m.time_ms,
+                schema.TEXT: text,
+                schema.TEXT_STEM: text,
+                schema.ACTIONS: segment("\n".join(acted)),
+            }
+            self.documents.append(orjson.dumps(document).decode())
+
+    def _texts(self, m: units_pb2.Message, message_ord: int) -> tuple[list[str], list[str], list[str]]:
+        """The message's dialogue texts, those of them the vector node embeds, and its action texts
+        (`schema.dialogue_text` / `schema.action_text` in parts); its block rows are added on the way."""
         dialogue: list[str] = []
         embedded: list[str] = []
         acted: list[str] = []
+        commands = self.commands
+        add_block = self.blocks.append if self.with_rows else None
+        normalize_path = analyzer.normalize_path
+        time_ms = m.time_ms
         for b in m.blocks:
             kind = b.type
             text = b.text
             tool = b.tool_name
             path = b.path
-            if kind in dialogue_types:
+            if kind in _DIALOGUE_TYPES:
                 if text:
                     dialogue.append(text)
-                    if kind in embedded_types:  # a subset of the dialogue types
+                    if kind in EMBEDDED_BLOCK_TYPES:  # a subset of the dialogue types
                         embedded.append(text)
             elif kind == "tool_use":
                 if tool:
@@ -267,86 +344,38 @@ def decompose(
                     acted.append(command)
             elif kind == "tool_result" and text:
                 acted.append(text)
-            if rows:
-                add_block((b.id, session_ord, message_ord, kind, tool, normalize_path(path) if path else "", time_ms))
-        if embedded and rows and embeds(role, m.surface, embedded):
-            embed_count += 1
-        if rows:
-            message_rows.append(
-                (
-                    message_ord,
-                    m.id,
-                    session_ord,
-                    role,
-                    time_ms,
-                    m.duration_ms,
-                    m.input_tokens,
-                    m.output_tokens,
-                    m.cache_read_tokens,
-                    m.cache_write_tokens,
-                    m.SerializeToString(),
+            if add_block is not None:
+                add_block(
+                    (b.id, self.session_ord, message_ord, kind, tool, normalize_path(path) if path else "", time_ms)
                 )
-            )
-        if dialogue or acted:
-            text = segment("\n".join(dialogue))
-            documents.append(
-                dumps(
-                    {
-                        schema.ORIGIN: origin,
-                        schema.SCOPE: scope,
-                        schema.REPO: repo,
-                        schema.TAG: lowered_tags,
-                        schema.SESSION_ORD: session_ord,
-                        schema.MESSAGE_ORD: message_ord,
-                        schema.ROLE: role.lower(),
-                        schema.TIME: time_ms,
-                        schema.TEXT: text,
-                        schema.TEXT_STEM: text,
-                        schema.ACTIONS: segment("\n".join(acted)),
-                    }
-                ).decode()
-            )
+        return dialogue, embedded, acted
 
-    session_row = None
-    events, event_chunks = ([], [])
-    if rows and session.log_events:
-        message_ord_of = {row[1]: row[0] for row in message_rows}
-        events, event_chunks = event_rows(session, session_ord, message_ord_of)
-    if rows:
-        counts = session.counts
-        session_row = (
-            session_ord,
-            session_id,
-            session.origin,
-            analyzer.fold(session.title),
-            session.repo,
-            session.updated_ms,
-            session.duration_ms,
-            session.cwd,
-            session.created_ms,
-            session.parent_session_id,
-            session.source_path,
-            session.scope or DEFAULT_SCOPE,
-            session.host,
-            session.pusher,
-            *(getattr(counts, name) for name in COUNT_FIELDS),
-            change_seq,
-            embed_count,
-            content_hash,
-            len(documents),
-            1,  # tantivy_pending
-            summary_blob(session),
-        )
-    return SessionRecords(
-        session_ord=session_ord,
-        session_row=session_row,
-        tags=[(tag, session_ord) for tag in tags] if rows else [],
-        messages=message_rows,
-        blocks=block_rows,
-        actions=action_rows,
-        units=unit_rows(session, session_ord) if rows else {},
-        documents=documents,
-        events=events,
-        event_chunks=event_chunks,
-        payloads=[(p.sha256, p.data) for p in session.held_payloads] if rows else [],
+
+def _session_row(
+    session: units_pb2.Session, session_ord: int, content_hash: str, change_seq: int, messages: _Messages
+) -> tuple[object, ...]:
+    """The session's row, in the columns of store_schema.SESSION_COLUMNS (pending for Tantivy)."""
+    counts = session.counts
+    return (
+        session_ord,
+        session.id,
+        session.origin,
+        analyzer.fold(session.title),
+        session.repo,
+        session.updated_ms,
+        session.duration_ms,
+        session.cwd,
+        session.created_ms,
+        session.parent_session_id,
+        session.source_path,
+        session.scope or DEFAULT_SCOPE,
+        session.host,
+        session.pusher,
+        *(getattr(counts, name) for name in COUNT_FIELDS),
+        change_seq,
+        messages.embed_count,
+        content_hash,
+        len(messages.documents),
+        1,  # tantivy_pending
+        summary_blob(session),
     )

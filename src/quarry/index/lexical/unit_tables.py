@@ -52,21 +52,12 @@ class UnitTable:
     proto_flags: tuple[str, ...] = ()  # bool fields, compared with true / false
     text_fields: tuple[str, ...] = ()  # what `text:` searches
     group_fields: dict[str, str] = field(default_factory=dict)  # `group by` field -> SQL key
-    # `group by` a field a row holds several values of: field -> (SQL key, the join giving one row per
-    # (row, value)), so a row counts once in each of its values' groups
-    group_joins: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def session_link(self, session_alias: str = "s") -> str:
         """The condition tying a row `u` to its owning session."""
         if self.session_ord:
             return f"u.session_ord = {session_alias}.ord"
         return f"u.session_id = {session_alias}.id"
-
-    def owning(self, session_sql: str) -> str:
-        """`u`'s owning session is among the sessions `s` passing `session_sql`."""
-        if self.session_ord:
-            return f"u.session_ord IN (SELECT s.ord FROM sessions s WHERE {session_sql})"
-        return f"u.session_id IN (SELECT s.id FROM sessions s WHERE {session_sql})"
 
 
 def _keys(**columns: str) -> dict[str, str]:
@@ -91,12 +82,6 @@ TABLES: dict[str, UnitTable] = {
             "time_ms",
             proto=units_pb2.Message,
             group_fields=_keys(role="u.role"),
-            group_joins={
-                "type": (
-                    "t.type",
-                    "(SELECT DISTINCT message_ord, lower(type) AS type FROM blocks) t ON t.message_ord = u.ord",
-                )
-            },
         ),
         UnitTable(
             "actions",
@@ -226,7 +211,8 @@ def _text(unit: str, blob: bytes) -> str:
 
 @functools.lru_cache(maxsize=64)
 def literal_pattern(text: str) -> re.Pattern[str]:
-    """Seed 002's text clause: the literal text, case-insensitive, any run of whitespace matching any other."""
+    """An event filter's text clause (docs/sessions.md#sessions-and-filters): the literal text,
+    case-insensitive, any run of whitespace matching any other."""
     return re.compile(r"\s+".join(re.escape(word) for word in text.split()), re.IGNORECASE)
 
 

@@ -3,16 +3,13 @@
 
 Plan-based reads get the limit as one more clause of their plan (`restrict`), so the lowering that runs
 every other clause runs it too: a Tantivy filter on the search path, SQL elsewhere. Reads by id check the
-session's scope (`admits`, `sql`). An empty set admits nothing: a scope name is never empty, so the
-clause `scope:""` matches no session.
+session's scope (`admits`; in SQL, predicates.scope_condition). An empty set admits nothing: a scope
+name is never empty, so the clause `scope:""` matches no session.
 """
 
 from __future__ import annotations
 
-import orjson
-
 from quarry.core import auth
-from quarry.index.lexical.predicates import Sql
 from quarry.v1 import plan_pb2
 
 Visible = frozenset[str] | None
@@ -24,13 +21,6 @@ def current() -> Visible:
 
 def admits(visible: Visible, scope: str) -> bool:
     return visible is None or scope in visible
-
-
-def sql(visible: Visible, column: str = "s.scope") -> Sql:
-    """An SQL condition on the sessions' scope column ("1" when every session is visible)."""
-    if visible is None:
-        return Sql("1")
-    return Sql(f"{column} IN (SELECT value FROM json_each(?))", [_json(visible)])
 
 
 def clause(visible: frozenset[str]) -> plan_pb2.Predicate:
@@ -54,7 +44,3 @@ def restrict(where: plan_pb2.Predicate, visible: Visible) -> None:
         inner.CopyFrom(where)
         where.Clear()
         where.all.items.extend([inner, limit])
-
-
-def _json(values: frozenset[str]) -> str:
-    return orjson.dumps(sorted(values)).decode()

@@ -6,7 +6,7 @@ exit codes after the output). `quarry.ingest.normalize.build_session` then turns
 canonical `units_pb2.Session`, assigning every id and computing words, counts, actions, the derived
 units and the content hash in one place, the same way for every origin.
 
-Every JSON value a parser reads is also a `DraftRecord` of its session (seed 002's raw log event): the
+Every JSON value a parser reads is also a `DraftRecord` of its session (a raw log event: docs/sessions.md#events): the
 parser opens it with `DraftSession.begin` before it reads the value, says whether the runtime sends it
 to the model (a surface node), what it replaces and which earlier records it cites (by keys such as a
 uuid or a tool call id), and the messages and blocks it builds are attached to it as they are added.
@@ -19,9 +19,11 @@ what the source says about each subagent dispatch (`DraftDispatch`, keyed by its
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -328,3 +330,36 @@ def as_cost(value: Any) -> float:
 def as_count(value: Any) -> int:
     """A positive integer such as a token count; anything else (or absurdly large) reads as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**53 else 0
+
+
+def to_ms(value: Any) -> int:
+    """Epoch milliseconds from an ISO-8601 string or an epoch number (seconds or ms); 0 if unknown."""
+    if isinstance(value, str):
+        if not value:
+            return 0
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return 0
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)  # the agents write UTC; a zone-less stamp is read as such
+        try:
+            return int(parsed.timestamp() * 1000)
+        except (OverflowError, OSError, ValueError):
+            return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if not 0 < value < 1e15:  # also rejects NaN and infinities
+        return 0
+    return int(value if value > 1e11 else value * 1000)
+
+
+def json_text(value: Any) -> str:
+    """JSON text of a parsed value; keys keep their source order so the text is deterministic."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # nested deeper than orjson writes (254 levels)
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (RecursionError, ValueError, TypeError):
+            return "null"

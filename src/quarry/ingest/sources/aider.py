@@ -47,7 +47,7 @@ per line of an input) is read beside the chat file (same name with `.aider.input
 `.aider.chat.history.md`): an input typed during a run gives its exact time to the prompt it matches
 (same text, in order). Alone, it is not recognized: any prompt_toolkit program writes that format.
 
-Raw log events (seed 002): the header, every input, reply and run of console lines is an event
+Raw log events (docs/sessions.md#events): the header, every input, reply and run of console lines is an event
 (`aider:header|prompt|command|echo|handoff|answer|blank-input|reply|console`) at its first line.
 Inputs and replies are surface nodes; the header, answers and console output are log-only. A reply
 gives its calls their keys; the console record holding a result cites its call.
@@ -69,9 +69,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quarry.ingest.normalize import patch_paths, to_ms, tool_use_block
 from quarry.ingest.reader import issue
-from quarry.ingest.sources import DraftBlock, DraftMessage, DraftRecord, DraftSession, SourceResult
+from quarry.ingest.sources import DraftBlock, DraftMessage, DraftRecord, DraftSession, SourceResult, to_ms
+from quarry.ingest.sources.tool_calls import patch_paths, tool_use_block
 
 FORMAT = "aider"
 ORIGIN = "aider-session"

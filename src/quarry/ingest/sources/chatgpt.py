@@ -5,7 +5,7 @@ with several children is an edit or a regeneration); the current thread is found
 from `current_node`. Its messages come first, in order; the messages of every other branch follow
 in tree order.
 
-Raw log events (seed 002): every node with a message is an event. Seq is a topological order of the
+Raw log events (docs/sessions.md#events): every node with a message is an event. Seq is a topological order of the
 tree (a parent before its children), nodes ready at once ordered by create_time (a node without one
 takes its parent's), then by node id: adding nodes never renumbers, and a regenerated or edited
 sibling comes after what it replaced (create_time alone is not usable: a reply can be older than its
@@ -36,7 +36,6 @@ from typing import Any
 
 import orjson
 
-from quarry.ingest.normalize import action_category, describe_tool_input, json_text, to_ms
 from quarry.ingest.sources import (
     BranchedConversation,
     DraftBlock,
@@ -47,8 +46,11 @@ from quarry.ingest.sources import (
     as_dict,
     as_list,
     as_str,
+    json_text,
     parse_conversations,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import action_category, describe_tool_input
 
 FORMAT = "chatgpt"
 ORIGIN = "chatgpt-export"

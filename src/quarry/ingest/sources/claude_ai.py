@@ -6,7 +6,7 @@ children is an edit or a regeneration). The export names no current message, so 
 is the path from the root to the newest leaf (by `created_at`, then array order); its messages come
 first, in order, and the messages of every other branch follow in tree order.
 
-Raw log events (seed 002): every message is an event, in array order. Surfaces: the current thread
+Raw log events (docs/sessions.md#events): every message is an event, in array order. Surfaces: the current thread
 is `current`; a branch hanging off it was the model's context until an edit or a regeneration
 replaced it, so its messages are `shadowed`, replaced by the thread's child at that fork (first
 prompts edited are sibling roots).
@@ -29,7 +29,6 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from quarry.ingest.normalize import describe_tool_input, json_text, to_ms
 from quarry.ingest.sources import (
     BranchedConversation,
     DraftBlock,
@@ -40,8 +39,11 @@ from quarry.ingest.sources import (
     as_dict,
     as_list,
     as_str,
+    json_text,
     parse_conversations,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import describe_tool_input
 
 FORMAT = "claude-ai"
 ORIGIN = "claude-ai-export"

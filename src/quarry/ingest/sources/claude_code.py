@@ -30,7 +30,7 @@ Runtime events (quarry.ingest.derive turns them into observed events, runs and s
   prompt is the chain's first user message. A child present in the same file gives the dispatch
   its final answer (the excerpt) and gets the dispatch's subagent type as its `agent`.
 
-Raw log events (seed 002): every line is an event of the session its record belongs to (records
+Raw log events (docs/sessions.md#events): every line is an event of the session its record belongs to (records
 outside any conversation, such as snapshots and queue operations, belong to the file's main
 session). `user`, `assistant` and `attachment` records are what Claude Code sends to the model: the
 surface nodes; an assistant row the runtime wrote for an API error, `system/*` records (the
@@ -50,7 +50,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quarry.ingest.normalize import action_category, to_ms, tool_use_block
 from quarry.ingest.reader import Record, feed_all, issue
 from quarry.ingest.sources import (
     SYNTHETIC_MODELS,
@@ -65,8 +64,10 @@ from quarry.ingest.sources import (
     as_count,
     as_dict,
     as_str,
+    to_ms,
     unread_record,
 )
+from quarry.ingest.sources.tool_calls import action_category, tool_use_block
 
 FORMAT = "claude-code"
 ORIGIN = "claude-code-session"

@@ -62,7 +62,7 @@ forked Cline, so an old history without marks reads as Cline).
   file and the session is read without it; a cut history is no JSON (an unknown file), so the
   ui_messages.json beside it is then the task.
 
-Raw log events (seed 002): every history message is a surface node (`<format>:message/<role>`), keyed
+Raw log events (docs/sessions.md#events): every history message is a surface node (`<format>:message/<role>`), keyed
 `message:<index>` and its calls `call:<id>` (results cite them). Roo's condense summary and truncation
 marker replace the messages that point at them (`condenseParent`, `truncationParent`); a Cline
 `conversationHistoryDeletedRange` replaces the dropped messages. The metadata, the history item and
@@ -83,7 +83,6 @@ from typing import Any
 
 import orjson
 
-from quarry.ingest.normalize import to_ms, tool_use_block
 from quarry.ingest.reader import issue, strip_bom
 from quarry.ingest.sources import (
     DraftBlock,
@@ -99,7 +98,9 @@ from quarry.ingest.sources import (
     as_list,
     as_str,
     json_or_none,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import tool_use_block
 
 CLINE = "cline"
 ROO_CODE = "roo-code"

@@ -30,7 +30,7 @@ growing rollout consistent with the whole file.
   session; later ones only fill what the first left empty. `turn_context` sets the model of the
   turn's replies (and the cwd when session_meta had none).
 
-Raw log events (seed 002): every line is an event. The response items Codex sends to the model
+Raw log events (docs/sessions.md#events): every line is an event. The response items Codex sends to the model
 (messages, reasoning, tool calls and their outputs; not `ghost_snapshot`, an undo snapshot) and the
 event copies read as the dialogue are surface nodes; `compacted` is a surface node that replaces every
 node before it. session_meta, turn_context and the other event_msg records are log-only. A tool
@@ -45,7 +45,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from quarry.ingest.normalize import describe_tool_input, json_text, patch_path, to_ms
 from quarry.ingest.reader import Record, feed_all
 from quarry.ingest.sources import (
     DraftBlock,
@@ -59,8 +58,11 @@ from quarry.ingest.sources import (
     as_list,
     as_str,
     json_or_none,
+    json_text,
+    to_ms,
     unread_record,
 )
+from quarry.ingest.sources.tool_calls import describe_tool_input, patch_path
 
 FORMAT = "codex"
 ORIGIN = "codex-session"

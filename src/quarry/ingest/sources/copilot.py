@@ -47,7 +47,7 @@ Each request is one turn:
   for any other `errorDetails` or a failed state (3), else turn_completed once the request has a
   result or a completed state.
 
-Raw log events (seed 002): per request, the rendered context (when it becomes a system message), the
+Raw log events (docs/sessions.md#events): per request, the rendered context (when it becomes a system message), the
 `message`, the `variableData`, every response part (a round call no part shows where its blocks go),
 the `contentReferences` and `codeCitations` when there are any, and the `result`, in that order. What
 is sent to the model again (the prompt, its attachments, the context, the reply's text, thinking and
@@ -64,7 +64,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from quarry.ingest.normalize import describe_tool_input, json_text, to_ms, tool_use_block
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
@@ -78,7 +77,10 @@ from quarry.ingest.sources import (
     as_list,
     as_str,
     json_or_none,
+    json_text,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import describe_tool_input, tool_use_block
 from quarry.ingest.sources.vscode import uri_path
 
 FORMAT = "copilot-chat"

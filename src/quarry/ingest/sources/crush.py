@@ -38,7 +38,7 @@ that. The database is read from a snapshot (`sqlite_snapshot`), never written.
   and after each change): log-only events of their session, not actions (the tool calls are).
   `read_files` (the last read time per path, overwritten) is not read.
 
-Raw log events (seed 002): per session, its row (log-only), its messages (surface nodes; a message of
+Raw log events (docs/sessions.md#events): per session, its row (log-only), its messages (surface nodes; a message of
 an unknown role is log-only) and its file versions (log-only). A message making tool calls is keyed
 by their ids and the tool message answering them cites them; a summary message replaces every node
 before it.
@@ -52,7 +52,6 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from quarry.ingest.normalize import patch_path, to_ms, tool_use_block
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
@@ -67,8 +66,10 @@ from quarry.ingest.sources import (
     as_dict,
     as_str,
     json_or_none,
+    to_ms,
 )
 from quarry.ingest.sources.sqlite_snapshot import table_columns
+from quarry.ingest.sources.tool_calls import patch_path, tool_use_block
 
 FORMAT = "crush"
 ORIGIN = "crush-session"

@@ -51,7 +51,7 @@ A fence's info string `<language>:<path>` (Cursor's) gives its code block the la
   as `cursor:prompt` / `cursor:generation`, never a session. The other ItemTable rows (editor and
   extension state) are counted as `cursor:item/other`: a VS Code database without chats has only those.
 
-Raw log events (seed 002): every bubble is an event, in conversation order, keyed `bubble:<id>`; a
+Raw log events (docs/sessions.md#events): every bubble is an event, in conversation order, keyed `bubble:<id>`; a
 bubble that became a message is a surface node. A `composerData` row is a log-only event (without its
 inline bubbles and its encryption keys) that replaces the composer's dropped bubbles. A row the
 database cannot read any more, or a value that is not JSON, is an issue; the rest is still read.
@@ -66,7 +66,6 @@ from typing import Any
 
 import orjson
 
-from quarry.ingest.normalize import json_text, to_ms, tool_use_block
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
@@ -78,7 +77,10 @@ from quarry.ingest.sources import (
     as_dict,
     as_list,
     as_str,
+    json_text,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import tool_use_block
 from quarry.ingest.sources.vscode import file_uri_path, uri_path
 
 FORMAT = "cursor"

@@ -42,7 +42,7 @@ the session's only timestamp); code edits are only fenced code, kept as code.
   24-hour, with a GMT/UTC offset or a common zone abbreviation (CST is US Central); none, or an unknown
   one, is UTC.
 
-Raw log events (seed 002): the header (log-only, the title's record) and each turn (a surface node unless
+Raw log events (docs/sessions.md#events): the header (log-only, the title's record) and each turn (a surface node unless
 empty), its text as written (newlines as `\n`), in file order, `line` its first line. Tolerance: a header
 line of no known kind is kept as a note of the header record; an unknown `_**Role**_` heading, a stray
 closing tag stay text of their turn, a block left open runs to the end of its bubble; each is counted in
@@ -63,7 +63,6 @@ from typing import Any
 
 import orjson
 
-from quarry.ingest.normalize import action_category, describe_tool_input, json_text, to_ms
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
@@ -73,7 +72,10 @@ from quarry.ingest.sources import (
     DraftSession,
     SourceResult,
     as_dict,
+    json_text,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import action_category, describe_tool_input
 
 FORMAT = "cursor"
 ORIGIN = "cursor-session"

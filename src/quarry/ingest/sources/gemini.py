@@ -18,7 +18,7 @@ lastUpdated, messages[]}; the session is `gemini-cli-session:<sessionId>`.
   output_tokens includes the thought tokens, as the other origins count reasoning as output.
 - the session has no working directory in the file (only a hash of it), so cwd and repo stay empty.
 
-Raw log events (seed 002): each `messages[]` element is an event (seq = its index); `user` and model
+Raw log events (docs/sessions.md#events): each `messages[]` element is an event (seq = its index); `user` and model
 messages are surface nodes, `info` / `error` / `warning` messages (the CLI's own notices) are log-only.
 A tool call and its result live inside one message, so no event cites another. A top-level `summary`
 is the session's title (a header title: no event).
@@ -29,7 +29,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from quarry.ingest.normalize import json_text, to_ms, tool_use_block
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
@@ -41,7 +40,10 @@ from quarry.ingest.sources import (
     as_dict,
     as_list,
     as_str,
+    json_text,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import tool_use_block
 
 FORMAT = "gemini"
 ORIGIN = "gemini-cli-session"

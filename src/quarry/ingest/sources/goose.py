@@ -32,7 +32,7 @@ Goose reads them back. Messages whose session row is missing are a session too, 
   str_replace -> str_replace, insert / undo_edit -> edit), the newer `developer__write` / `__edit` ->
   write / edit. Every other tool keeps its Goose name (`<extension>__<tool>`).
 
-Raw log events (seed 002): the session row, then every message row, in order; a row's JSON columns are
+Raw log events (docs/sessions.md#events): the session row, then every message row, in order; a row's JSON columns are
 decoded in its raw value. `metadata_json.agentVisible` says whether the runtime sends a message to the
 model (a surface node). Goose compacts by keeping the history visible to the user only and adding an
 agent-only summary: that summary (an agent-only message right after an agent-invisible one) replaces
@@ -52,7 +52,6 @@ from typing import Any
 
 import orjson
 
-from quarry.ingest.normalize import json_text, to_ms, tool_use_block
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import (
     DraftBlock,
@@ -65,7 +64,10 @@ from quarry.ingest.sources import (
     as_dict,
     as_list,
     as_str,
+    json_text,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import tool_use_block
 
 FORMAT = "goose"
 ORIGIN = "goose-session"

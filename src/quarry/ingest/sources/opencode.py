@@ -42,7 +42,7 @@ The title is `info.title` unless it is OpenCode's placeholder (`New session - <d
   `summary: true` is it (a compaction at that message, trigger auto/manual from the part). Older
   versions wrote only the summary reply.
 
-Raw log events (seed 002): the session record, every message and every part, in order. A node is
+Raw log events (docs/sessions.md#events): the session record, every message and every part, in order. A node is
 what OpenCode sends to the model: messages with parts (an assistant reply with an error only when it
 was aborted after producing more than reasoning), and their text, reasoning, tool, file, subtask and
 compaction parts (not `ignored` text, nor text/plain or directory files: their content is injected
@@ -62,7 +62,6 @@ from typing import Any
 
 import orjson
 
-from quarry.ingest.normalize import patch_path, to_ms, tool_use_block
 from quarry.ingest.reader import issue, strip_bom
 from quarry.ingest.sources import (
     DraftBlock,
@@ -77,7 +76,9 @@ from quarry.ingest.sources import (
     as_dict,
     as_list,
     as_str,
+    to_ms,
 )
+from quarry.ingest.sources.tool_calls import patch_path, tool_use_block
 
 FORMAT = "opencode"
 ORIGIN = "opencode-session"
