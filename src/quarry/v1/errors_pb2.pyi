@@ -21,7 +21,6 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STALE_CURSOR: _ClassVar[ErrorCode]
     NOT_FOUND: _ClassVar[ErrorCode]
     NODE_UNAVAILABLE: _ClassVar[ErrorCode]
-    SHARD_UNAVAILABLE: _ClassVar[ErrorCode]
     DEADLINE_EXCEEDED: _ClassVar[ErrorCode]
     INGEST_REJECTED: _ClassVar[ErrorCode]
     INTERNAL: _ClassVar[ErrorCode]
@@ -45,7 +44,6 @@ INVALID_CURSOR: ErrorCode
 STALE_CURSOR: ErrorCode
 NOT_FOUND: ErrorCode
 NODE_UNAVAILABLE: ErrorCode
-SHARD_UNAVAILABLE: ErrorCode
 DEADLINE_EXCEEDED: ErrorCode
 INGEST_REJECTED: ErrorCode
 INTERNAL: ErrorCode
