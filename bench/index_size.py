@@ -3,7 +3,7 @@
     python bench/index_size.py --messages N [--seed S] [--no-fields] [--out bench/results/index-size-<N>.json]
 
 Writes the synthetic archive (the generator bench/run.py uses) as Claude Code logs and ingests the folder
-into a local cluster (2 index partitions, no embedder) through IngestPaths: the path that also fills seed 002's
+into a local cluster (2 index partitions, no embedder) through IngestPaths: the path that also fills the session API's
 raw event store, which IngestSessions of ready sessions (bench/run.py) leaves empty. After the cluster has
 stopped (each store checkpointed its WAL on close), it reports per partition and summed:
 - every SQLite table and index: the pages it holds (`dbstat`, `SUM(pgsize)`), the bytes in use on them
@@ -45,7 +45,7 @@ from quarry.index.lexical.session_rows import decompose  # noqa: E402
 from quarry.index.lexical.store import Store  # noqa: E402
 
 PARTITIONS = 2
-# Seed 002's raw event store: its tables and their indexes (a rowid table's primary key is an autoindex).
+# The session API's raw event store: its tables and their indexes (a rowid table's primary key is an autoindex).
 EVENT_STORE = ("log_events", "log_events_message", "log_event_chunks", "sqlite_autoindex_log_event_chunks_1")
 TANTIVY_KINDS = (".idx", ".pos", ".term", ".fieldnorm", ".fast", ".store", ".del")
 FIELD_HEAP_BYTES = 256 << 20

@@ -1,4 +1,4 @@
-"""Seed 002's session API under load: read, trace and search latency, and the disk its events take.
+"""The session API under load: read, trace and search latency, and the disk its events take.
 
     python bench/sessions.py --messages N [--seed S] [--out bench/results/sessions-<N>.json]
 

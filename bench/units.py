@@ -4,7 +4,7 @@ database holding the same rows (the partition's own schema, every session in one
     python bench/units.py --messages 100000 [--repeat 20]
 
 Representative queries (issue 4): filtered rows sorted by time, `exists`, `seq`, and `group by |
-count`; and past seed 000 (issue 14): `agg` functions per group, a projection (each session hit with its
+count`; and past the peer's language (issue 14): `agg` functions per group, a projection (each session hit with its
 first rows of a unit) and literal text (`contains:`). Each is timed through `QueryService` (QueryUnits
 for rows and groups, Search for session selectors) and as the hand-written SQL a single database would
 run, in the same run; both sides return the same answer (checked). `contains:` has no SQL twin (the
