@@ -9,7 +9,7 @@ DATASET ?= ../shared/datasets/scifact
 REAL_LOGS ?= ../shared/real-logs
 BENCH_MESSAGES ?= 100000
 
-.PHONY: install run test proto lint proto-lint bench bench-full bench-quality bench-hybrid bench-sessions bench-http node-deps clean
+.PHONY: install run test proto lint proto-lint bench bench-full bench-quality bench-hybrid bench-sessions bench-http bench-web node-deps vendor-web clean
 
 $(STAMP): pyproject.toml requirements/nats-server.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,11 @@ $(STAMP): pyproject.toml requirements/nats-server.txt
 
 install: $(STAMP)
 
-## run: start a local cluster under the default data directory, ingest, and answer example queries
+## run: start a local cluster under the default data directory (the web reader on WEB_PORT), ingest, and
+## answer example queries
+WEB_PORT ?= 8470
 run: install
-	@$(QUARRY) status >/dev/null 2>&1 || $(QUARRY) up --detach
+	@$(QUARRY) status >/dev/null 2>&1 || $(QUARRY) up --detach --http 127.0.0.1:$(WEB_PORT)
 	$(QUARRY) demo
 
 ## node-deps: the Node client test's packages (tests/node, pinned by its package-lock.json), when npm is here
@@ -37,6 +39,10 @@ $(NODE_STAMP): tests/node/package-lock.json
 ## test: the whole suite (unit, contract, multi-process cluster)
 test: install node-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## vendor-web: re-vendor the web reader's htmx at the version tools/web/package-lock.json pins (needs npm)
+vendor-web: install
+	$(BIN)/python scripts/vendor_web.py
 
 ## proto: regenerate the Python stubs from proto/
 proto: install
@@ -80,6 +86,11 @@ bench-sessions: install
 ## bench-http: the HTTP JSON API beside gRPC, 10,000 requests each from 32 clients, on BENCH_MESSAGES (default 100k)
 bench-http: install
 	$(BIN)/python bench/http_api.py --messages $(BENCH_MESSAGES)
+
+## bench-web: the web reader's server time (search page vs /api, a 1,000-message session page) and a
+## screenshot of each page into docs/images (needs chromium and chromium-driver for the screenshots)
+bench-web: install
+	$(BIN)/python bench/web.py --messages $(BENCH_MESSAGES) --screenshots docs/images
 
 ## bench-hybrid: hybrid and dialogue search latency on the synthetic archive (BENCH_MESSAGES, default 100k)
 bench-hybrid: install

@@ -101,11 +101,11 @@ def repush(workdir: Path, files: int, repeats: int) -> dict[str, object]:
     try:
         state = workdir / "state-tree"
         first, first_wall, _ = cli(home, state, "push", str(tree))
-        log(f"tree: first push of {files} files in {first_wall:.1f} s ({first.get('sessions_written')} sessions)")
+        log(f"tree: first push of {files} files in {first_wall:.1f} s ({first.get('sessionsWritten')} sessions)")
         walls = []
         for _ in range(repeats):
             again, wall, _ = cli(home, state, "push", str(tree))
-            if again.get("sessions_received", 0) or again.get("files_unchanged") != files:
+            if again.get("sessionsReceived", 0) or again.get("filesUnchanged") != files:
                 raise RuntimeError(f"the unchanged re-push sent something: {again}")
             walls.append(wall)
     finally:

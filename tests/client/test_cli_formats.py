@@ -41,8 +41,8 @@ def test_unit_rows_in_every_format(home: Path) -> None:
     as_yaml = yaml.safe_load(quarry(home, "--format", "yaml", QUERY))
     # the query's `| limit 4` cut the listing: each answer has a cursor for the rest (minted with its
     # own clock, so the tokens differ)
-    assert envelope.pop("has_more") and envelope.pop("next_cursor") and as_yaml.pop("next_cursor")
-    assert as_yaml.pop("has_more") and as_yaml == envelope
+    assert envelope.pop("hasMore") and envelope.pop("nextCursor") and as_yaml.pop("nextCursor")
+    assert as_yaml.pop("hasMore") and as_yaml == envelope
     assert [orjson.loads(line)["ref"] for line in quarry(home, "--format", "ndjson", QUERY).splitlines()] == refs
     records = list(csv.DictReader(io.StringIO(quarry(home, "--format", "csv", QUERY))))
     assert [r["ref"] for r in records] == refs and {r["role"] for r in records} == {"user"}
@@ -53,7 +53,7 @@ def test_unit_rows_in_every_format(home: Path) -> None:
 
 def test_explain_prints_the_plan(home: Path) -> None:
     explained = orjson.loads(quarry(home, "--explain", "--format", "json", QUERY))
-    assert (explained["kind"], explained["unit_source"]) == ("units", "messages")
+    assert (explained["kind"], explained["unitSource"]) == ("units", "messages")
     assert [next(k for k, v in stage.items() if v is not None) for stage in explained["plan"]["stages"]] == [
         "sort",
         "limit",

@@ -235,7 +235,7 @@ def test_explain_prints_the_response_as_json_yaml_or_plain(capsys: pytest.Captur
     render.explain(response, "json", console)
     as_json = orjson.loads(capsys.readouterr().out)
     assert as_json == render.to_dict(response)
-    assert as_json["plan"]["stages"][0]["group_by"] == "role"
+    assert as_json["plan"]["stages"][0]["groupBy"] == "role" and as_json["unitSource"] == "messages"
     render.explain(response, "yaml", console)
     assert yaml.safe_load(capsys.readouterr().out) == as_json
     render.explain(response, "plain", console)
@@ -307,3 +307,39 @@ def test_explain_says_how_the_text_was_read() -> None:
         console, plain = plain_console()
         render.explain(response, "plain", console)
         assert shown in plain.getvalue()
+
+
+# ----- status and reports -----------------------------------------------------------------------
+
+
+def test_status_and_reports_print_proto3_json_and_one_ndjson_record_per_item(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    console, _ = plain_console()
+    status = query_pb2.ClusterStatusResponse(
+        nodes=[
+            query_pb2.NodeStatus(name="index-0", role="index", up=True, sessions=12, partitions=[0, 1]),
+            query_pb2.NodeStatus(name="vector-0", role="vector", up=True, vectors_pending=3),
+        ]
+    )
+    status.map.partition_replicas.add(partition=0).replicas.add(node="index-0", state="active", applied_seq=7)
+    status.map.partition_replicas.add(partition=1).replicas.add(node="index-0", state="catching_up", lag=2)
+    render.status(status, "json", console, {"index-0": 1})
+    nodes = orjson.loads(capsys.readouterr().out)["nodes"]
+    assert nodes[0] == {**render.to_dict(status.nodes[0]), "restarts": 1} and nodes[0]["sessions"] == "12"
+    assert nodes[1]["vectorsPending"] == "3"
+    render.status(status, "ndjson", console)
+    assert [orjson.loads(line)["name"] for line in capsys.readouterr().out.splitlines()] == ["index-0", "vector-0"]
+    render.status(status, "csv", console)
+    assert capsys.readouterr().out.splitlines()[1].startswith("index-0,index,,true,0,12,")
+    render.cluster_status(status, "ndjson", console)
+    replicas = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert replicas == [
+        {"partition": 0, "node": "index-0", "state": "active", "appliedSeq": "7"},
+        {"partition": 1, "node": "index-0", "state": "catching_up", "lag": "2"},
+    ]
+    report = ingest_pb2.DeleteReport(deleted=["codex-session:a"], searchable=True)
+    render.delete_report(report, "ndjson", console)
+    assert capsys.readouterr().out == '{"deleted":["codex-session:a"],"searchable":true}\n'  # one line
+    render.ingest_report(ingest_pb2.IngestReport(files=2, sessions_written=2), "json", console)
+    assert orjson.loads(capsys.readouterr().out) == {"files": 2, "sessionsWritten": 2}

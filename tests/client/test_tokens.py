@@ -103,3 +103,33 @@ def test_a_node_beyond_loopback_needs_authentication() -> None:
     assert refused.value.parameter == "--host"
     auth.require_auth_off_loopback("query", "127.0.0.1", configured=False)
     auth.require_auth_off_loopback("index", "0.0.0.0", configured=True)
+
+
+def test_quarry_token_prints_records_in_every_format(tmp_path: Path) -> None:
+    """`quarry token` names fields as the rest of the CLI's json does (createdMs), lists one token a line
+    in ndjson and a table in csv, and never prints a token's hash."""
+    import csv
+    import io
+
+    import orjson
+    from typer.testing import CliRunner
+
+    from quarry.cli.main import app
+
+    def quarry(*args: str) -> str:
+        result = CliRunner().invoke(app, ["--home", str(tmp_path), *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    created = orjson.loads(quarry("--format", "json", "token", "create", "--scope", "team-a", "--name", "ci"))
+    assert set(created) == {"token", "id", "name", "grants", "createdMs"}
+    assert created["grants"] == {"team-a": ["read"]}
+    quarry("--format", "json", "token", "create", "--scope", "team-b", "--grant", "read,write")
+    listed = orjson.loads(quarry("--format", "json", "token", "list"))["tokens"]
+    assert [t["name"] for t in listed] == ["ci", ""] and all("sha256" not in t for t in listed)
+    assert [orjson.loads(line) for line in quarry("--format", "ndjson", "token", "list").splitlines()] == listed
+    rows = list(csv.DictReader(io.StringIO(quarry("--format", "csv", "token", "list"))))
+    assert [(r["id"], r["grants"]) for r in rows] == [
+        (listed[0]["id"], "team-a=read"),
+        (listed[1]["id"], "team-b=read,write"),
+    ]

@@ -35,15 +35,15 @@ def test_up_ingest_search_status_down(tmp_path):
     quarry(home, "up", "--detach", "--partitions", "2", "--embedder", "none", "--ingest-root", str(tmp_path))
     try:
         ingested = orjson.loads(quarry(home, "--format", "json", "ingest", str(tmp_path / "archive")).stdout)
-        assert ingested["sessions_written"] == len(archive)
+        assert ingested["sessionsWritten"] == len(archive)
 
         envelope = orjson.loads(quarry(home, "--format", "json", "sqlite locking").stdout)
-        assert envelope["retrieval_lane"] == "dialogue"
+        assert envelope["retrievalLane"] == "dialogue"
         assert envelope["hits"][0]["session"]["id"] == session_id("sqlite")
-        assert envelope["hits"][0]["match"]["score_kind"] == "bm25"
+        assert envelope["hits"][0]["match"]["scoreKind"] == "bm25"
 
         rows = quarry(home, "--format", "ndjson", "messages where role:assistant AND text:timeout").stdout
-        assert {orjson.loads(line)["session_id"] for line in rows.splitlines()} == {
+        assert {orjson.loads(line)["sessionId"] for line in rows.splitlines()} == {
             session_id("sqlite"),
             session_id("retry"),
         }
@@ -60,7 +60,7 @@ def test_up_ingest_search_status_down(tmp_path):
         roles = sorted(n["role"] for n in status["nodes"])
         assert roles == ["index", "index", "ingest", "query", "vector"]
         assert all(n["up"] for n in status["nodes"])
-        assert sum(n["sessions"] for n in status["nodes"] if n["role"] == "index") == len(archive)
+        assert sum(int(n.get("sessions", 0)) for n in status["nodes"] if n["role"] == "index") == len(archive)
 
         semantic = quarry(home, "--format", "json", "search", "--lane", "semantic", "sqlite", check=False)
         assert semantic.returncode == 2

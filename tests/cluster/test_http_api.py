@@ -16,6 +16,7 @@ import pytest
 
 from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
+from quarry.client.controls_json import controls_from_json
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import to_json
 from tests.cluster.corpus import write_corpus
@@ -113,10 +114,75 @@ def test_errors_carry_the_typed_detail_and_a_fitting_status(http_cluster: tuple[
 def test_the_openapi_document_lists_every_route(http_cluster: tuple[str, QuarryClient]) -> None:
     status, document = get(http_cluster[0], "/openapi.json")
     assert status == 200 and document["openapi"].startswith("3.")
+    one = "/api/sessions/{session_id}"
     assert set(document["paths"]) == {
         "/api/sessions",
         "/api/query-units",
         "/api/facets",
         "/api/refs/resolve",
         "/api/embedding/status",
+        "/api/usage",
+        "/api/session-records",
+        "/api/session-search",
+        "/api/titles",
+        *(one + suffix for suffix in ("", "/events", "/events/{seq}", "/events/{seq}/trace", "/search")),
+        *(one + suffix for suffix in ("/surface", "/lineage", "/log")),
     }
+    search = {p["name"] for p in document["paths"]["/api/sessions"]["get"]["parameters"]}
+    assert {"controls.admission.lexical_coverage", "controls.fusion.params.weights", "controls.min_score"} <= search
+
+
+CONTROLS = {
+    "admission": {"lexical_coverage": 0.5, "lexical_min_matched_terms": 1},
+    "fusion": {"method": "rrf", "params": {"rank_constant": 30, "weights": {"text": 2}}},
+    "min_score": 0.01,
+    "include_scores": True,
+}
+
+
+def test_search_controls_over_http_are_the_grpc_controls(http_cluster: tuple[str, QuarryClient]) -> None:
+    """Every SearchRequest field is a parameter: the controls by their dotted paths, a map by key or as JSON."""
+    base, client = http_cluster
+    dotted = {
+        "controls.admission.lexical_coverage": 0.5,
+        "controls.admission.lexical_min_matched_terms": 1,
+        "controls.fusion.method": "rrf",
+        "controls.fusion.params.rank_constant": 30,
+        "controls.fusion.params.weights.text": 2,
+        "controls.min_score": 0.01,
+        "controls.include_scores": "true",
+    }
+    query = "sqlite writers timeout kubernetes"
+    grpc_page = to_json(client.search(query, lane="dialogue", controls=controls_from_json(CONTROLS)))
+    status, page = get(base, "/api/sessions", query=query, lane="dialogue", **dotted)
+    assert status == 200 and same_page(page, grpc_page)
+    assert page["hits"] and all("scores" in hit["match"] for hit in page["hits"])
+    assert page["controls"]["admission"] == {"lexicalCoverage": 0.5, "lexicalMinMatchedTerms": 1}
+    as_json = {**dotted, "controls.fusion.params.weights": json.dumps({"text": 2})}
+    del as_json["controls.fusion.params.weights.text"]
+    assert same_page(get(base, "/api/sessions", query=query, lane="dialogue", **as_json)[1], grpc_page)
+    assert get(base, "/api/sessions", query=query, lane="dialogue", deadline_ms=4000, offset=0)[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value", "named"),
+    [
+        ("controls.admission.lexical_coverage", "2", "controls.admission.lexical_coverage"),
+        ("controls.admission.lexical_min_matched_terms", "1.5", "controls.admission.lexical_min_matched_terms"),
+        ("controls.fusion.params.weights.vector", "1", "controls.fusion.params.weights.vector"),
+        ("controls.fusion.params.weights", "[1]", "controls.fusion.params.weights"),
+        ("controls.fusion.method", "borda", "controls.fusion.method"),
+        ("controls.min_score", "abc", "controls.min_score"),
+        ("controls.min_score", "NaN", "controls.min_score"),
+        ("controls.include_scores", "maybe", "controls.include_scores"),
+        ("controls", '{"min_score": 0.2}', "controls"),
+        ("controls.colour", "1", "controls.colour"),
+        ("controls.min_score.deeper", "1", "controls.min_score.deeper"),
+    ],
+)
+def test_bad_controls_are_a_typed_400_naming_the_parameter(
+    http_cluster: tuple[str, QuarryClient], parameter: str, value: str, named: str
+) -> None:
+    status, body = get(http_cluster[0], "/api/sessions", query="sqlite", lane="dialogue", **{parameter: value})
+    assert status == 400, body
+    assert (body["error"]["code"], body["error"]["parameter"]) == ("INVALID_REQUEST", named), body

@@ -39,7 +39,7 @@ def test_a_push_sends_each_session_once_and_names_every_file_it_passed_over(ligh
     first = push(light_home, tmp_path / "state", str(laptop))
     assert first.returncode == 0, first.stderr
     report = orjson.loads(first.stdout)
-    assert (report["sessions_written"], report["files"]) == (len(SESSIONS), len(SESSIONS))
+    assert (report["sessionsWritten"], report["files"]) == (len(SESSIONS), len(SESSIONS))
     skipped = {(Path(s["path"]).name, s["code"]) for s in report["skipped"]}
     assert skipped == {("empty.jsonl", "empty"), ("image.bin", "binary"), ("notes.txt", "not_a_session_log"),
                        (".cache", "hidden")}  # fmt: skip
@@ -49,8 +49,8 @@ def test_a_push_sends_each_session_once_and_names_every_file_it_passed_over(ligh
     started = time.monotonic()
     again = orjson.loads(push(light_home, tmp_path / "state", str(laptop)).stdout)
     assert time.monotonic() - started < 30
-    assert (again["files_unchanged"], again.get("sessions_written", 0)) == (len(SESSIONS), 0)
-    assert again.get("sessions_received", 0) == 0, "nothing was sent the second time"
+    assert (again["filesUnchanged"], again.get("sessionsWritten", 0)) == (len(SESSIONS), 0)
+    assert again.get("sessionsReceived", 0) == 0, "nothing was sent the second time"
     with QuarryClient.for_home(light_home) as client:
         hits = client.search("sqlite locking").hits
         assert [h.session.id for h in hits][:1] == [session_id("sqlite")]
@@ -71,7 +71,7 @@ def test_a_push_that_could_not_read_a_file_exits_non_zero(light_home: Path, tmp_
         ("missing.jsonl", "unreadable"),
         ("pipe.jsonl", "not_regular"),
     ]
-    assert report["sessions_written"] == 1
+    assert report["sessionsWritten"] == 1
 
 
 def test_a_push_waits_for_an_ingest_node_that_is_down_and_loses_nothing(tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_a_push_waits_for_an_ingest_node_that_is_down_and_loses_nothing(tmp_path
         restarted.join()
         assert pushed.returncode == 0, pushed.stderr
         assert "sent again in" in pushed.stderr  # it said it was retrying
-        assert orjson.loads(pushed.stdout)["sessions_written"] == len(SESSIONS)
+        assert orjson.loads(pushed.stdout)["sessionsWritten"] == len(SESSIONS)
         with QuarryClient.for_home(local.home) as client:
             listed = client.sessions.list(limit=100)
             assert sorted(r.header.id for r in listed.items) == sorted(session_id(k) for k in SESSIONS)
@@ -113,7 +113,7 @@ def test_push_follow_sends_what_grows_and_stops_on_sigterm(light_home: Path, tmp
         follower.send_signal(signal.SIGTERM)
         assert follower.wait(timeout=60) == 0
     rounds = [orjson.loads(line)["report"] for line in (follower.stdout.read() if follower.stdout else "").splitlines()]
-    assert sum(r.get("sessions_written", 0) for r in rounds) == 2
+    assert sum(r.get("sessionsWritten", 0) for r in rounds) == 2
 
 
 def wait_for(found: object, what: str, timeout: float = 60.0) -> None:

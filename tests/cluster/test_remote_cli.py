@@ -141,10 +141,10 @@ def test_the_readme_examples_run_against_the_remote_cluster(with_context: Remote
     )  # a query without a command is a search
 
     rows = ok(run("--format", "ndjson", "messages where role:assistant AND text:timeout")).splitlines()
-    assert {orjson.loads(line)["session_id"] for line in rows} == {session_id("sqlite"), session_id("retry")}
+    assert {orjson.loads(line)["sessionId"] for line in rows} == {session_id("sqlite"), session_id("retry")}
 
     facets = json_of(run("--format", "json", "facets"))
-    assert int(facets["global"]["total_sessions"]) == len(SESSIONS)
+    assert int(facets["global"]["totalSessions"]) == len(SESSIONS)
 
     listed = json_of(run("--format", "json", "sessions", "list"))
     assert {item["header"]["id"] for item in listed["items"]} == {session_id(key) for key in SESSIONS}
@@ -159,7 +159,7 @@ def test_the_readme_examples_run_against_the_remote_cluster(with_context: Remote
     assert all(n["up"] for n in status["nodes"])
 
     embedding = json_of(run("--format", "json", "embed", "status"))
-    assert embedding["vector_reachable"] is True
+    assert embedding["vectorReachable"] is True
 
 
 def test_delete_reaches_the_ingest_node_by_url_context_and_the_port_the_cluster_reports(

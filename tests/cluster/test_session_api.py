@@ -247,7 +247,7 @@ def test_cli_session_commands(cluster: LocalCluster, client: QuarryClient) -> No
     surface = quarry(home, "sessions", "surface", A6).stdout
     assert "captured through seq 53" in surface and "claude-code:user" in surface
     window = orjson.loads(quarry(home, "--format", "json", "sessions", "event", A6, "31", "--before", "1").stdout)
-    assert (window["start_seq"], window["end_seq"]) == (30, 31)
+    assert (window["startSeq"], window["endSeq"]) == (30, 31)
     events = quarry(home, "sessions", "events", MAIN, "--text", "extra-usage").stdout
     assert "claude-code:queue-operation" in events and "log-only" in events
     trace = quarry(home, "sessions", "trace-event", A6, "11").stdout

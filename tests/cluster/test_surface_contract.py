@@ -2,17 +2,15 @@
 session of the official SDK over stdio) and the CLI's `--format json` gives the same message, and a typed
 error the same ErrorDetail, on one 2-partition cluster.
 
-Each surface's answer is read back into the gRPC message: proto3 JSON (HTTP, MCP) with
-`json_format.ParseDict`; the CLI's json (proto field names, every field, int64 numbers, enum names, unset
-optional fields null: all of which ParseDict reads) also with ParseDict, after one documented inverse
-(`from_cli_json`). Messages are then compared whole (in proto3 JSON, by test_http_api's `same_page`), but for the server
+Each surface's answer is read back into the gRPC message with `json_format.ParseDict`: HTTP, MCP and the
+CLI's json all write proto3 JSON (`quarry.core.proto_json`), and the CLI's document is the HTTP body itself.
+Messages are then compared whole (in proto3 JSON, by test_http_api's `same_page`), but for the server
 timings and clock (`timingsMs`, `generatedAt`) and the mint time inside a cursor: cursors compare by what
 they bind and where the walk stands.
 """
 
 from __future__ import annotations
 
-import base64
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -26,7 +24,6 @@ import orjson
 import pytest
 from anyio.from_thread import start_blocking_portal
 from google.protobuf import json_format
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from grpc_status import rpc_status
 from mcp.client.session import ClientSession
@@ -96,62 +93,11 @@ def quarry_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 # ----- reading each surface back into the gRPC message -------------------------------------------
 
 
-def from_cli_json(descriptor: Descriptor, data: Any) -> Any:
-    """The CLI's json (render.to_dict) as ParseDict reads it. to_dict writes every field in proto names,
-    int64 as numbers, enums by name, unset fields with presence as null (ParseDict reads all of these as
-    they are) and bytes as base64, except a non-empty bytes field named `*_json` (an event's raw record),
-    which it writes as the decoded JSON value. This is the inverse of that one step: the value encoded
-    again (orjson, compact) and base64'd. It gives the same JSON value, not necessarily the same bytes,
-    hence `canonical_json_bytes` on every surface's message before comparing. ("" stays b"": to_dict
-    writes empty bytes as "", and a raw record that is the JSON string "" would read back as empty.)"""
-    if not isinstance(data, dict):
-        return data
-    out = dict(data)
-    for field in descriptor.fields:
-        value = data.get(field.name)
-        if value is None:
-            continue
-        if field.message_type is not None and field.message_type.GetOptions().map_entry:
-            value_field = field.message_type.fields_by_name["value"]
-            if value_field.message_type is not None:
-                out[field.name] = {k: from_cli_json(value_field.message_type, v) for k, v in value.items()}
-        elif field.message_type is not None:
-            convert = lambda v, d=field.message_type: from_cli_json(d, v)  # noqa: E731
-            out[field.name] = [convert(v) for v in value] if field.is_repeated else convert(value)
-        elif field.type == FieldDescriptor.TYPE_BYTES and field.name.endswith("_json"):
-            encode = lambda v: "" if v == "" else base64.b64encode(orjson.dumps(v)).decode()  # noqa: E731
-            out[field.name] = [encode(v) for v in value] if field.is_repeated else encode(value)
-    return out
-
-
-def canonical_json_bytes(message: Message) -> None:
-    """Every non-empty `*_json` bytes field re-encoded as compact orjson (in place), so the CLI's decoded
-    value and the exact bytes of the other surfaces compare as JSON values."""
-    for field, value in message.ListFields():
-        if field.message_type is not None and field.message_type.GetOptions().map_entry:
-            if field.message_type.fields_by_name["value"].message_type is not None:
-                for item in value.values():
-                    canonical_json_bytes(item)
-        elif field.message_type is not None:
-            for item in value if field.is_repeated else [value]:
-                canonical_json_bytes(item)
-        elif field.type == FieldDescriptor.TYPE_BYTES and field.name.endswith("_json") and not field.is_repeated:
-            setattr(message, field.name, orjson.dumps(orjson.loads(value)))
-
-
-def as_json(message: Message) -> dict[str, Any]:
-    """The message in proto3 JSON, its raw JSON records canonical."""
-    copy = type(message)()
-    copy.CopyFrom(message)
-    canonical_json_bytes(copy)
-    return to_json(copy)
-
-
 def assert_same(answers: Surfaces) -> None:
     """Every surface's message equals gRPC's but for timings, clock and a cursor's mint time (same_page)."""
-    expected = as_json(answers["grpc"])
+    expected = to_json(answers["grpc"])
     for surface, message in answers.items():
-        got = as_json(message)
+        got = to_json(message)
         assert same_page(got, expected), f"{surface} differs from gRPC:\n{got}\n!=\n{expected}"
 
 
@@ -174,11 +120,13 @@ def ask(cluster: Cluster, mcp_tool: Callable[[str, dict[str, Any]], Any], reques
     assert not tool.is_error, tool.structured_content
     cli = quarry_cli(cluster.home, *request.cli)
     assert cli.returncode == 0, cli.stdout + cli.stderr
+    printed = orjson.loads(cli.stdout)
+    assert same_page(printed, body), f"the CLI's json differs from the HTTP body:\n{printed}\n!=\n{body}"
     return {
         "grpc": request.grpc(cluster.client),
         "http": json_format.ParseDict(body, message_type()),
         "mcp": json_format.ParseDict(tool.structured_content, message_type()),
-        "cli": json_format.ParseDict(from_cli_json(message_type.DESCRIPTOR, orjson.loads(cli.stdout)), message_type()),
+        "cli": json_format.ParseDict(printed, message_type()),
     }
 
 

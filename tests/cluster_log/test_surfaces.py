@@ -83,8 +83,8 @@ def test_quarry_cluster_status_shows_every_partitions_replicas_and_the_log(whole
     cluster_map, log = document["map"], document["log"]
     assert (cluster_map["mode"], cluster_map["partitions"], cluster_map["replicas"]) == ("nats", 16, 2)
     assert int(cluster_map["generation"]) > 0
-    assert all(len(p["replicas"]) == 2 for p in cluster_map["partition_replicas"])
-    assert {r["state"] for p in cluster_map["partition_replicas"] for r in p["replicas"]} == {"active"}
+    assert all(len(p["replicas"]) == 2 for p in cluster_map["partitionReplicas"])
+    assert {r["state"] for p in cluster_map["partitionReplicas"] for r in p["replicas"]} == {"active"}
     assert log["stream"] == "QUARRY" and len(log["servers"]) == 3 and log["leader"].startswith("nats-")
 
 

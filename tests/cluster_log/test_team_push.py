@@ -280,6 +280,6 @@ def test_the_readme_examples_run_against_the_team_cluster_by_url_and_by_context(
         assert [h["session"]["id"] for h in hits] == [scoped_id("team-b", session_id("team-b/3"))], way
         rows = run("--format", "json", "messages where role:user AND text:tern3")["rows"]
         assert rows and all(r["ref"].startswith("message:team-b@") for r in rows), way
-        assert run("--format", "json", "facets")["global"]["total_sessions"] == len(laptop.sessions()), way
+        assert int(run("--format", "json", "facets")["global"]["totalSessions"]) == len(laptop.sessions()), way
         assert len(run("--format", "json", "sessions", "list", "--limit", "100")["items"]) == len(laptop.sessions())
         assert run("status").count("index-") >= 3, way

@@ -305,7 +305,7 @@ def test_the_cli_sends_controls_from_json_and_flags(cluster: Cluster, tmp_path: 
     envelope = orjson.loads(result.output)
     assert [h["session"]["id"] for h in envelope["hits"]] == ["claude-code-session:s4"]
     assert envelope["hits"][0]["match"]["scores"]["channels"]["text"]["metric"] == "tantivy_bm25"
-    assert envelope["controls"]["admission"]["lexical_coverage"] == 0.75
+    assert envelope["controls"]["admission"]["lexicalCoverage"] == 0.75
     plain = CliRunner().invoke(app, ["--home", str(tmp_path), "search", "tests", "--include-scores", "--limit", "1"])
     assert plain.exit_code == 0, plain.output
     assert "retrieval 0." in plain.output and "text tantivy_bm25" in plain.output

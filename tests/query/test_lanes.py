@@ -226,10 +226,10 @@ def test_the_cli_searches_the_lane_it_is_given(cluster: Cluster, tmp_path: Path)
     actions = run("--lane", "actions", "pytest")
     assert actions.exit_code == 0, actions.output
     envelope = orjson.loads(actions.output)
-    assert envelope["retrieval_lane"] == "actions" and len(envelope["hits"]) == 9
+    assert envelope["retrievalLane"] == "actions" and len(envelope["hits"]) == 9
     lexical = run("--lexical", "pytest")
     assert lexical.exit_code == 0, lexical.output
-    assert orjson.loads(lexical.output)["retrieval_lane"] == "dialogue"
+    assert orjson.loads(lexical.output)["retrievalLane"] == "dialogue"
     contradicted = run("--lexical", "--semantic", "pytest")
     assert isinstance(contradicted.exception, QuarryError)
     assert contradicted.exception.code == errors_pb2.INVALID_REQUEST

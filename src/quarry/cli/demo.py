@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -10,24 +11,26 @@ from rich.console import Console
 from quarry.cli import render
 from quarry.cli.lines import RichLines
 from quarry.client.client import QuarryClient
+from quarry.core.config import ClusterInfo
 from quarry.core.errors import QuarryError
 from quarry.ingest.discover import iter_source_files, standard_locations
 
-SAMPLE_MESSAGES = 3000
 VECTOR_WAIT_S = 120.0
 PROSE_EXAMPLE = "why does the connection pool time out"  # read as prose: hybrid where vectors exist
-LANGUAGE_EXAMPLES = ('"database is locked"', "timeout OR retry")  # the query language: exactly what they say
+# the query language: exactly what they say
+LANGUAGE_EXAMPLES = ('"database is locked"', 'repo:ledger "connection pool" -flaky', "timeout OR retry")
 UNIT_EXAMPLE = "messages where role:assistant AND text:timeout"
 
 
 def sample_archive(home: Path) -> Path:
-    """A synthetic archive of Claude Code session files (the same one every time), written once under the home."""
-    from quarry.cli.synthetic import generate_sessions, write_claude_code_archive
+    """The sample archive (a week of Claude Code and Codex sessions, `quarry.cli.sample_archive`), written once
+    under the home: its days are the six before the first run, and later runs ingest the same files."""
+    from quarry.cli.sample_archive import write_sample_archive
 
-    folder = home / "sample-archive"
+    folder = home / "sample-sessions"
     if not folder.exists() or not any(folder.iterdir()):
         folder.mkdir(parents=True, exist_ok=True)
-        write_claude_code_archive(generate_sessions(SAMPLE_MESSAGES), folder)
+        write_sample_archive(folder, datetime.now(UTC).date())
     return folder
 
 
@@ -38,7 +41,9 @@ def run_demo(client: QuarryClient, home: Path, fmt: str, console: Console) -> No
         paths: list[Path] = sources
     else:
         folder = sample_archive(home)
-        console.rule(f"no agent logs in the standard locations: ingesting a generated sample archive ({folder})")
+        console.rule(
+            f"no agent logs in the standard locations: ingesting a sample archive of made-up sessions ({folder})"
+        )
         paths = [folder]
     report = None
     for event in client.ingest_paths(paths):
@@ -57,6 +62,10 @@ def run_demo(client: QuarryClient, home: Path, fmt: str, console: Console) -> No
     console.rule(f"quarry {UNIT_EXAMPLE!r}")
     render.unit_envelope(client.query_units(UNIT_EXAMPLE, limit=5), fmt, RichLines(console))
     render.status(client.status(), fmt, console)
+    info = ClusterInfo.load(home)
+    if info is not None and info.http:  # `make run` starts the cluster with the web reader
+        console.rule("the web reader")
+        console.print(f"open {info.http} to search, read and export these sessions in a browser (docs/web.md)")
 
 
 def _wait_for_vectors(client: QuarryClient, console: Console) -> bool:

@@ -1,11 +1,15 @@
-"""`quarry export …`: archive evidence in other systems' shapes.
+"""`quarry export …`: archive evidence in other systems' shapes, and a session's transcript as a file.
 
     quarry export otel 'sessions where repo:ledger'                 # OTLP/JSON on stdout
     quarry export otel repo:ledger --out ledger-otel.json
     quarry export otel 'repo:ledger since:7d' --endpoint http://localhost:4318
     quarry export otel repo:ledger --include-text --include-outputs --include-paths
+    quarry export html SESSION --out session.html                   # one self-contained file, redacted
+    quarry export markdown SESSION --no-redact                       # Markdown on stdout, as archived
 
-The projection and its redaction rule are described in `quarry.cli.otel_export`.
+The projection and its redaction rule are described in `quarry.cli.otel_export`. A transcript is the web
+reader's (quarry.query.web.transcript), read over the session API of whichever cluster the CLI talks to,
+and redacted unless --no-redact (quarry.query.web.redaction; docs/transcripts.md).
 """
 
 from __future__ import annotations
@@ -22,14 +26,85 @@ from quarry.cli.state import open_client, settings
 
 if TYPE_CHECKING:
     from quarry.cli.otel_export import OtelProjection
+    from quarry.client.client import QuarryClient
+    from quarry.v1 import refs_pb2, sessions_pb2
 
 render = lazy_module("quarry.cli.render")
 
 
 export_app = typer.Typer(
-    help="Export archive evidence in other systems' shapes (OpenTelemetry).",
+    help="Export archive evidence in other systems' shapes (OpenTelemetry), and a session's transcript "
+    "(HTML, Markdown).",
     no_args_is_help=True,
 )
+
+SessionArgument = Annotated[str, typer.Argument(help="The session's id (`quarry sessions list`).", metavar="SESSION")]
+TranscriptOut = Annotated[
+    Path | None,
+    typer.Option("--out", help="Write the transcript to FILE (default: stdout).", metavar="FILE"),
+]
+NoRedact = Annotated[
+    bool,
+    typer.Option(
+        "--no-redact",
+        help="Keep what redaction removes by default: secrets detect-secrets finds, email addresses and home "
+        "directories (docs/transcripts.md).",
+    ),
+]
+
+
+@export_app.command("html")
+def html(session: SessionArgument, out: TranscriptOut = None, no_redact: NoRedact = False) -> None:
+    """Write a session's transcript as one self-contained HTML file (styles inlined, no script, nothing
+    fetched): the messages the web reader shows, redacted unless --no-redact."""
+    _transcript(session, "html", out, redact=not no_redact)
+
+
+@export_app.command("markdown")
+def markdown(session: SessionArgument, out: TranscriptOut = None, no_redact: NoRedact = False) -> None:
+    """Write a session's transcript as Markdown: the messages the web reader shows, redacted unless
+    --no-redact."""
+    _transcript(session, "md", out, redact=not no_redact)
+
+
+def _transcript(session_id: str, form: str, out: Path | None, redact: bool) -> None:
+    from quarry.query.web.transcript.files import exporting, transcript_html, transcript_markdown
+
+    with open_client() as client:
+        page = exporting(_Remote(client), redact).whole(session_id)
+    text = transcript_html(page) if form == "html" else transcript_markdown(page)
+    if out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    out.write_text(text, encoding="utf-8")
+    data = {"session": session_id, "out": str(out), "format": form, "redacted": redact}
+    if not render.emit_response(data, settings.format, "an export summary"):
+        what = "redacted transcript" if redact else "transcript (not redacted)"
+        stdout().print(f"wrote the {what} of {escape(session_id)} to {escape(str(out))}")
+
+
+class _Remote:
+    """The transcript's Source over the SDK's gRPC stubs: the session API and ResolveRef."""
+
+    def __init__(self, client: QuarryClient) -> None:
+        from quarry.client.calls import typed_call  # gRPC loads with the command, not with `quarry`
+
+        self.call = typed_call
+        self.sessions = client.sessions.stub
+        self.query = client.query
+
+    def read_event(self, request: sessions_pb2.ReadEventRequest) -> sessions_pb2.EventWindow:
+        return self.call(self.sessions.ReadEvent, request)
+
+    def list_events(self, request: sessions_pb2.ListEventsRequest) -> sessions_pb2.EventPage:
+        return self.call(self.sessions.ListEvents, request)
+
+    def trace_session(self, request: sessions_pb2.SessionIdRequest) -> sessions_pb2.LineageTrace:
+        return self.call(self.sessions.TraceSession, request)
+
+    def resolve_ref(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
+        return self.call(self.query.ResolveRef, request)
 
 
 @export_app.command("otel")

@@ -8,8 +8,8 @@ through the query node's Facets.
     quarry facets --include-deferred --budget-ms 2000
 
 Plain output is one table per family (value, scoped count when scoped, global count, IDF), then the
-families left deferred and why. json / yaml: the whole response; ndjson: it on one line; csv: one
-line per view, family and value.
+families left deferred and why. json / yaml: the whole response in proto3 JSON (as the HTTP API and MCP
+answer it); ndjson and csv: one record per view, family and value.
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ def facets(
     if fmt in render.DOCUMENT_FORMATS:
         render.emit_document(render.to_dict(response), fmt)
     elif fmt == "ndjson":
-        render.emit_ndjson([render.to_dict(response)])
+        render.emit_ndjson(dict(zip(CSV_COLUMNS, row, strict=True)) for row in _records(response))
     elif fmt == "csv":
-        render.emit_csv(CSV_COLUMNS, _csv_rows(response))
+        render.emit_csv(CSV_COLUMNS, _records(response))
     else:
         print_facets(response, stdout())
 
@@ -82,7 +82,8 @@ def _views(response: query_pb2.FacetsResponse) -> list[tuple[str, query_pb2.Face
     return [("scoped", response.scoped), *views] if response.scoped_to_query else views
 
 
-def _csv_rows(response: query_pb2.FacetsResponse) -> list[list[Any]]:
+def _records(response: query_pb2.FacetsResponse) -> list[list[Any]]:
+    """One record per view, family and value, in CSV_COLUMNS (the IDF None when left out)."""
     return [
         [name, family.family, value.value, value.count, value.idf if value.HasField("idf") else None]
         for name, view in _views(response)

@@ -309,6 +309,7 @@ class LocalCluster:
             restarts=dict(self.restarts),
             supervisor=os.getpid() if self._supervise else 0,
             tls_ca=str(self.tls.ca) if self.tls else "",
+            http=f"{'https' if self.tls else 'http'}://{self.http}/" if self.http else "",
         )
 
     def save(self) -> None:

@@ -36,6 +36,7 @@ from quarry.cli.sessions import sessions_app
 from quarry.cli.state import cluster_target, open_client, settings
 from quarry.cli.tokens import token_app
 from quarry.cli.up import down, status, up
+from quarry.cli.usage import usage
 
 if TYPE_CHECKING:
     from quarry.client.client import QuarryClient
@@ -62,6 +63,7 @@ app.add_typer(token_app, name="token")
 app.add_typer(context_app, name="context")
 app.command("read")(read)
 app.command("facets")(facets)
+app.command("usage")(usage)
 for command in (up, down, status, ingest, push, delete, search):
     app.command()(command)
 

@@ -6,6 +6,9 @@ strings), as the tool's structured content and as its text. A failed call return
 `{"error": ErrorDetail}` in the same JSON: the closed code, the message, the position in the query,
 the parameter path. Arguments are the request's fields (the JSON names or the proto names), so an agent
 reads the same contract as a gRPC client: `docs` of each tool name its request and response messages.
+`read_session` alone is a page rather than one call's message: a session's log would not fit an agent's
+context whole, so it returns the next events after a ListEvents cursor, within a page size and a budget of
+characters, and the cursor of the page after.
 
 Whose authority a tool call runs with. Over stdio, the server's own token ($QUARRY_TOKEN, or the context's
 token file): the only caller is the agent that started it. Over streamable HTTP, anyone who reaches the port
@@ -37,6 +40,7 @@ from mcp.types import CallToolResult, TextContent
 
 from quarry.client.calls import typed_call
 from quarry.client.client import QuarryClient
+from quarry.client.controls_json import controls_from_json
 from quarry.core.addresses import is_loopback
 from quarry.core.errors import QuarryError
 from quarry.core.lanes import AUTO
@@ -52,6 +56,9 @@ INSTRUCTIONS = (
     "(surfaces current / shadowed / log-only, windows, traces, lineage, titles). Results are the gRPC API's "
     "messages in proto3 JSON; pass a result's nextCursor back as `cursor` for the next page."
 )
+PAGE_EVENTS = 50  # read_session's default page: a few tool round trips of a coding session
+PAGE_CHARS = 60_000  # and at most about this much JSON (some 15k tokens), so a page fits an agent's context
+MAX_PAGE_EVENTS = 1000  # ListEvents' largest page, and ReadEvent's widest window
 
 
 def _result(data: dict[str, Any], is_error: bool = False) -> CallToolResult:
@@ -167,18 +174,32 @@ def _search_tools(server: MCPServer, current: Current, call: Call) -> None:
         cursor: str = "",
         require_complete: bool = False,
         reading: str = "",
+        controls: dict[str, Any] | None = None,
     ) -> CallToolResult:
         """Sessions ranked for a description or a query of Quarry's language (SearchRequest ->
         SearchEnvelope). Text without fields, operators or quotes is read as prose: sessions holding any of
         its words, and by meaning where vectors exist; the envelope's `reading` says which. reading: ""
         (the text decides), prose or query. lane: auto, dialogue, actions, semantic or hybrid. End a query
         with a projection to get each session's rows in the same call: `repo:ledger with messages(role,
-        text)[role:user, last:5], actions(tool_name, is_error)[is_error:true]` (each hit's `projections`)."""
-        return call(
-            lambda: current().search(
-                query, lane=lane, limit=limit, cursor=cursor, require_complete=require_complete, reading=reading
+        text)[role:user, last:5], actions(tool_name, is_error)[is_error:true]` (each hit's `projections`).
+        controls (SearchControls; omit a field for its default): `{"admission": {"lexical_coverage": 0.5,
+        "lexical_min_matched_terms": 2, "min_semantic_similarity": 0.3}, "fusion": {"method": "rrf" or
+        "minmax", "params": {"rank_constant": 60, "weights": {"text": 2, "action": 1, "vector": 1}}},
+        "min_score": 0.2, "include_scores": true}`; the envelope's `controls` echoes what ran."""
+
+        def run() -> Message:
+            chosen = controls_from_json(controls) if controls is not None else None
+            return current().search(
+                query,
+                lane=lane,
+                limit=limit,
+                cursor=cursor,
+                require_complete=require_complete,
+                reading=reading,
+                controls=chosen,
             )
-        )
+
+        return call(run)
 
     @server.tool()
     def query_units(query: str, limit: int = 50, offset: int = 0, cursor: str = "") -> CallToolResult:
@@ -228,6 +249,45 @@ def _unary(current: Current, call: Call) -> Unary:
     return unary
 
 
+def _session_page(client: QuarryClient, session_id: str, limit: int, cursor: str, max_chars: int) -> dict[str, Any]:
+    """read_session's page: ListEvents' page of `limit` records says which events and where the next page
+    starts; ReadEvent's window over them gives them whole. Events past `max_chars` of JSON wait for the next
+    page, whose cursor ListEvents gives for the shorter page (its cursors bind no page size)."""
+    if not 1 <= limit <= MAX_PAGE_EVENTS:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST, f"limit must be 1..{MAX_PAGE_EVENTS} events, not {limit}", parameter="limit"
+        )
+    if max_chars < 1:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST, f"max_chars must be positive, not {max_chars}", parameter="max_chars"
+        )
+    stub = client.sessions.stub
+
+    def listed(size: int) -> sessions_pb2.EventPage:
+        request = sessions_pb2.ListEventsRequest(session_id=session_id, limit=size, cursor=cursor)
+        return typed_call(stub.ListEvents, request)
+
+    page = listed(limit)
+    out: dict[str, Any] = {"session": to_json(page.session), "events": []}
+    if not page.events:
+        return out
+    first, last = page.events[0].record.seq, page.events[-1].record.seq
+    window = typed_call(
+        stub.ReadEvent, sessions_pb2.ReadEventRequest(session_id=session_id, seq=first, after=last - first)
+    )
+    size = 0
+    for event in window.events:
+        encoded = to_json(event)
+        size += len(json.dumps(encoded, ensure_ascii=False))
+        if out["events"] and size > max_chars:
+            page = listed(len(out["events"]))
+            break
+        out["events"].append(encoded)
+    if page.next_cursor:
+        out["nextCursor"] = page.next_cursor
+    return out
+
+
 def _session_tools(server: MCPServer, current: Current, unary: Unary) -> None:
     """The session API's reads (docs/sessions.md#mcp-tools); filters are SessionFilter / EventFilter
     messages in proto3 JSON, e.g. {"surfaces": {"values": ["current"]}} or {"seq": {"min": "10", "max": "40"}}."""
@@ -240,13 +300,18 @@ def _session_tools(server: MCPServer, current: Current, unary: Unary) -> None:
         )
 
     @server.tool()
-    def read_session(session_id: str) -> CallToolResult:
-        """A session's header and complete event log, raw records included (the ReadSession stream, joined)."""
+    def read_session(
+        session_id: str, limit: int = PAGE_EVENTS, cursor: str = "", max_chars: int = PAGE_CHARS
+    ) -> CallToolResult:
+        """One page of a session's event log: its header and its next events in seq order, whole, raw
+        records included (payloads held apart, such as images, as placeholders): at most `limit` events
+        (1..1000) and, past the first, `max_chars` characters of JSON. A page that does not end the log has
+        `nextCursor`: call again with it as `cursor` (same session_id) for the next page; none: the log's
+        end. For the text alone, list_events with with_text."""
         try:
-            header, events = current().sessions.read(session_id)
+            return _result(_session_page(current(), session_id, limit, cursor, max_chars))
         except QuarryError as error:
             return error_result(error)
-        return _result({"session": to_json(header), "events": [to_json(e) for e in events]})
 
     @server.tool()
     def read_surface(session_id: str) -> CallToolResult:
@@ -255,10 +320,15 @@ def _session_tools(server: MCPServer, current: Current, unary: Unary) -> None:
 
     @server.tool()
     def list_events(
-        session_id: str, filters: list[dict[str, Any]] | None = None, with_text: bool = False
+        session_id: str,
+        filters: list[dict[str, Any]] | None = None,
+        with_text: bool = False,
+        limit: int = 0,
+        cursor: str = "",
     ) -> CallToolResult:
-        """Event records (with their text on request) matching filters, in seq order (EventPage)."""
-        fields = {"sessionId": session_id, "filters": filters, "withText": with_text}
+        """Event records (with their text on request) matching filters, in seq order (EventPage). limit:
+        1..1000 events a page (0: every one); pass a page's nextCursor as `cursor` for the next."""
+        fields = {"sessionId": session_id, "filters": filters, "withText": with_text, "limit": limit, "cursor": cursor}
         return unary("ListEvents", sessions_pb2.ListEventsRequest, fields)
 
     @server.tool()

@@ -5,7 +5,8 @@ through the query node's ResolveRef, never searched for.
     quarry --format json read message:codex-session:abc123:m1
     quarry read delegation:claude-code-session:parent:delegation:1 --max-chars 500
 
-A ref that names nothing, or is not a ref, prints its caveats (json: `resolved` is false).
+A ref that names nothing, or is not a ref, prints its caveats (json: no `resolved`, false being the
+default proto3 JSON leaves out).
 """
 
 from __future__ import annotations
@@ -52,12 +53,7 @@ def read(
     """Read one archive object by its public ref."""
     with open_client() as client:
         resolved = client.resolve_ref(ref, max_chars=max_chars)
-    fmt = settings.format
-    if fmt == "json":
-        render.emit_json(render.to_dict(resolved))
-    elif fmt == "ndjson":
-        render.emit_ndjson([render.to_dict(resolved)])
-    else:
+    if not render.emit_message(resolved, settings.format, "a resolved ref"):
         print_resolved(resolved, stdout())
 
 
@@ -107,7 +103,7 @@ def _fields(message: ProtoMessage, console: Console, skip: tuple[str, ...] = (),
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
             shown = ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
         elif field.message_type is not None:
-            shown = " · ".join(f"{k} {v}" for k, v in render.to_dict(value).items() if v)
+            shown = " · ".join(f"{f.name} {v}" for f, v in value.ListFields())
         elif field.is_repeated:
             shown = ", ".join(str(v) for v in value)
         elif name.endswith("_ms") and name != "duration_ms" and isinstance(value, int):

@@ -1,9 +1,12 @@
 """Rendering of envelopes for the terminal, one function per envelope, every `--format`:
 
 - plain: a readable listing;
-- json: the whole envelope, proto field names, every field (unset optional fields null, int64
-  numbers); yaml: the same document as YAML;
-- ndjson: one JSON object per hit / row / aggregate group;
+- json: the whole envelope in proto3 JSON, the one JSON form of Quarry's messages that the HTTP API
+  and the MCP tools answer too (`quarry.core.proto_json`, docs/search-api.md#responses): lowerCamelCase
+  names, 64-bit integers as strings, enum values by name, fields at their default left out;
+  yaml: the same document as YAML;
+- ndjson: one JSON object per record of a list-shaped answer (hit, row, aggregate group, node, …), and
+  an answer that is no list on one line;
 - csv: a header, then one line per hit / row / group, with a fixed column set per unit
   (row_fields.SUMMARY_FIELDS: `ref` and `session_id` first, then the unit's scalar fields in proto
   names and json values; lists space-joined, maps as `key=value` pairs; booleans true/false; times
@@ -22,7 +25,6 @@ from quarry.cli.lazy import escape, lazy_module
 from quarry.core.lanes import DEFAULT_WEIGHT, RRF, RRF_K
 
 if TYPE_CHECKING:
-    from google.protobuf.descriptor import FieldDescriptor
     from google.protobuf.message import Message
     from rich.console import Console
 
@@ -43,41 +45,10 @@ DOCUMENT_FORMATS = ("json", "yaml")  # the whole envelope as one document
 
 
 def to_dict(message: Message) -> dict[str, Any]:
-    """Every field of the message, defaults included, in proto field names."""
-    out: dict[str, Any] = {}
-    for field in message.DESCRIPTOR.fields:
-        value = getattr(message, field.name)
-        if field.message_type is not None and field.message_type.GetOptions().map_entry:
-            value_field = field.message_type.fields_by_name["value"]
-            out[field.name] = {k: _value(value_field, v) for k, v in sorted(value.items())}
-        elif field.is_repeated:
-            out[field.name] = [_value(field, v) for v in value]
-        elif field.has_presence and not message.HasField(field.name):
-            out[field.name] = None
-        else:
-            out[field.name] = _value(field, value)
-    return out
+    """The message in proto3 JSON, exactly as the HTTP API and the MCP tools write it."""
+    from quarry.core.proto_json import to_json
 
-
-# JSON's own values carried in proto (a projected row): shown as the JSON they stand for.
-_JSON_TYPES = ("google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue")
-
-
-def _value(field: FieldDescriptor, value: Any) -> Any:
-    if field.type == field.TYPE_MESSAGE and field.message_type.full_name in _JSON_TYPES:
-        return json_format.MessageToDict(value)
-    if field.type == field.TYPE_MESSAGE:
-        return to_dict(value)
-    if field.type == field.TYPE_BYTES:
-        # JSON held as bytes (an event's raw record) is shown as the JSON value; other bytes as base64.
-        if field.name.endswith("_json") and value:
-            return orjson.loads(value)
-        import base64
-
-        return base64.b64encode(value).decode()
-    if field.type == field.TYPE_ENUM:
-        return field.enum_type.values_by_number[value].name
-    return value
+    return to_json(message)
 
 
 def emit_json(data: Any) -> None:
@@ -100,18 +71,26 @@ def emit_document(data: Any, fmt: str) -> None:
     emit_yaml(data) if fmt == "yaml" else emit_json(data)
 
 
-def emit_response(data: Any, fmt: str, what: str) -> bool:
-    """A whole response (a dict) in a machine format: a document, or one ndjson line; csv is refused (a
+def emit_response(data: Any, fmt: str, what: str, records: Iterable[Any] | None = None) -> bool:
+    """A whole response (a dict) in a machine format: a document; for ndjson, one line per item of
+    `records` (the list a list-shaped response holds), or the response on one line. csv is refused (a
     response is not a table). False for plain: the caller prints it its own way."""
     if fmt == "csv":
         raise not_tabular(what)
     if fmt in DOCUMENT_FORMATS:
         emit_document(data, fmt)
     elif fmt == "ndjson":
-        emit_ndjson([data])
+        emit_ndjson([data] if records is None else records)
     else:
         return False
     return True
+
+
+def emit_message(message: Message, fmt: str, what: str, records: str = "") -> bool:
+    """A response message as `emit_response` prints it; `records`: the name of its repeated field that
+    ndjson prints one item per line ("": the message on one line)."""
+    items = [to_dict(item) for item in getattr(message, records)] if records else None
+    return emit_response(to_dict(message), fmt, what, items)
 
 
 def emit_csv(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
@@ -373,13 +352,7 @@ def _plain_row(row: query_pb2.QueryUnitRow) -> tuple[str, str]:
 
 def explain(response: query_pb2.ExplainResponse, fmt: str, console: Console) -> None:
     """The ExplainResponse as a document (json, yaml; ndjson: one line), or plain: the AST and plan."""
-    if fmt == "csv":
-        raise not_tabular("an explanation")
-    if fmt in DOCUMENT_FORMATS:
-        emit_document(to_dict(response), fmt)
-        return
-    if fmt == "ndjson":
-        emit_ndjson([to_dict(response)])
+    if emit_message(response, fmt, "an explanation"):
         return
     console.print(f"[bold]{escape(response.query)!r}[/bold]")
     console.print(f"kind {response.kind} · unit source {response.unit_source}")
@@ -415,16 +388,13 @@ def status(
 ) -> None:
     """Every node; `restarts`: how often the local supervisor restarted each (from the cluster's record)."""
     restarts = restarts or {}
-    rows = [{**to_dict(n), "restarts": restarts.get(n.name, 0)} for n in response.nodes]
-    if fmt in DOCUMENT_FORMATS:
-        emit_document({"nodes": rows}, fmt)
-        return
-    if fmt == "ndjson":
-        emit_ndjson(rows)
-        return
     if fmt == "csv":
-        columns = [*(f.name for f in query_pb2.NodeStatus.DESCRIPTOR.fields), "restarts"]
-        emit_csv(columns, ([row[c] for c in columns] for row in rows))
+        fields = [f.name for f in query_pb2.NodeStatus.DESCRIPTOR.fields]
+        rows = ([*(getattr(n, name) for name in fields), restarts.get(n.name, 0)] for n in response.nodes)
+        emit_csv([*fields, "restarts"], rows)
+        return
+    nodes = [{**to_dict(n), "restarts": restarts.get(n.name, 0)} for n in response.nodes]
+    if emit_response({"nodes": nodes}, fmt, "a status", nodes):
         return
     for node in response.nodes:
         up = "[green]up[/green]  " if node.up else "[red]down[/red]"
@@ -442,7 +412,8 @@ def status(
 
 
 def cluster_status(response: query_pb2.ClusterStatusResponse, fmt: str, console: Console) -> None:
-    """The partition map (partition -> replicas with state and lag), its generation, and the log."""
+    """The partition map (partition -> replicas with state and lag), its generation, and the log; ndjson
+    and csv: one record per partition and replica."""
     cluster_map, log = response.map, response.log
     if fmt == "csv":
         columns = ["partition", "node", "state", "alive", "applied_seq", "lag"]
@@ -455,8 +426,8 @@ def cluster_status(response: query_pb2.ClusterStatusResponse, fmt: str, console:
             ),
         )
         return
-    if fmt in ("json", "ndjson", "yaml"):
-        emit_document({"map": to_dict(cluster_map), "log": to_dict(log)}, fmt)
+    replicas = [{"partition": p.partition, **to_dict(r)} for p in cluster_map.partition_replicas for r in p.replicas]
+    if emit_response({"map": to_dict(cluster_map), "log": to_dict(log)}, fmt, "a cluster status", replicas):
         return
     console.print(
         f"mode {cluster_map.mode} · generation {cluster_map.generation} · {cluster_map.partitions} partitions × "
@@ -488,10 +459,7 @@ def _replica_state(state: str) -> str:
 
 
 def delete_report(report: ingest_pb2.DeleteReport, fmt: str, console: Console) -> None:
-    if fmt == "csv":
-        raise not_tabular("a delete report")
-    if fmt in ("json", "ndjson", "yaml"):
-        emit_document(to_dict(report), fmt)
+    if emit_message(report, fmt, "a delete report"):
         return
     for session_id in report.deleted:
         console.print(f"deleted {escape(session_id)}")
@@ -504,10 +472,7 @@ def delete_report(report: ingest_pb2.DeleteReport, fmt: str, console: Console) -
 
 
 def ingest_report(report: ingest_pb2.IngestReport, fmt: str, console: Console) -> None:
-    if fmt == "csv":
-        raise not_tabular("an ingest report")
-    if fmt in ("json", "ndjson", "yaml"):
-        emit_document(to_dict(report), fmt)
+    if emit_message(report, fmt, "an ingest report"):
         return
     kinds = [
         f"{count} {what}"

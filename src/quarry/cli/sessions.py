@@ -11,8 +11,10 @@
     quarry sessions search "RangeError" --surface current            # sessions by their best event
     quarry sessions search --in ID "RangeError"                       # events of one session
 
-json / yaml / ndjson: the response messages in full (proto field names); an error carries the session
-API's name of its code (`session_query_code`, docs/sessions.md#errors) beside Quarry's.
+json / yaml: the response message in proto3 JSON, as the HTTP API and the MCP tools answer it; ndjson:
+one line per record of a list (sessions, events, hits, titles, the sessions of a lineage), an event's
+trace on one line. An error carries the session API's name of its code where it has one
+(`session_query_code`, docs/sessions.md#errors) beside Quarry's.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ def _run(operation: str, call: Any) -> Any:
     try:
         return call()
     except QuarryError as error:
-        error.message = f"{error.message} [{session_query_code(error, operation)}]"
+        name = session_query_code(error, operation)
+        if name:
+            error.message = f"{error.message} [{name}]"
         raise
 
 
@@ -65,9 +69,9 @@ def _sessions() -> Any:
     return open_client().sessions
 
 
-def _emitted(response: Message | dict[str, Any]) -> bool:
-    data = response if isinstance(response, dict) else render.to_dict(response)
-    return render.emit_response(data, settings.format, "a session API response")
+def _emitted(response: Message, records: str = "") -> bool:
+    """Printed in a machine format (`records`: the repeated field ndjson prints one item per line)."""
+    return render.emit_message(response, settings.format, "a session API response", records)
 
 
 @sessions_app.command("list")
@@ -95,7 +99,7 @@ def list_sessions(
         created_min=created_min,
     )
     page = _run("list", lambda: _sessions().list(filters, limit=limit, cursor=cursor))
-    if _emitted(page):
+    if _emitted(page, "items"):
         return
     console = stdout()
     for item in page.items:
@@ -118,7 +122,9 @@ def read_session(
         for event in events:
             sys.stdout.buffer.write(event.raw_json + b"\n")
         return
-    if _emitted({"session": render.to_dict(header), "events": [render.to_dict(e) for e in events]}):
+    records = [render.to_dict(e) for e in events]
+    document = {"session": render.to_dict(header), "events": records}
+    if render.emit_response(document, settings.format, "a session API response", records):
         return
     console = stdout()
     _print_header(console, header)
@@ -129,7 +135,7 @@ def read_session(
 def surface(session_id: Session) -> None:
     """What the model currently sees: the current surface in model-history order."""
     snapshot = _run("surface", lambda: _sessions().surface(session_id))
-    if _emitted(snapshot):
+    if _emitted(snapshot, "events"):
         return
     console = stdout()
     _print_header(console, snapshot.session)
@@ -152,7 +158,7 @@ def events(
 
     filters = event_filters(seq=_seq_range(seq) if seq else None, types=types or (), surfaces=surfaces or (), text=text)
     page = _run("events", lambda: _sessions().events(session_id, filters, with_text=with_text or bool(text)))
-    if _emitted(page):
+    if _emitted(page, "events"):
         return
     console = stdout()
     for document in page.events:
@@ -170,7 +176,7 @@ def event(
 ) -> None:
     """One full event and its neighbours."""
     window = _run("event", lambda: _sessions().event(session_id, seq, before=before, after=after))
-    if _emitted(window):
+    if _emitted(window, "events"):
         return
     console = stdout()
     _print_events(console, window.events, target=window.target.seq)
@@ -201,7 +207,7 @@ def trace_event(session_id: Session, seq: Annotated[int, typer.Argument(help="Th
 def lineage(session_id: Session) -> None:
     """Known ancestors and the descendant tree of a session."""
     trace = _run("lineage", lambda: _sessions().lineage(session_id))
-    if _emitted(trace):
+    if render.emit_response(render.to_dict(trace), settings.format, "a lineage", _lineage_records(trace)):
         return
     console = stdout()
     for ancestor in reversed(trace.ancestors):
@@ -224,7 +230,7 @@ def titles(session_ids: Annotated[list[str], typer.Argument(help="Session ids.")
     from quarry.v1 import errors_pb2
 
     response = _run("titles", lambda: _sessions().titles(session_ids))
-    if _emitted(response):
+    if _emitted(response, "results"):
         return
     console = stdout()
     for result in response.results:
@@ -258,7 +264,7 @@ def search(
             "search_events",
             lambda: _sessions().search_events(within, query, filters, limit=limit, cursor=cursor),
         )
-        if _emitted(page):
+        if _emitted(page, "items"):
             return
         _print_header(console, page.session)
         for hit in page.items:
@@ -270,7 +276,7 @@ def search(
                 query, session_filters(cwds=cwd or ()), filters, limit=limit, cursor=cursor
             ),
         )
-        if _emitted(page):
+        if _emitted(page, "items"):
             return
         for item in page.items:
             _print_header(console, item.record.header)
@@ -279,6 +285,28 @@ def search(
             console.print(f"[yellow]partial[/yellow]: partitions {list(page.missing_partitions)} did not answer")
     if page.next_cursor:
         console.print(f"[dim]next page: --cursor {page.next_cursor}[/dim]")
+
+
+def _lineage_records(trace: sessions_pb2.LineageTrace) -> list[dict[str, Any]]:
+    """The sessions of a lineage as ndjson records, top down: `relation` (ancestor, target, descendant,
+    or unresolved-parent: a parent that is not in the archive), `depth` (0 the target, -1 its parent, 1
+    its children) and the `session` record (an unresolved parent: its `sessionId`)."""
+    records: list[dict[str, Any]] = []
+    depth = -len(trace.ancestors)
+    if trace.WhichOneof("completeness") == "unresolved_parent_id":
+        records.append({"relation": "unresolved-parent", "depth": depth - 1, "sessionId": trace.unresolved_parent_id})
+    for ancestor in reversed(trace.ancestors):
+        records.append({"relation": "ancestor", "depth": depth, "session": render.to_dict(ancestor)})
+        depth += 1
+    records.append({"relation": "target", "depth": 0, "session": render.to_dict(trace.target)})
+
+    def below(nodes: Any, level: int) -> None:
+        for node in nodes:
+            records.append({"relation": "descendant", "depth": level, "session": render.to_dict(node.session)})
+            below(node.descendants, level + 1)
+
+    below(trace.descendants, 1)
+    return records
 
 
 # ---- plain output --------------------------------------------------------------------------------

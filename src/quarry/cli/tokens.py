@@ -38,10 +38,13 @@ def _store(path: Path | None) -> TokenStore:
     return TokenStore(path) if path is not None else TokenStore.in_home(settings.home)
 
 
+CSV_COLUMNS = ("id", "name", "grants", "created_ms")
+
+
 def _record_json(record: TokenRecord) -> dict[str, object]:
-    out = record.to_json()
-    del out["sha256"]
-    return out
+    """A token's record as the CLI prints it (never its hash), named as proto3 JSON names fields."""
+    grants = {scope: sorted(held) for scope, held in sorted(record.grants.items())}
+    return {"id": record.id, "name": record.name, "grants": grants, "createdMs": record.created_ms}
 
 
 @token_app.command("create")
@@ -54,8 +57,7 @@ def create(
     """A new token with the grants on each scope; printed once (the file keeps only its hash)."""
     grants = grant.split(",")
     secret, record = _store(tokens).create(name, {s: grants for s in scope})
-    if settings.format != "plain":
-        render.emit_document({"token": secret, **_record_json(record)}, settings.format)
+    if render.emit_response({"token": secret, **_record_json(record)}, settings.format, "a new token"):
         return
     stdout().print(secret, soft_wrap=True, highlight=False)
     held = "; ".join(f"{s}: {','.join(sorted(g))}" for s, g in sorted(record.grants.items()))
@@ -66,8 +68,12 @@ def create(
 def list_tokens(tokens: TokensFile = None) -> None:
     """Every token's id, name, grants and creation time (never the token)."""
     records = _store(tokens).records()
-    if settings.format != "plain":
-        render.emit_document({"tokens": [_record_json(r) for r in records]}, settings.format)
+    if settings.format == "csv":
+        cells = ([r.id, r.name, {s: ",".join(sorted(g)) for s, g in r.grants.items()}, r.created_ms] for r in records)
+        render.emit_csv(CSV_COLUMNS, cells)  # grants as `scope=grant,grant` pairs
+        return
+    listed = [_record_json(r) for r in records]
+    if render.emit_response({"tokens": listed}, settings.format, "a token list", listed):
         return
     for record in records:
         created = datetime.fromtimestamp(record.created_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")

@@ -15,6 +15,7 @@ from quarry.cli.state import cluster_target, open_client, settings
 
 if TYPE_CHECKING:
     from quarry.cli.local import LocalCluster
+    from quarry.core.config import ClusterInfo
 
 render = lazy_module("quarry.cli.render")
 
@@ -121,8 +122,7 @@ def _run_in_foreground(cluster: LocalCluster) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        info = cluster.start()
-        stdout().print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
+        announce(cluster.start())
         stdout().print("Ctrl-C stops every node")
         stop.wait()
     except KeyboardInterrupt:
@@ -130,6 +130,13 @@ def _run_in_foreground(cluster: LocalCluster) -> None:
     finally:
         cluster.stop()
         stdout().print("stopped")
+
+
+def announce(info: ClusterInfo) -> None:
+    """Where the cluster answers: its gRPC addresses, and the web reader's address when it serves HTTP."""
+    stdout().print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
+    if info.http:
+        stdout().print(f"web reader: {info.http} (the HTTP API under {info.http}api, docs/web.md)")
 
 
 def _up_in_background() -> None:
@@ -160,7 +167,7 @@ def _up_in_background() -> None:
     while True:
         info = ClusterInfo.load(settings.home)
         if info is not None and info.supervisor == background.pid:
-            stdout().print(f"quarry cluster up under {settings.home}: query {info.query}, ingest {info.ingest}")
+            announce(info)
             return
         if background.poll() is not None or time.monotonic() > deadline:
             if process_alive(background.pid):

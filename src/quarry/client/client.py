@@ -171,6 +171,15 @@ class QuarryClient:
         )
         return typed_call(self.query.Facets, request)
 
+    def usage(
+        self, by: str = "model", since: str = "", until: str = "", scopes: Iterable[str] = ()
+    ) -> query_pb2.UsageReport:
+        """Sessions, assistant replies, tokens and cost (recorded and estimated apart) of the replies between
+        `since` and `until` (the query language's date forms; "": open), per `by` (day | model | origin |
+        repo) and in all, within `scopes` (empty: every scope the token reads): docs/usage.md."""
+        request = query_pb2.UsageRequest(by=by, since=since, until=until, scopes=list(scopes))
+        return typed_call(self.query.Usage, request)
+
     def status(self) -> query_pb2.ClusterStatusResponse:
         return typed_call(self.query.ClusterStatus, query_pb2.ClusterStatusRequest())
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 import grpc
 
 from quarry.client.calls import typed_call
-from quarry.core.errors import QuarryError, from_rpc_error
+from quarry.core.errors import ACCESS_CODES, QuarryError, from_rpc_error
 from quarry.v1 import errors_pb2, sessions_pb2, sessions_pb2_grpc, units_pb2
 
 TIMEOUT_S = 60.0
@@ -39,8 +39,11 @@ _BY_CODE = {
 
 
 def session_query_code(error: QuarryError, operation: str = "") -> str:
-    """The session API's name (SESSION_QUERY_*) of a failure of `operation` (a SessionsClient method name)."""
+    """The session API's name (SESSION_QUERY_*) of a failure of `operation` (a SessionsClient method name);
+    "" for a refusal of the caller (UNAUTHENTICATED, PERMISSION_DENIED), which the code alone names."""
     code = error.code
+    if code in ACCESS_CODES:
+        return ""  # the caller's token or grants: the session API has no name for it, and it is no storage failure
     if code in _BY_CODE:
         return _BY_CODE[code]
     if code == errors_pb2.NOT_FOUND:

@@ -46,7 +46,7 @@ _OPEN_PREFIXES = tuple(f"/{service}/" for service in _OPEN_SERVICES)  # never ne
 GRANT_BY_METHOD: dict[str, str] = {
     **{
         f"/quarry.v1.QueryService/{m}": READ
-        for m in ("Search", "QueryUnits", "ClusterStatus", "Explain", "ResolveRef", "ListCandidates", "Facets")
+        for m in ("Search", "QueryUnits", "ClusterStatus", "Explain", "ResolveRef", "ListCandidates", "Facets", "Usage")
     },
     "/quarry.v1.QueryService/WriteAssertion": WRITE,
     "/quarry.v1.QueryService/JudgeCandidate": WRITE,

@@ -46,6 +46,7 @@ class ClusterInfo:
     restarts: dict[str, int] = field(default_factory=dict)  # node -> times the supervisor restarted it
     supervisor: int = 0  # the pid of the process supervising the nodes (`quarry up`)
     tls_ca: str = ""  # the CA of the nodes' certificates, when they serve TLS (`quarry up --tls-dir`)
+    http: str = ""  # the web reader's and HTTP API's root URL, when the query node serves HTTP (`--http`)
 
     def save(self, home: Path) -> None:
         path = home / CLUSTER_FILE

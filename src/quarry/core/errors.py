@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, json_format
 from google.rpc import status_pb2
 from grpc_status import rpc_status
 
@@ -42,6 +42,9 @@ _STATUS_BY_CODE: dict[int, grpc.StatusCode] = {
     errors_pb2.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
     errors_pb2.QUERY_TOO_COSTLY: grpc.StatusCode.INVALID_ARGUMENT,
 }
+# Refusals of the caller (its token, its grants on a scope): never a failure of a node or of storage, so
+# never named as one (the session API's names: quarry.client.sessions.session_query_code).
+ACCESS_CODES = frozenset((errors_pb2.UNAUTHENTICATED, errors_pb2.PERMISSION_DENIED))
 
 
 @dataclass
@@ -116,21 +119,8 @@ class QuarryError(Exception):
         return rpc_status.to_status(status)
 
     def as_dict(self) -> dict[str, object]:
-        """The JSON shape the CLI prints for an error."""
-        out: dict[str, object] = {"code": self.code_name, "message": self.message}
-        if self.offset is not None:
-            out["position"] = {"offset": self.offset, "line": self.line, "column": self.column}
-        if self.token:
-            out["token"] = self.token
-        if self.parameter:
-            out["parameter"] = self.parameter
-        if self.expected:
-            out["expected"] = self.expected
-        if self.partitions:
-            out["partitions"] = self.partitions
-        if self.correction:
-            out["correction"] = self.correction
-        return out
+        """The error's ErrorDetail in proto3 JSON: what the CLI prints, as the HTTP API and MCP answer it."""
+        return json_format.MessageToDict(self.to_detail())
 
 
 def abort_with(context: grpc.ServicerContext, error: QuarryError) -> None:

@@ -31,7 +31,7 @@ value per row (or session) and negate safely everywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from quarry.core.vocab import (
@@ -222,6 +222,7 @@ MESSAGE_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("text", FieldKind.FTS, True, _TEXT_DOC),
     FieldSpec("tool", FieldKind.KEYWORD, True, "the message calls this tool"),
     FieldSpec("path", FieldKind.PATH, False, "the message has an action on a path containing the value"),
+    FieldSpec("model", FieldKind.KEYWORD, True, "the model that wrote the message (assistant replies), as recorded"),
     _number("duration_ms", "the stored per-message duration, in milliseconds"),
     _number("input_tokens", "the message's input tokens"),
     _number("output_tokens", "the message's output tokens"),
@@ -281,6 +282,43 @@ ASSERTION_FIELDS: dict[str, FieldSpec] = _table(
     *_dates("the assertion's creation time"),
 )
 
+# The peer tool's names for fields of a unit (Polylogue's, whose query language Quarry's extends): unit ->
+# peer name -> the field it names. Each is a field of the unit under that name (`alias_of`: the plan carries
+# the field's own name) and groups where its field does. This is the one place they are declared; the peer
+# names of row fields (what a projection lists) are quarry.core.row_fields.ALIASES.
+PEER_NAMES: dict[str, dict[str, str]] = {
+    "runs": {"provider_origin": "provider", "git_branch": "branch"},
+    "observed-events": {"handler": "object_ref", "status": "delivery_state"},
+    "context-snapshots": {"inheritance_mode": "inheritance"},
+    "delegations": {"result_status": "result_state"},
+}
+_PEER_DOCS = {
+    "handler": "what handled the event (a tool, a command, a child session's ref) contains the value",
+    "status": "the event's outcome",
+}
+
+
+def _with_peers(unit: str, table: dict[str, FieldSpec]) -> dict[str, FieldSpec]:
+    """The unit's table, then each peer name of one of its fields: that field's spec under the peer name."""
+    peers = {}
+    for name, field in PEER_NAMES[unit].items():
+        doc = f"{_PEER_DOCS.get(name, table[field].doc)} (as {field})"
+        peers[name] = replace(table[field], name=name, doc=doc, alias_of=field)
+    return {**table, **peers}
+
+
+def _with_peer_groups(groups: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Each unit's group fields with every peer name of one of them right after it."""
+    peers_of: dict[str, dict[str, list[str]]] = {}
+    for unit, names in PEER_NAMES.items():
+        for name, field in names.items():
+            peers_of.setdefault(unit, {}).setdefault(field, []).append(name)
+    return {
+        unit: tuple(n for field in fields for n in (field, *peers_of.get(unit, {}).get(field, ())))
+        for unit, fields in groups.items()
+    }
+
+
 RUN_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("role", FieldKind.KEYWORD, True, "main or subagent run", RUN_ROLES),
     FieldSpec("status", FieldKind.KEYWORD, True, "the run status", RUN_STATUSES),
@@ -299,21 +337,6 @@ EVENT_FIELDS: dict[str, FieldSpec] = _table(
     FieldSpec("kind", FieldKind.KEYWORD, True, "the event kind", EVENT_KINDS),
     FieldSpec("delivery_state", FieldKind.KEYWORD, True, "recorded, acted_on or failed", DELIVERY_STATES),
     FieldSpec("object_ref", FieldKind.CONTAINS, False, "what the event is about contains the value"),
-    FieldSpec(
-        "handler",
-        FieldKind.CONTAINS,
-        False,
-        "what handled the event (a tool, a command, a child session's ref) contains the value (as object_ref)",
-        alias_of="object_ref",
-    ),
-    FieldSpec(
-        "status",
-        FieldKind.KEYWORD,
-        True,
-        "the event's outcome (as delivery_state)",
-        DELIVERY_STATES,
-        alias_of="delivery_state",
-    ),
     FieldSpec("text", FieldKind.FTS, True, "full-text over the event description"),
     *_dates("the event time"),
 )
@@ -355,28 +378,32 @@ FIELDS_BY_UNIT: dict[str, dict[str, FieldSpec]] = {
     "blocks": BLOCK_FIELDS,
     "files": FILE_FIELDS,
     "assertions": ASSERTION_FIELDS,
-    "runs": RUN_FIELDS,
-    "observed-events": EVENT_FIELDS,
-    "context-snapshots": SNAPSHOT_FIELDS,
-    "delegations": DELEGATION_FIELDS,
+    "runs": _with_peers("runs", RUN_FIELDS),
+    "observed-events": _with_peers("observed-events", EVENT_FIELDS),
+    "context-snapshots": _with_peers("context-snapshots", SNAPSHOT_FIELDS),
+    "delegations": _with_peers("delegations", DELEGATION_FIELDS),
 }
 
 # `exists <unit>(…)` names the unit in the singular.
 EXISTS_UNITS: dict[str, str] = UNIT_SOURCES
 
 # `group by FIELD | count`: the fields each unit aggregates over (docs/query-language.md#counting-and-grouping).
+# `day` is the UTC day of the row's time (YYYY-MM-DD), on every unit with a date.
 _SESSION_GROUPS = ("session.origin", "session.repo", "session.host", "session.pusher")
-GROUP_FIELDS: dict[str, tuple[str, ...]] = {
-    "messages": ("role", "type", *_SESSION_GROUPS),
-    "actions": ("tool", "action", "is_error", "exit_code", "followup_class", *_SESSION_GROUPS),
-    "blocks": ("type", "tool", *_SESSION_GROUPS),
-    "files": ("path", *_SESSION_GROUPS),
-    "assertions": ("kind", "status", "author", *_SESSION_GROUPS),
-    "runs": ("role", "status", "agent", "model", "provider", "branch", *_SESSION_GROUPS),
-    "observed-events": ("kind", "delivery_state", "status", *_SESSION_GROUPS),
-    "context-snapshots": ("boundary", "trigger", "model", "inheritance", *_SESSION_GROUPS),
-    "delegations": ("mapping_state", "result_state", "agent", "tool", "child_model", "is_error", *_SESSION_GROUPS),
-}
+_DATED_GROUPS = ("day", *_SESSION_GROUPS)
+GROUP_FIELDS: dict[str, tuple[str, ...]] = _with_peer_groups(
+    {
+        "messages": ("role", "type", "model", *_DATED_GROUPS),
+        "actions": ("tool", "action", "is_error", "exit_code", "followup_class", *_DATED_GROUPS),
+        "blocks": ("type", "tool", *_DATED_GROUPS),
+        "files": ("path", *_SESSION_GROUPS),
+        "assertions": ("kind", "status", "author", *_DATED_GROUPS),
+        "runs": ("role", "status", "agent", "model", "provider", "branch", *_DATED_GROUPS),
+        "observed-events": ("kind", "delivery_state", *_DATED_GROUPS),
+        "context-snapshots": ("boundary", "trigger", "model", "inheritance", *_DATED_GROUPS),
+        "delegations": ("mapping_state", "result_state", "agent", "tool", "child_model", "is_error", *_DATED_GROUPS),
+    }
+)
 
 # `session.<name>` inside a unit query names a session field; the session id is `session.id`.
 SESSION_SCOPE_NAMES: dict[str, str] = {
@@ -414,7 +441,7 @@ def canonical_origin(value: str) -> str | None:
     return folded if well_formed_origin(folded) else None
 
 
-AGGREGATE_FUNCTIONS = ("sum", "avg", "min", "max", "p50", "p90", "p99")  # and `count`, of the rows
+AGGREGATE_FUNCTIONS = ("sum", "avg", "min", "max", "p50", "p90", "p99")  # and `count` (the rows), `sessions`
 
 
 def aggregable_fields(unit: str) -> tuple[str, ...]:

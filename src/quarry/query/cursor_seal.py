@@ -25,27 +25,32 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 KEY_BYTES = 64  # AES-256-SIV: two 256-bit keys
 _INFO = b"quarry/v1 cursor seal"  # HKDF's context: this key serves nothing else derived from the cluster key
-_ASSOCIATED = [b"quarry cursor"]
+_ASSOCIATED = b"quarry cursor"
 _log = logging.getLogger(__name__)
 
 
 class CursorSeal:
-    def __init__(self, key: bytes) -> None:
+    """A seal under one key; `associated`: what the sealed bytes are, bound into the tag, so a token sealed
+    for one purpose (a cursor) never opens as another (the web reader's sign-in cookie) under one key."""
+
+    def __init__(self, key: bytes, associated: bytes = _ASSOCIATED) -> None:
         self._siv = AESSIV(key)
+        self._associated = [associated]
 
     @classmethod
-    def of_cluster_key(cls, cluster_key: str) -> CursorSeal:
-        derived = HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=_INFO).derive(cluster_key.encode())
-        return cls(derived)
+    def of_cluster_key(cls, cluster_key: str, info: bytes = _INFO, associated: bytes = _ASSOCIATED) -> CursorSeal:
+        """The seal whose key HKDF derives from the cluster key under `info` (one info per purpose)."""
+        derived = HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=info).derive(cluster_key.encode())
+        return cls(derived, associated)
 
     def seal(self, payload: bytes) -> str:
-        return base64.urlsafe_b64encode(self._siv.encrypt(payload, _ASSOCIATED)).rstrip(b"=").decode()
+        return base64.urlsafe_b64encode(self._siv.encrypt(payload, self._associated)).rstrip(b"=").decode()
 
     def open(self, token: str) -> bytes | None:
         """The payload a token sealed; None when this key did not seal it, or it was changed or cut."""
         try:
             sealed = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            return self._siv.decrypt(sealed, _ASSOCIATED)
+            return self._siv.decrypt(sealed, self._associated)
         except (InvalidTag, ValueError, binascii.Error):  # ValueError: not base64, or shorter than a tag
             return None
 

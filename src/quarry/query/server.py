@@ -15,6 +15,7 @@ from quarry.query.http_api import serve_http
 from quarry.query.root import Coordinator
 from quarry.query.sessions import SessionQueries
 from quarry.query.topology import Topology
+from quarry.query.usage import usage_report
 from quarry.v1 import (
     assertions_pb2,
     embedding_pb2,
@@ -66,6 +67,10 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
     @typed_errors
     def ClusterStatus(self, request: query_pb2.ClusterStatusRequest, context: grpc.ServicerContext):
         return self.coordinator.status()
+
+    @typed_errors
+    def Usage(self, request: query_pb2.UsageRequest, context: grpc.ServicerContext):
+        return usage_report(self.coordinator, request)
 
 
 class SessionQueryServicer(sessions_pb2_grpc.SessionQueryServiceServicer):
@@ -148,8 +153,9 @@ def serve_query(
     cursor_seal.configure(auth.security().cluster_key)
     coordinator = Coordinator(topology, vector_address, ingest_address)
     embedding = EmbeddingOps(coordinator.cluster, coordinator.vector.stub, vector_address or "")
+    sessions = SessionQueries(coordinator.cluster)
     if http is not None:
-        serve_http(coordinator, embedding, *http, http_allowed_hosts)
+        serve_http(coordinator, embedding, sessions, *http, http_allowed_hosts)
     services = [
         Service(
             query_pb2.DESCRIPTOR.services_by_name["QueryService"],
@@ -159,7 +165,7 @@ def serve_query(
         Service(
             sessions_pb2.DESCRIPTOR.services_by_name["SessionQueryService"],
             sessions_pb2_grpc.add_SessionQueryServiceServicer_to_server,
-            SessionQueryServicer(SessionQueries(coordinator.cluster)),
+            SessionQueryServicer(sessions),
         ),
         Service(
             embedding_pb2.DESCRIPTOR.services_by_name["EmbeddingService"],

@@ -38,6 +38,8 @@ LOG_CHUNK_BYTES = 2 << 20
 LINEAGE_FANOUT = 10_000  # children one level of a lineage reads per partition
 AVAILABILITY = ("live", "persisted")
 SESSION_CURSOR = "sessions"
+EVENTS_CURSOR = "event-list"
+MAX_SESSION_ID = 1024  # characters; real ids are under 200
 
 
 class SessionQueries:
@@ -122,8 +124,7 @@ class SessionQueries:
         with_payloads: bool = False,
         deadline: Deadline | None = None,
     ) -> sessions_pb2.StoredEvents:
-        if not session_id:
-            raise _invalid("session_id", "name the session")
+        check_session_id(session_id)
         partition = partition_for(session_id, self.cluster.partitions)
         request = sessions_pb2.PartitionReadEvents(
             partition=partition,
@@ -161,11 +162,23 @@ class SessionQueries:
         return snapshot
 
     def list_events(self, request: sessions_pb2.ListEventsRequest) -> sessions_pb2.EventPage:
+        """The matching events in seq order; with a limit, a page of them and a cursor to the next. The
+        cursor holds the next seq, which never changes as the log grows, so it binds no limit: a reader
+        may take pages of any size."""
         check_event_filters(request.filters, "filters", text_allowed=True)
-        stored = self._events(request.session_id, request.filters, with_text=request.with_text)
+        if not 0 <= request.limit <= MAX_LIST:
+            raise _invalid("limit", f"limit must be 1..{MAX_LIST} (0: every event), not {request.limit}")
+        digest = _digest(EVENTS_CURSOR, request, 0)
+        filters = list(request.filters)
+        if request.cursor:
+            (start,) = _open_cursor(request.cursor, digest, ("seq", int))
+            filters.append(sessions_pb2.EventFilter(seq=sessions_pb2.Range(min=start)))
+        stored = self._events(request.session_id, filters, with_text=request.with_text)
         page = sessions_pb2.EventPage(session=stored.session)
-        for event in stored.events:
+        for event in stored.events[: request.limit or None]:
             page.events.add(record=event_trace.record_of(request.session_id, event), text=event.text)
+        if request.limit and len(stored.events) > request.limit:
+            page.next_cursor = cursors.seal({"d": digest, "seq": page.events[-1].record.seq + 1})
         return page
 
     def read_event(self, request: sessions_pb2.ReadEventRequest) -> sessions_pb2.EventWindow:
@@ -198,8 +211,7 @@ class SessionQueries:
     # ---- lineage -------------------------------------------------------------------------------
 
     def trace_session(self, request: sessions_pb2.SessionIdRequest) -> sessions_pb2.LineageTrace:
-        if not request.session_id:
-            raise _invalid("session_id", "name the session")
+        check_session_id(request.session_id)
         deadline = Deadline(DEADLINE_MS)
         target = self._one_session(request.session_id, deadline)
         if target is None:
@@ -268,8 +280,7 @@ class SessionQueries:
     # ---- search --------------------------------------------------------------------------------
 
     def search_events(self, request: sessions_pb2.EventSearchRequest) -> sessions_pb2.EventSearchPage:
-        if not request.session_id:
-            raise _invalid("session_id", "name the session")
+        check_session_id(request.session_id)
         check_event_filters(request.filters, "filters", text_allowed=False)
         limit = _limit(request.limit, DEFAULT_SEARCH, MAX_SEARCH)
         digest = _digest("events", request, limit)
@@ -372,6 +383,15 @@ def check_event_filters(filters: Sequence[sessions_pb2.EventFilter], name: str, 
                 for value in values:
                     if value not in vocab.SURFACES:
                         raise _invalid(f"{where}.surfaces", f"{value!r} is not one of {', '.join(vocab.SURFACES)}")
+
+
+def check_session_id(session_id: str) -> None:
+    """A session id to look up: named, and short enough that an answer echoing it stays within gRPC's
+    metadata limit (an unknown id's NOT_FOUND names it)."""
+    if not session_id:
+        raise _invalid("session_id", "name the session")
+    if len(session_id) > MAX_SESSION_ID:
+        raise _invalid("session_id", f"a session id is at most {MAX_SESSION_ID} characters, not {len(session_id)}")
 
 
 def _check_range(bounds: sessions_pb2.Range, where: str) -> None:

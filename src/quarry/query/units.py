@@ -6,9 +6,9 @@ contract, quarry.index.lexical.rows); the merge keeps that order across partitio
 window, so a page never depends on how sessions are partitioned.
 
 Aggregates (`… | group by FIELD | count`, or `… | count`: one group keyed ""): each partition returns every
-group it holds, unsorted and unlimited; the counts are summed by key and ordered count desc then key
-asc, unless a `sort by count|key [asc|desc]` stage after the group by says otherwise, before the
-window is cut."""
+group it holds, unsorted and unlimited; the counts (and `agg sessions`' distinct sessions, which add up
+because a session lives in one partition) are summed by key and ordered count desc then key asc, unless
+a `sort by count|key [asc|desc]` stage after the group by says otherwise, before the window is cut."""
 
 from __future__ import annotations
 
@@ -144,10 +144,12 @@ def merge_groups(
     groups there are in all; with the `agg` functions' values from the partitions' partials merged. Equal
     counts always break on the key ascending, so the order is total."""
     totals: dict[str, int] = {}
+    sessions: dict[str, int] = {}  # `agg sessions`: a session lives in one partition, so these add up
     partials: dict[str, dict[str, index_pb2.FieldAggregate]] = {}
     for groups in partitions:
         for group in groups:
             totals[group.key] = totals.get(group.key, 0) + group.count
+            sessions[group.key] = sessions.get(group.key, 0) + group.sessions
             for part in group.fields:
                 _merge_partial(partials.setdefault(group.key, {}), part)
     if key == "key":
@@ -158,7 +160,7 @@ def merge_groups(
     out = []
     for k, n in ordered[offset : offset + limit]:
         group = query_pb2.AggregateCount(key=k, count=n)
-        group.values.extend(_value(f, n, partials.get(k, {}).get(f.field)) for f in functions)
+        group.values.extend(_value(f, n, partials.get(k, {}).get(f.field), sessions.get(k, 0)) for f in functions)
         out.append(group)
     return out, len(ordered)
 
@@ -178,14 +180,16 @@ def _merge_partial(into: dict[str, index_pb2.FieldAggregate], part: index_pb2.Fi
 
 
 def _value(
-    function: plan_pb2.AggregateFunction, rows: int, part: index_pb2.FieldAggregate | None
+    function: plan_pb2.AggregateFunction, rows: int, part: index_pb2.FieldAggregate | None, sessions: int = 0
 ) -> query_pb2.AggregateValue:
-    """One function's value for a group: `count` its rows; the others of the field's values, empty
-    when no row has one. Percentiles are nearest-rank: the smallest value with at least p% at or
-    below it."""
+    """One function's value for a group: `count` its rows, `sessions` their distinct sessions; the others
+    of the field's values, empty when no row has one. Percentiles are nearest-rank: the smallest value
+    with at least p% at or below it."""
     name = f"{function.function}:{function.field}" if function.field else function.function
     if function.function == "count":
         return query_pb2.AggregateValue(name=name, value=rows)
+    if function.function == "sessions":
+        return query_pb2.AggregateValue(name=name, value=sessions)
     if part is None or not part.count:
         return query_pb2.AggregateValue(name=name, empty=True)
     if function.function == "sum":

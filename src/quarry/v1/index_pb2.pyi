@@ -331,14 +331,16 @@ class UnitRow(_message.Message):
     def __init__(self, message: _Optional[_Union[_units_pb2.Message, _Mapping]] = ..., action: _Optional[_Union[_units_pb2.Action, _Mapping]] = ..., block: _Optional[_Union[_units_pb2.Block, _Mapping]] = ..., file: _Optional[_Union[_units_pb2.FileTouch, _Mapping]] = ..., assertion: _Optional[_Union[_units_pb2.Assertion, _Mapping]] = ..., run: _Optional[_Union[_units_pb2.Run, _Mapping]] = ..., observed_event: _Optional[_Union[_units_pb2.ObservedEvent, _Mapping]] = ..., context_snapshot: _Optional[_Union[_units_pb2.ContextSnapshot, _Mapping]] = ..., delegation: _Optional[_Union[_units_pb2.Delegation, _Mapping]] = ..., session_id: _Optional[str] = ..., sort_time_ms: _Optional[int] = ..., sort_id: _Optional[str] = ...) -> None: ...
 
 class AggregateRow(_message.Message):
-    __slots__ = ("key", "count", "fields")
+    __slots__ = ("key", "count", "fields", "sessions")
     KEY_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
     FIELDS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
     key: str
     count: int
     fields: _containers.RepeatedCompositeFieldContainer[FieldAggregate]
-    def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ..., fields: _Optional[_Iterable[_Union[FieldAggregate, _Mapping]]] = ...) -> None: ...
+    sessions: int
+    def __init__(self, key: _Optional[str] = ..., count: _Optional[int] = ..., fields: _Optional[_Iterable[_Union[FieldAggregate, _Mapping]]] = ..., sessions: _Optional[int] = ...) -> None: ...
 
 class FieldAggregate(_message.Message):
     __slots__ = ("field", "count", "sum", "min", "max", "values")

@@ -523,3 +523,85 @@ class FacetsResponse(_message.Message):
     partial: bool
     missing: _containers.RepeatedCompositeFieldContainer[MissingPartition]
     def __init__(self, query: _Optional[str] = ..., origins: _Optional[_Iterable[str]] = ..., scoped_to_query: _Optional[bool] = ..., scoped: _Optional[_Union[FacetView, _Mapping]] = ..., complete_families: _Optional[_Iterable[str]] = ..., deferred_families: _Optional[_Iterable[str]] = ..., family_status: _Optional[_Iterable[_Union[FacetFamilyStatus, _Mapping]]] = ..., generated_at: _Optional[int] = ..., budget_exceeded: _Optional[bool] = ..., budget_ms: _Optional[float] = ..., idf: _Optional[bool] = ..., caveats: _Optional[_Iterable[str]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ..., **kwargs) -> None: ...
+
+class UsageRequest(_message.Message):
+    __slots__ = ("by", "since", "until", "scopes", "deadline_ms", "require_complete")
+    BY_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRE_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    by: str
+    since: str
+    until: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    deadline_ms: float
+    require_complete: bool
+    def __init__(self, by: _Optional[str] = ..., since: _Optional[str] = ..., until: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., deadline_ms: _Optional[float] = ..., require_complete: _Optional[bool] = ...) -> None: ...
+
+class UsageFigures(_message.Message):
+    __slots__ = ("sessions", "messages", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "recorded_cost_usd", "recorded_messages", "estimated_cost_usd", "estimated_messages", "unpriced_messages", "unpriced_tokens")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_READ_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_WRITE_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    UNPRICED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    UNPRICED_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    sessions: int
+    messages: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    recorded_cost_usd: float
+    recorded_messages: int
+    estimated_cost_usd: float
+    estimated_messages: int
+    unpriced_messages: int
+    unpriced_tokens: int
+    def __init__(self, sessions: _Optional[int] = ..., messages: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_tokens: _Optional[int] = ..., cache_write_tokens: _Optional[int] = ..., recorded_cost_usd: _Optional[float] = ..., recorded_messages: _Optional[int] = ..., estimated_cost_usd: _Optional[float] = ..., estimated_messages: _Optional[int] = ..., unpriced_messages: _Optional[int] = ..., unpriced_tokens: _Optional[int] = ...) -> None: ...
+
+class UsageRow(_message.Message):
+    __slots__ = ("key", "figures")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    FIGURES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    figures: UsageFigures
+    def __init__(self, key: _Optional[str] = ..., figures: _Optional[_Union[UsageFigures, _Mapping]] = ...) -> None: ...
+
+class UsageReport(_message.Message):
+    __slots__ = ("by", "since", "until", "scopes", "rows", "total", "unit_queries", "price_table", "unpriced_models", "caveats", "partial", "missing", "priced_at_ms")
+    BY_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    UNIT_QUERIES_FIELD_NUMBER: _ClassVar[int]
+    PRICE_TABLE_FIELD_NUMBER: _ClassVar[int]
+    UNPRICED_MODELS_FIELD_NUMBER: _ClassVar[int]
+    CAVEATS_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    PRICED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    by: str
+    since: str
+    until: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    rows: _containers.RepeatedCompositeFieldContainer[UsageRow]
+    total: UsageFigures
+    unit_queries: _containers.RepeatedScalarFieldContainer[str]
+    price_table: str
+    unpriced_models: _containers.RepeatedScalarFieldContainer[str]
+    caveats: _containers.RepeatedScalarFieldContainer[str]
+    partial: bool
+    missing: _containers.RepeatedCompositeFieldContainer[MissingPartition]
+    priced_at_ms: int
+    def __init__(self, by: _Optional[str] = ..., since: _Optional[str] = ..., until: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[UsageRow, _Mapping]]] = ..., total: _Optional[_Union[UsageFigures, _Mapping]] = ..., unit_queries: _Optional[_Iterable[str]] = ..., price_table: _Optional[str] = ..., unpriced_models: _Optional[_Iterable[str]] = ..., caveats: _Optional[_Iterable[str]] = ..., partial: _Optional[bool] = ..., missing: _Optional[_Iterable[_Union[MissingPartition, _Mapping]]] = ..., priced_at_ms: _Optional[int] = ...) -> None: ...

@@ -83,6 +83,11 @@ class QueryServiceStub:
                 request_serializer=quarry_dot_v1_dot_query__pb2.FacetsRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_query__pb2.FacetsResponse.FromString,
                 _registered_method=True)
+        self.Usage = channel.unary_unary(
+                '/quarry.v1.QueryService/Usage',
+                request_serializer=quarry_dot_v1_dot_query__pb2.UsageRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_query__pb2.UsageReport.FromString,
+                _registered_method=True)
 
 
 class QueryServiceServicer:
@@ -148,6 +153,14 @@ class QueryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Usage(self, request, context):
+        """Sessions, replies, tokens and cost per day, model, origin or repo over a time window, from the aggregate
+        unit queries the report names (docs/usage.md).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_QueryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -195,6 +208,11 @@ def add_QueryServiceServicer_to_server(servicer, server):
                     servicer.Facets,
                     request_deserializer=quarry_dot_v1_dot_query__pb2.FacetsRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_query__pb2.FacetsResponse.SerializeToString,
+            ),
+            'Usage': grpc.unary_unary_rpc_method_handler(
+                    servicer.Usage,
+                    request_deserializer=quarry_dot_v1_dot_query__pb2.UsageRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_query__pb2.UsageReport.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -441,6 +459,33 @@ class QueryService:
             '/quarry.v1.QueryService/Facets',
             quarry_dot_v1_dot_query__pb2.FacetsRequest.SerializeToString,
             quarry_dot_v1_dot_query__pb2.FacetsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Usage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.QueryService/Usage',
+            quarry_dot_v1_dot_query__pb2.UsageRequest.SerializeToString,
+            quarry_dot_v1_dot_query__pb2.UsageReport.FromString,
             options,
             channel_credentials,
             insecure,

@@ -117,14 +117,18 @@ class SurfaceSnapshot(_message.Message):
     def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., captured_through_seq: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_units_pb2.SessionEvent, _Mapping]]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
-    __slots__ = ("session_id", "filters", "with_text")
+    __slots__ = ("session_id", "filters", "with_text", "limit", "cursor")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     FILTERS_FIELD_NUMBER: _ClassVar[int]
     WITH_TEXT_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     filters: _containers.RepeatedCompositeFieldContainer[EventFilter]
     with_text: bool
-    def __init__(self, session_id: _Optional[str] = ..., filters: _Optional[_Iterable[_Union[EventFilter, _Mapping]]] = ..., with_text: _Optional[bool] = ...) -> None: ...
+    limit: int
+    cursor: str
+    def __init__(self, session_id: _Optional[str] = ..., filters: _Optional[_Iterable[_Union[EventFilter, _Mapping]]] = ..., with_text: _Optional[bool] = ..., limit: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class EventDocument(_message.Message):
     __slots__ = ("record", "text")
@@ -135,12 +139,14 @@ class EventDocument(_message.Message):
     def __init__(self, record: _Optional[_Union[SessionEventRecord, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
 
 class EventPage(_message.Message):
-    __slots__ = ("session", "events")
+    __slots__ = ("session", "events", "next_cursor")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
     session: _units_pb2.Session
     events: _containers.RepeatedCompositeFieldContainer[EventDocument]
-    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., events: _Optional[_Iterable[_Union[EventDocument, _Mapping]]] = ...) -> None: ...
+    next_cursor: str
+    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., events: _Optional[_Iterable[_Union[EventDocument, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
 
 class ReadEventRequest(_message.Message):
     __slots__ = ("session_id", "seq", "before", "after")

@@ -1,8 +1,9 @@
 """A generator of realistic synthetic coding-agent sessions, and a writer of them as Claude Code logs.
 
-`make run` uses it to give a machine without agent logs a sample archive; `bench/` uses it to build the
-benchmark corpus. It is deterministic: the same `messages` and `seed=` give the same sessions, byte for
-byte.
+`bench/` uses it to build the benchmark corpus (and tests, their large archives): benchmark figures are
+compared across runs, so its output must not change. It is deterministic: the same `messages` and `seed=`
+give the same sessions, byte for byte. The archive `make run` ingests on a machine without agent logs, for
+people to read, is another one: `quarry.cli.sample_archive`.
 
 Text is drawn from a fixed lexicon (common English, programming terms, identifiers, file names and a few
 two-word collocations) with a Zipf-Mandelbrot distribution, so a few function words dominate and most

@@ -272,6 +272,12 @@ class _SessionWriter:
         return build_session(self.draft)
 
 
+def generate_session(messages: int, seed: int = 7) -> units_pb2.Session:
+    """One session of exactly `messages` messages (bench/web.py reads a 1,000-message one on the page)."""
+    rng = np.random.default_rng(seed)
+    return _SessionWriter(Draws(rng, batch=min(1 << 20, max(1 << 12, messages * 48))), messages).build()
+
+
 def session_sizes(messages: int, rng: np.random.Generator) -> list[int]:
     """Long-tailed session lengths in [4, 60] (median 14) summing to exactly `messages`; only a total below 4
     gives a shorter session."""

@@ -8,8 +8,10 @@ allow-list of session ordinals inside the Tantivy query. Event filters (seq, tim
 evaluated in SQL on the events of each candidate message, page by page in score order: a message
 counts only through an event that passes them, so the result is the ranking of the filtered events.
 A session's best hit is its first passing message; its best event the message's passing event whose
-text holds the most query words (the first on a tie). Sessions tied on the score sort by id, and a
-cursor's anchor (score, session id) keeps only those after it.
+text holds the most query words (the first on a tie). A session's title is searched beside its messages
+(title_search.py): when the title holds every word and scores above the session's best message, the
+title is the session's best hit. Sessions tied on the score sort by id, and a cursor's anchor (score,
+session id) keeps only those after it.
 
 Term statistics are the partition's own (documents and document frequencies of this partition):
 scores of two partitions compare as BM25 does over partitions, without the dialogue lane's global IDF
@@ -29,6 +31,7 @@ from quarry.index.lexical import analyzer, schema
 from quarry.index.lexical.fulltext import const
 from quarry.index.lexical.session_reads import query_tokens, snippet
 from quarry.index.lexical.store import Store
+from quarry.index.lexical.title_search import TitleMatch, title_event, title_matches
 from quarry.index.lexical.visibility import Visible
 from quarry.v1 import sessions_pb2, units_pb2
 
@@ -42,24 +45,30 @@ def search_sessions(
     search = request.request
     tokens = query_tokens(search.query)
     searcher = index.searcher()
-    if searcher.num_docs == 0:
-        return []
     sch = index.schema
-    clauses = [(Occur.Must, _word(sch, word)) for word in _words(search.query)]
-    if visible is not None:
-        in_scope = [(Occur.Should, Query.term_query(sch, schema.SCOPE, scope)) for scope in sorted(visible)]
-        clauses.append(
-            (Occur.Must, const(Query.boolean_query(in_scope))) if in_scope else (Occur.MustNot, Query.all_query())
-        )
+    allowed = None
     if search.session_filters:
         allowed = store.session_ords_matching(search.session_filters)
         if not allowed:
             return []
-        clauses.append((Occur.Must, const(Query.term_set_query(sch, schema.SESSION_ORD, allowed))))
-    query = Query.boolean_query(clauses)
     after = request.after if request.HasField("after") else None
-    best = _best_messages(searcher, store, query, search.event_filters, request.limit, after)
-    return _hits(store, best, search.event_filters, tokens, request.limit, after)
+    titles = title_matches(searcher, sch, store, tokens, search.event_filters, visible, allowed)
+    # A session an earlier page served by its title is no candidate here (nor by its messages).
+    excluded = {o for o, t in titles.items() if after is not None and not _after(t.score, t.session_id, after)}
+    best: dict[int, tuple[float, int]] = {}
+    if searcher.num_docs:
+        clauses = [(Occur.Must, _word(sch, word)) for word in _words(search.query)]
+        if visible is not None:
+            in_scope = [(Occur.Should, Query.term_query(sch, schema.SCOPE, scope)) for scope in sorted(visible)]
+            clauses.append(
+                (Occur.Must, const(Query.boolean_query(in_scope))) if in_scope else (Occur.MustNot, Query.all_query())
+            )
+        if allowed is not None:
+            clauses.append((Occur.Must, const(Query.term_set_query(sch, schema.SESSION_ORD, allowed))))
+        query = Query.boolean_query(clauses)
+        best = _best_messages(searcher, store, query, search.event_filters, request.limit, after, excluded)
+    titles = {o: t for o, t in titles.items() if o not in excluded}
+    return _hits(store, best, titles, search.event_filters, tokens, request.limit, after)
 
 
 def _words(query: str) -> list[str]:
@@ -85,12 +94,13 @@ def _best_messages(
     event_filters: Sequence[sessions_pb2.EventFilter],
     limit: int,
     after: sessions_pb2.SessionHitAnchor | None,
-) -> dict[int, tuple[float, int, list[int]]]:
+    excluded: set[int],
+) -> dict[int, tuple[float, int]]:
     """Session ordinal -> (score, message ordinal) of its best passing message, for at least the best
-    `limit` sessions after the anchor (and every session tied with the last). Without event filters every
-    message passes (each holds at least one event): no SQL runs until the hits are shown."""
+    `limit` sessions after the anchor (and every session tied with the last), but the `excluded`, to which
+    the sessions an earlier page served are added. Without event filters every message passes (each holds
+    at least one event): no SQL runs until the hits are shown."""
     best: dict[int, tuple[float, int]] = {}
-    excluded: set[int] = set()
     offset = 0
     page = max(FIRST_PAGE, 4 * limit)
     while offset < MAX_CANDIDATE_HITS:
@@ -138,36 +148,44 @@ def _exclude_before(
 def _hits(
     store: Store,
     best: dict[int, tuple[float, int]],
+    titles: dict[int, TitleMatch],
     filters: Sequence[sessions_pb2.EventFilter],
     tokens: Sequence[str],
     limit: int,
     after: sessions_pb2.SessionHitAnchor | None,
 ) -> list[sessions_pb2.SessionSearchHit]:
-    """The best `limit` sessions (score desc, id asc) as hits with their best event and its snippet."""
-    if not best:
+    """The best `limit` sessions (score desc, id asc) as hits with their best event and its snippet: a
+    message's, or the title's when it scores higher."""
+    scores = {session_ord: score for session_ord, (score, _) in best.items()}
+    by_title = {o for o, match in titles.items() if match.score > scores.get(o, -math.inf)}
+    scores.update((o, titles[o].score) for o in by_title)
+    if not scores:
         return []
-    ranked = sorted(store.session_summaries(list(best)), key=lambda row: (-best[row[0]][0], row[1]))
+    ranked = sorted(store.session_summaries(list(scores)), key=lambda row: (-scores[row[0]], row[1]))
     if after is not None:
-        ranked = [row for row in ranked if _after(best[row[0]][0], row[1], after)]
+        ranked = [row for row in ranked if _after(scores[row[0]], row[1], after)]
     kept = ranked[:limit]
     by_message = store.message_events(
-        {best[session_ord][1]: session_id for session_ord, session_id, _ in kept}, filters
+        {best[session_ord][1]: session_id for session_ord, session_id, _ in kept if session_ord not in by_title},
+        filters,
     )
-    events_of = {session_ord: by_message[best[session_ord][1]] for session_ord, _, _ in kept}
+    events_of = {o: by_message[best[o][1]] for o, _, _ in kept if o not in by_title}
     store.fill_texts(events_of)
     hits = []
     for session_ord, session_id, summary in kept:
-        score = best[session_ord][0]
-        events = events_of[session_ord]
-        # A message read from several records (a streamed reply): the record holding most query words.
-        event = events[0] if len(events) == 1 else max(events, key=lambda e: (_words_held(e.text, tokens), -e.seq))
+        if session_ord in by_title:
+            match = titles[session_ord]
+            event, text = title_event(store, session_ord, match), match.title
+        else:
+            events = events_of[session_ord]
+            # A message read from several records (a streamed reply): the record holding most query words.
+            event = events[0] if len(events) == 1 else max(events, key=lambda e: (_words_held(e.text, tokens), -e.seq))
+            text = event.text
         hits.append(
             sessions_pb2.SessionSearchHit(
                 record=sessions_pb2.SessionRecord(header=units_pb2.Session.FromString(summary), persisted=True),
                 best_match=sessions_pb2.EventSearchHit(
-                    record=record_of(session_id, event),
-                    snippet=snippet(event.text, tokens),
-                    score=score,
+                    record=record_of(session_id, event), snippet=snippet(text, tokens), score=scores[session_ord]
                 ),
             )
         )

@@ -464,6 +464,8 @@ def _message_field(clause: plan_pb2.FieldClause) -> Sql:
         return compare(f"quarry_field('messages', u.proto, '{MESSAGE_PROTO_NUMBERS[name]}')", clause)
     if name == "role":
         return _in("u.role", _values(clause))
+    if name == "model":  # as recorded, compared case-insensitively (group keys are lowercased)
+        return _in("lower(quarry_field('messages', u.proto, 'model'))", [v.lower() for v in _values(clause)])
     if name in ("tool", "type"):
         return _exists("blocks b", "b.message_ord = u.ord", _in(f"b.{name}", _values(clause)))
     if name == "path":

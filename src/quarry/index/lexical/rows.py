@@ -18,8 +18,9 @@ Two strategies:
   statement.
 
 Aggregates: `SELECT key, COUNT(*) ... GROUP BY key` over the same condition, joined with the owning
-session for session.origin / session.repo keys; no rows, every group (the query node sums, sorts and
-limits them across partitions).
+session for session.origin / session.repo keys (a `day` key is the row time's UTC day; `agg sessions`
+adds the distinct owning sessions); no rows, every group (the query node sums, sorts and limits them
+across partitions).
 
 This module and predicates.py are the compilers that build SQL from plans (store.py): the statements
 built here run on the store's reader(); fixed lookups are the store's.
@@ -118,9 +119,23 @@ def _field_partials(unit: str, field: str, values: bool) -> list[str]:
     return [*parts, f"json_group_array({expr})"] if values else parts
 
 
-def _aggregate_row(row: Sequence[object], fields: dict[str, bool]) -> index_pb2.AggregateRow:
+def counts_sessions(plan: plan_pb2.QueryPlan) -> bool:
+    """Whether an `agg` stage asks for `sessions`: the distinct sessions of each group's rows."""
+    return any(f.function == "sessions" for s in plan.stages if s.WhichOneof("stage") == "agg" for f in s.agg.functions)
+
+
+def _day_key(unit: str) -> str:
+    """The UTC day of a row's time, YYYY-MM-DD ("" for a row without a recorded time)."""
+    time = f"u.{TABLES[unit].time}"
+    return f"CASE WHEN {time} > 0 THEN strftime('%Y-%m-%d', {time} / 1000, 'unixepoch') ELSE '' END"
+
+
+def _aggregate_row(row: Sequence[object], fields: dict[str, bool], sessions: bool) -> index_pb2.AggregateRow:
     key, count, *rest = row
     out = index_pb2.AggregateRow(key=key, count=count)  # type: ignore[arg-type]
+    if sessions:  # the distinct sessions come right after the count
+        out.sessions = rest[0]  # type: ignore[assignment]
+        rest = rest[1:]
     for field, values in fields.items():
         width = 5 if values else 4
         n, total, least, greatest, *listed = rest[:width]
@@ -176,6 +191,8 @@ class UnitRows:
             source = f"{spec.table} u JOIN sessions s ON {spec.session_link()}"
         elif name in spec.group_fields:
             key, source = spec.group_fields[name], f"{spec.table} u"
+        elif name == "day" and unit != "files":
+            key, source = _day_key(unit), f"{spec.table} u"
         elif (unit, name) in _GROUP_JOINS:  # a field of several values per row: the row counts in each group
             key, joined = _GROUP_JOINS[unit, name]
             source = f"{spec.table} u JOIN {joined}"
@@ -184,12 +201,13 @@ class UnitRows:
         if unit == "assertions" and not self.assertions:
             return []
         condition = self._filter(unit, [plan.where] if plan.HasField("where") else [], plan)
-        fields = aggregated_fields(plan)
-        columns = "".join(", " + ", ".join(_field_partials(unit, field, values)) for field, values in fields.items())
+        fields, sessions = aggregated_fields(plan), counts_sessions(plan)
+        columns = f", COUNT(DISTINCT u.{'session_ord' if spec.session_ord else 'session_id'})" if sessions else ""
+        columns += "".join(", " + ", ".join(_field_partials(unit, field, values)) for field, values in fields.items())
         rows = self.store.reader().execute(
             f"SELECT {key}, COUNT(*){columns} FROM {source} WHERE {condition.text} GROUP BY 1", condition.params
         )
-        return [_aggregate_row(row, fields) for row in rows]
+        return [_aggregate_row(row, fields, sessions) for row in rows]
 
     def run(
         self, plan: plan_pb2.QueryPlan, limit: int, after: index_pb2.UnitAnchor | None = None

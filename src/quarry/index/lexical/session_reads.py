@@ -134,7 +134,7 @@ def search_events(
         if len(counts) < len(wanted):
             continue
         norm = K1 * (1 - B + B * len(tokens) / average)
-        score = sum(_idf(count, frequency[t]) * counts[t] * (K1 + 1) / (counts[t] + norm) for t in wanted)
+        score = sum(bm25_idf(count, frequency[t]) * counts[t] * (K1 + 1) / (counts[t] + norm) for t in wanted)
         scored.append((score, event.seq, event))
     scored.sort(key=lambda hit: (-hit[0], hit[1]))
     for score, _, event in scored[offset : offset + request.limit + 1]:
@@ -142,7 +142,8 @@ def search_events(
     return page
 
 
-def _idf(documents: int, frequency: int) -> float:
+def bm25_idf(documents: int, frequency: int) -> float:
+    """BM25's inverse document frequency of a term in `frequency` of `documents` documents (Tantivy's)."""
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 

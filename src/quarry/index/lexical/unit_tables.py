@@ -81,7 +81,7 @@ TABLES: dict[str, UnitTable] = {
             "messages",
             "time_ms",
             proto=units_pb2.Message,
-            group_fields=_keys(role="u.role"),
+            group_fields=_keys(role="u.role", model=_proto_key("messages", "model")),
         ),
         UnitTable(
             "actions",

@@ -1,0 +1,42 @@
+"""A running 2-partition cluster whose calls need tokens, with its HTTP JSON API: the tokens of `grants` made
+in its home before it starts (`who -> {scope: [grant, …]}`), for the tests that read it as several callers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from quarry.cli.local import LocalCluster
+from quarry.client.client import QuarryClient
+from quarry.core.tokens import TokenStore
+from tests.cluster.test_http_api import free_port
+from tests.shared_paths import INGEST_ROOTS
+
+
+@dataclass
+class TokenCluster:
+    home: Path
+    http: str  # http://127.0.0.1:PORT
+    query: str
+    ingest: str
+    tokens: dict[str, str]  # who -> token
+
+    def client(self, who: str) -> QuarryClient:
+        return QuarryClient(self.query, self.ingest, token=self.tokens[who])
+
+
+@contextmanager
+def token_cluster(home: Path, grants: dict[str, dict[str, list[str]]]) -> Iterator[TokenCluster]:
+    """The cluster under `home` with a token per caller of `grants`, stopped on leaving."""
+    store = TokenStore.in_home(home)
+    tokens = {who: store.create(who, held)[0] for who, held in grants.items()}
+    port = free_port()
+    local = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=INGEST_ROOTS)
+    local.start()
+    try:
+        info = local.info()
+        yield TokenCluster(home, f"http://127.0.0.1:{port}", info.query, info.ingest, tokens)
+    finally:
+        local.stop()
