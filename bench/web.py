@@ -5,17 +5,21 @@
                         [--screenshots DIR]
 
 1. Generates the synthetic archive (`generate_sessions`, as bench/run.py does) and one session of
-   `--long` messages, starts a local cluster (2 index partitions, no embedder, no tokens: the loopback
-   default) with the HTTP server on a free loopback port, ingests them and waits until the last is
-   searchable.
+   `--long` messages written as a Claude Code log (the reader shows a log's events: a session read from
+   its log, as people's are), starts a local cluster (2 index partitions, no embedder, no tokens: the
+   loopback default) with the HTTP server on a free loopback port, ingests the archive through
+   IngestSessions and the log through IngestPaths, and waits until both are searchable.
 2. Search: one query of each class of bench/queries.py that finds something, each asked `--rounds`
    times as the search page (`/?q=…`) and as the API (`/api/sessions?query=…`), in pairs whose order
    alternates (ABBA), one keep-alive connection, one request at a time. Server time is the node's own
    `Server-Timing: app;dur=` header (request in to answer's headers out: both answers are rendered whole
    before their headers); the client's wall time beside it.
+   Beside them, the facet sidebar the page loads after its hits (`/search/facets?q=…`), timed alone.
 3. The long session's page (`/sessions/{id}`), `--rounds` x 5 times: server time p50 / p95 and the
    page's size (the reader pages events in, so the first page holds one page of them).
-4. With `--screenshots DIR` (and chromium with chromium-driver installed), one PNG of each page.
+4. With `--screenshots DIR` (and chromium with chromium-driver installed), a second cluster holding
+   only the demo's sample archive (`quarry.cli.sample_archive`: people's sessions, not the benchmark's
+   word lists) and one PNG of each page, at a query and a session of it.
 Prints the figures and writes them to `--out`; ratios are page ÷ API of the same requests in this run.
 """
 
@@ -32,8 +36,9 @@ import tempfile
 import time
 import urllib.parse
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -42,8 +47,13 @@ from bench.http_api import free_port, tree_state, wait_http  # noqa: E402
 from bench.queries import CLASSES, build_queries  # noqa: E402
 from bench.run import log, wait_visible  # noqa: E402
 from quarry.cli.local import LocalCluster  # noqa: E402
+from quarry.cli.sample_archive import write_sample_archive  # noqa: E402
+from quarry.cli.synthetic.claude_code import write_claude_code_archive  # noqa: E402
 from quarry.cli.synthetic.generator import generate_session, generate_sessions  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 LIMIT = 20
 LONG_SESSION_ROUNDS = 5  # the session page is asked this many times per round
@@ -88,6 +98,7 @@ def searches(client: QuarryClient) -> list[str]:
 def time_search(server: Server, queries: Sequence[str], rounds: int) -> dict[str, Any]:
     page_ms: list[float] = []
     api_ms: list[float] = []
+    sidebar_ms: list[float] = []
     walls: dict[str, list[float]] = {"page": [], "api": []}
     for round_number in range(rounds + 1):  # round 0 warms both up, untimed
         for i, query in enumerate(queries):
@@ -101,6 +112,9 @@ def time_search(server: Server, queries: Sequence[str], rounds: int) -> dict[str
                 if round_number:
                     (page_ms if which == "page" else api_ms).append(server_ms)
                     walls[which].append(wall_ms)
+            sidebar = server.get("/search/facets?" + urllib.parse.urlencode({"q": query}))[0]
+            if round_number:
+                sidebar_ms.append(sidebar)
     return {
         "requests_each": len(page_ms),
         "page_server_ms": {"p50": p(page_ms, 0.5), "p95": p(page_ms, 0.95)},
@@ -108,6 +122,7 @@ def time_search(server: Server, queries: Sequence[str], rounds: int) -> dict[str
         "page_wall_ms_p50": p(walls["page"], 0.5),
         "api_wall_ms_p50": p(walls["api"], 0.5),
         "page_over_api_p50": round(statistics.median(page_ms) / statistics.median(api_ms), 3),
+        "facet_sidebar_server_ms": {"p50": p(sidebar_ms, 0.5), "p95": p(sidebar_ms, 0.95)},
     }
 
 
@@ -128,12 +143,15 @@ def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     log(f"generating {args.messages:,} messages and one session of {args.long:,}")
     sessions = list(generate_sessions(args.messages, seed=7))
     long_session = generate_session(args.long, seed=27)
+    logs = home / "logs-to-read"
+    write_claude_code_archive([long_session], logs)
     port = free_port()
-    local = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}")
+    local = LocalCluster(home / "cluster", partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=[logs])
     local.start()
     try:
         with QuarryClient(local.info().query, local.info().ingest) as client:
-            client.ingest_sessions([*sessions, long_session])
+            client.ingest_sessions(sessions)
+            list(client.ingest_paths([logs]))
             wait_visible(client, [*sessions, long_session])
             wait_http("127.0.0.1", port)
             queries = searches(client)
@@ -142,9 +160,9 @@ def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
             search = time_search(server, queries, args.rounds)
             log(f"timing the {args.long:,}-message session page")
             session_page = time_session_page(server, long_session.id, args.rounds)
-            shots = screenshots(f"http://127.0.0.1:{port}", queries[0], long_session.id, args.screenshots)
     finally:
         local.stop()
+    shots = screenshots(home / "sample", args.screenshots) if args.screenshots is not None else []
     return {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "tree": tree_state(),
@@ -157,31 +175,46 @@ def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     }
 
 
-def screenshots(base: str, query: str, session_id: str, folder: Path | None) -> list[str]:
-    """One PNG per page, when a folder is given and the browser is installed."""
-    if folder is None:
-        return []
+def screenshots(home: Path, folder: Path) -> list[str]:
+    """One PNG per page over a cluster of the sample archive alone (where the browser is installed)."""
     from tests.web.browser import open_browser
 
     browser = open_browser()
     if browser is None:
         log("no chromium / chromium-driver: no screenshots")
         return []
-    folder.mkdir(parents=True, exist_ok=True)
-    pages = {
-        "search": "/?" + urllib.parse.urlencode({"q": query}),
-        "reader": f"/sessions/{urllib.parse.quote(session_id, safe='')}",
-        "units": "/units?" + urllib.parse.urlencode({"q": "actions | group by tool | count"}),
-        "usage": "/usage",
-    }
-    saved = []
+    logs = home / "sample-sessions"
+    write_sample_archive(logs, date.today())
+    port = free_port()
+    local = LocalCluster(home / "cluster", partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=[logs])
+    local.start()
     try:
-        for name, path in pages.items():
-            browser.get(base + path)
-            browser.save_screenshot(str(folder / f"web-{name}.png"))
-            saved.append(str((folder / f"web-{name}.png").relative_to(REPO)))
+        with QuarryClient(local.info().query, local.info().ingest) as client:
+            list(client.ingest_paths([logs]))
+            deadline = time.monotonic() + 60
+            while not (hits := client.search("repo:ledger alembic", limit=1).hits) and time.monotonic() < deadline:
+                time.sleep(0.5)  # the archive's last commit
+        compacted = hits[0].session.id  # the schema migration whose context was compacted
+        return _shoot(browser, f"http://127.0.0.1:{port}", compacted, folder)
     finally:
         browser.quit()
+        local.stop()
+
+
+def _shoot(browser: WebDriver, base: str, compacted: str, folder: Path) -> list[str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = {
+        "search": "/?" + urllib.parse.urlencode({"q": "why does the connection pool time out"}),
+        "reader": f"/sessions/{urllib.parse.quote(compacted, safe='')}",
+        "units": "/units?" + urllib.parse.urlencode({"q": "actions where session.repo:ledger | group by tool | count"}),
+        "usage": "/usage?" + urllib.parse.urlencode({"by": "model", "since": "30d"}),
+    }
+    saved = []
+    for name, path in pages.items():
+        browser.get(base + path)
+        time.sleep(1.0)  # the facet sidebar settles
+        browser.save_screenshot(str(folder / f"web-{name}.png"))
+        saved.append(str(folder / f"web-{name}.png"))
     return saved
 
 

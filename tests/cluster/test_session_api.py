@@ -114,6 +114,16 @@ def test_read_session_surface_and_windows(client: QuarryClient) -> None:
     assert _seed_error(lambda: client.sessions.surface(missing)) == ("SESSION_QUERY_SESSION_NOT_FOUND", "session_id")
 
 
+def test_a_window_brings_the_messages_its_events_became(client: QuarryClient) -> None:
+    bare = client.sessions.event(A6, 20, before=20, after=20)
+    assert not bare.messages  # only when asked
+    window = client.sessions.event(A6, 20, before=20, after=20, with_messages=True)
+    named = list(dict.fromkeys(e.message_id for e in window.events if e.message_id))
+    assert named and [m.id for m in window.messages] == named  # each once, in the order the events name them
+    for message in window.messages:
+        assert message == client.resolve_ref(f"message:{message.id}").message  # the message the ref resolves
+
+
 def test_list_events_filters(client: QuarryClient) -> None:
     queued = client.sessions.events(MAIN, event_filters(text="EXTRA-usage"), with_text=True)
     assert [(e.record.seq, e.record.type, e.record.surface) for e in queued.events] == [

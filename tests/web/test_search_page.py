@@ -96,9 +96,9 @@ def test_a_facet_narrows_the_query_and_its_counts(page: Page) -> None:
         everything = client.facets(families=["origins"])
         narrowed = client.facets("origin:codex-session", families=["origins", "repos"])
         codex_hits = client.search("origin:codex-session").hits
-    with page.step("the sidebar counts the whole archive"):
+    with page.step("the sidebar counts the whole archive (loaded after the hits)"):
         counts = {v.value: v.count for v in getattr(everything, "global").families[0].values}
-        assert shown_facets(page, "origins") == counts
+        wait(page, lambda: shown_facets(page, "origins") == counts)
         assert counts["codex-session"] < sum(counts.values())
     with page.step("click codex-session"):
         css(page, '.facets ul[data-family="origins"] a[data-value="codex-session"]')[0].click()
@@ -106,14 +106,14 @@ def test_a_facet_narrows_the_query_and_its_counts(page: Page) -> None:
         wait(page, lambda: len(css(page, ".hit")) == len(codex_hits))
     with page.step("the box holds the narrowed query and the counts are its sessions'"):
         assert page.driver.find_element(By.ID, "q").get_attribute("value") == "origin:codex-session"
-        assert shown_facets(page, "origins") == {"codex-session": narrowed.scoped.total_sessions}
+        wait(page, lambda: shown_facets(page, "origins") == {"codex-session": narrowed.scoped.total_sessions})
         repos = {v.value: v.count for f in narrowed.scoped.families if f.family == "repos" for v in f.values}
         assert shown_facets(page, "repos") == repos
         assert css(page, ".facets .total")[0].text.startswith(f"{narrowed.scoped.total_sessions} session")
     with page.step("clicking it again removes the filter"):
         css(page, '.facets a[data-value="codex-session"].active')[0].click()
         wait(page, lambda: query_of(page) == "")
-        assert shown_facets(page, "origins") == counts
+        wait(page, lambda: shown_facets(page, "origins") == counts)
 
 
 def test_a_refused_query_shows_a_caret_under_the_offending_part(page: Page) -> None:
@@ -204,9 +204,20 @@ def test_the_hostile_session_is_text_in_hits_and_facets(page: Page) -> None:
         assert not page.driver.find_elements(By.CSS_SELECTOR, planted)
         assert page.pwned() is None and no_alert(page)
     with page.step("its facets are text too"):
-        assert css(page, ".facets a")
+        wait(page, lambda: css(page, ".facets ul a"))
         assert not page.driver.find_elements(By.CSS_SELECTOR, ".facets script, .facets img")
     with page.step("narrow by a facet and stay inert"):
-        css(page, ".facets a")[0].click()
+        css(page, ".facets ul a")[0].click()
         wait(page, lambda: query_of(page) != MARKER)
         assert page.pwned() is None and no_alert(page)
+
+
+def test_the_sidebar_loads_after_the_hits_and_comes_in_the_page_without_script(site: ReaderSite) -> None:
+    bearer = {"authorization": f"Bearer {site.tokens['a']}"}
+    status, _, page = fetch(site, "/?q=pool", **bearer)
+    assert status == 200 and 'class="hit' in page and 'data-family="origins"' not in page
+    assert 'hx-get="/search/facets?q=pool"' in page and 'href="/?q=pool&amp;facets=1"' in page
+    status, _, fragment = fetch(site, "/search/facets?q=pool", **bearer)
+    assert status == 200 and fragment.lstrip().startswith('<aside id="facets"') and 'data-family="origins"' in fragment
+    status, _, inline = fetch(site, "/?q=pool&facets=1", **bearer)
+    assert status == 200 and 'data-family="origins"' in inline and 'class="hit' in inline

@@ -27,7 +27,7 @@ from quarry.cli.state import open_client, settings
 if TYPE_CHECKING:
     from quarry.cli.otel_export import OtelProjection
     from quarry.client.client import QuarryClient
-    from quarry.v1 import refs_pb2, sessions_pb2
+    from quarry.v1 import sessions_pb2
 
 render = lazy_module("quarry.cli.render")
 
@@ -85,14 +85,13 @@ def _transcript(session_id: str, form: str, out: Path | None, redact: bool) -> N
 
 
 class _Remote:
-    """The transcript's Source over the SDK's gRPC stubs: the session API and ResolveRef."""
+    """The transcript's Source over the SDK's gRPC stubs: the session API."""
 
     def __init__(self, client: QuarryClient) -> None:
         from quarry.client.calls import typed_call  # gRPC loads with the command, not with `quarry`
 
         self.call = typed_call
         self.sessions = client.sessions.stub
-        self.query = client.query
 
     def read_event(self, request: sessions_pb2.ReadEventRequest) -> sessions_pb2.EventWindow:
         return self.call(self.sessions.ReadEvent, request)
@@ -102,9 +101,6 @@ class _Remote:
 
     def trace_session(self, request: sessions_pb2.SessionIdRequest) -> sessions_pb2.LineageTrace:
         return self.call(self.sessions.TraceSession, request)
-
-    def resolve_ref(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
-        return self.call(self.query.ResolveRef, request)
 
 
 @export_app.command("otel")

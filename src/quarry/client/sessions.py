@@ -149,8 +149,13 @@ class SessionsClient:
         request = sessions_pb2.ListEventsRequest(session_id=session_id, filters=list(filters), with_text=with_text)
         return typed_call(self.stub.ListEvents, request)
 
-    def event(self, session_id: str, seq: int, before: int = 0, after: int = 0) -> sessions_pb2.EventWindow:
-        request = sessions_pb2.ReadEventRequest(session_id=session_id, seq=seq, before=before, after=after)
+    def event(
+        self, session_id: str, seq: int, before: int = 0, after: int = 0, with_messages: bool = False
+    ) -> sessions_pb2.EventWindow:
+        """One full event and its neighbours; `with_messages`, also the messages they became."""
+        request = sessions_pb2.ReadEventRequest(
+            session_id=session_id, seq=seq, before=before, after=after, with_messages=with_messages
+        )
         return typed_call(self.stub.ReadEvent, request)
 
     def trace_event(self, session_id: str, seq: int) -> sessions_pb2.EventTrace:

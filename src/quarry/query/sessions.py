@@ -122,6 +122,7 @@ class SessionQueries:
         full: bool = False,
         with_text: bool = False,
         with_payloads: bool = False,
+        with_messages: bool = False,
         deadline: Deadline | None = None,
     ) -> sessions_pb2.StoredEvents:
         check_session_id(session_id)
@@ -133,6 +134,7 @@ class SessionQueries:
             full=full,
             with_text=with_text,
             with_payloads=with_payloads,
+            with_messages=with_messages,
         )
         return self.cluster.sessions.read_events(partition, request, deadline or Deadline(DEADLINE_MS))
 
@@ -187,7 +189,7 @@ class SessionQueries:
                 raise _invalid(name, f"{name} must be 0..{MAX_WINDOW} events, not {value}")
         seq = request.seq
         window = sessions_pb2.EventFilter(seq=sessions_pb2.Range(min=seq - request.before, max=seq + request.after))
-        stored = self._events(request.session_id, [window], full=True)
+        stored = self._events(request.session_id, [window], full=True, with_messages=request.with_messages)
         target = next((e for e in stored.events if e.seq == seq), None)
         if target is None:
             raise _event_not_found(request.session_id, seq, stored.event_count)
@@ -197,6 +199,7 @@ class SessionQueries:
             events=stored.events,
             start_seq=stored.events[0].seq,
             end_seq=stored.events[-1].seq,
+            messages=stored.messages,
         )
 
     def trace_event(self, request: sessions_pb2.TraceEventRequest) -> sessions_pb2.EventTrace:

@@ -149,30 +149,34 @@ class EventPage(_message.Message):
     def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., events: _Optional[_Iterable[_Union[EventDocument, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
 
 class ReadEventRequest(_message.Message):
-    __slots__ = ("session_id", "seq", "before", "after")
+    __slots__ = ("session_id", "seq", "before", "after", "with_messages")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     BEFORE_FIELD_NUMBER: _ClassVar[int]
     AFTER_FIELD_NUMBER: _ClassVar[int]
+    WITH_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     seq: int
     before: int
     after: int
-    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., before: _Optional[int] = ..., after: _Optional[int] = ...) -> None: ...
+    with_messages: bool
+    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., before: _Optional[int] = ..., after: _Optional[int] = ..., with_messages: _Optional[bool] = ...) -> None: ...
 
 class EventWindow(_message.Message):
-    __slots__ = ("session", "target", "events", "start_seq", "end_seq")
+    __slots__ = ("session", "target", "events", "start_seq", "end_seq", "messages")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     START_SEQ_FIELD_NUMBER: _ClassVar[int]
     END_SEQ_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
     session: _units_pb2.Session
     target: _units_pb2.SessionEvent
     events: _containers.RepeatedCompositeFieldContainer[_units_pb2.SessionEvent]
     start_seq: int
     end_seq: int
-    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., target: _Optional[_Union[_units_pb2.SessionEvent, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_units_pb2.SessionEvent, _Mapping]]] = ..., start_seq: _Optional[int] = ..., end_seq: _Optional[int] = ...) -> None: ...
+    messages: _containers.RepeatedCompositeFieldContainer[_units_pb2.Message]
+    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., target: _Optional[_Union[_units_pb2.SessionEvent, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_units_pb2.SessionEvent, _Mapping]]] = ..., start_seq: _Optional[int] = ..., end_seq: _Optional[int] = ..., messages: _Optional[_Iterable[_Union[_units_pb2.Message, _Mapping]]] = ...) -> None: ...
 
 class TraceEventRequest(_message.Message):
     __slots__ = ("session_id", "seq")
@@ -355,30 +359,34 @@ class NodeSessionLists(_message.Message):
     def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionSessionList, _Mapping]]] = ..., failures: _Optional[_Iterable[_Union[_errors_pb2.PartitionFailure, _Mapping]]] = ...) -> None: ...
 
 class PartitionReadEvents(_message.Message):
-    __slots__ = ("partition", "session_id", "filters", "full", "with_text", "with_payloads")
+    __slots__ = ("partition", "session_id", "filters", "full", "with_text", "with_payloads", "with_messages")
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     FILTERS_FIELD_NUMBER: _ClassVar[int]
     FULL_FIELD_NUMBER: _ClassVar[int]
     WITH_TEXT_FIELD_NUMBER: _ClassVar[int]
     WITH_PAYLOADS_FIELD_NUMBER: _ClassVar[int]
+    WITH_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     partition: int
     session_id: str
     filters: _containers.RepeatedCompositeFieldContainer[EventFilter]
     full: bool
     with_text: bool
     with_payloads: bool
-    def __init__(self, partition: _Optional[int] = ..., session_id: _Optional[str] = ..., filters: _Optional[_Iterable[_Union[EventFilter, _Mapping]]] = ..., full: _Optional[bool] = ..., with_text: _Optional[bool] = ..., with_payloads: _Optional[bool] = ...) -> None: ...
+    with_messages: bool
+    def __init__(self, partition: _Optional[int] = ..., session_id: _Optional[str] = ..., filters: _Optional[_Iterable[_Union[EventFilter, _Mapping]]] = ..., full: _Optional[bool] = ..., with_text: _Optional[bool] = ..., with_payloads: _Optional[bool] = ..., with_messages: _Optional[bool] = ...) -> None: ...
 
 class StoredEvents(_message.Message):
-    __slots__ = ("session", "events", "event_count")
+    __slots__ = ("session", "events", "event_count", "messages")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
     session: _units_pb2.Session
     events: _containers.RepeatedCompositeFieldContainer[_units_pb2.SessionEvent]
     event_count: int
-    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_units_pb2.SessionEvent, _Mapping]]] = ..., event_count: _Optional[int] = ...) -> None: ...
+    messages: _containers.RepeatedCompositeFieldContainer[_units_pb2.Message]
+    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_units_pb2.SessionEvent, _Mapping]]] = ..., event_count: _Optional[int] = ..., messages: _Optional[_Iterable[_Union[_units_pb2.Message, _Mapping]]] = ...) -> None: ...
 
 class PartitionSearchEvents(_message.Message):
     __slots__ = ("partition", "request", "offset")

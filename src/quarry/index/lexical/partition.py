@@ -349,6 +349,7 @@ class LexicalPartition:
             full=request.full,
             with_text=request.with_text,
             with_payloads=request.with_payloads,
+            with_messages=request.with_messages,
             visible=visible,
         )
 

@@ -53,11 +53,13 @@ def read_events(
     full: bool = False,
     with_text: bool = False,
     with_payloads: bool = False,
+    with_messages: bool = False,
     visible: Visible = None,
 ) -> sessions_pb2.StoredEvents:
     """The session's header and its events matching every filter, in seq order: heads only, with their
     text (`with_text`), or whole (`full`: text and raw records, with `with_payloads` each the source's
-    bytes, its held-apart payloads put back). NOT_FOUND when the session is not here."""
+    bytes, its held-apart payloads put back); `with_messages`, also the messages they became, in the order
+    the events first name them. NOT_FOUND when the session is not here."""
     full = full or with_payloads
     with store.snapshot() as reads:
         head = reads.session_head(session_id)
@@ -70,13 +72,15 @@ def read_events(
         if with_payloads:
             put_back_payloads(reads, session_id, events)
         count = reads.event_count(head.ord)
+        named = dict.fromkeys(e.message_id for e in events if e.message_id) if with_messages else {}
+        messages = [found[1] for message_id in named if (found := reads.message(head.ord, message_id))]
     if pattern is not None:
         events = [e for e in events if pattern.search(e.text)]
         if not (full or with_text):
             for event in events:
                 event.ClearField("text")
     return sessions_pb2.StoredEvents(
-        session=units_pb2.Session.FromString(head.summary), events=events, event_count=count
+        session=units_pb2.Session.FromString(head.summary), events=events, event_count=count, messages=messages
     )
 
 

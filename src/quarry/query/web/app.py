@@ -5,6 +5,7 @@ GET  /sessions/{id}         the session reader (reader.py), its events paged in
 GET  /units                 the units console (units.py)
 GET  /usage                 usage per day, model, agent or repo (usage.py)
 GET  /r/{ref}               the object a public ref names
+GET  /assertions, POST /assertions/judge   candidates and their judgment (assertions.py)
 GET  /signin, POST /signin  exchange a token for the sign-in cookie (signin.py)
 POST /signout               forget it
 GET  /static/…              the stylesheet, quarry.js and the vendored htmx
@@ -23,7 +24,7 @@ from quarry.core import auth
 from quarry.core.errors import QuarryError
 from quarry.query.root import Coordinator
 from quarry.query.sessions import SessionQueries
-from quarry.query.web import reader, refs, search, units, usage
+from quarry.query.web import assertions, reader, refs, search, units, usage
 from quarry.query.web.pages import Web
 from quarry.query.web.rendering import environment
 from quarry.query.web.signin import COOKIE, CSRF_FIELD, LIFETIME_S, SignIn, SignInRequired, Visitor, local_path
@@ -44,6 +45,7 @@ def web_routes(coordinator: Coordinator, sessions: SessionQueries, gate: auth.Ga
         *refs.routes(web),
         *usage.routes(web),
         *reader.routes(web),
+        *assertions.routes(web),
     ]
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from quarry.core.errors import QuarryError
 from quarry.dsl import ast, parse, render
-from quarry.dsl.reading import read
+from quarry.dsl.reading import PROSE, read
 from quarry.v1 import query_pb2
 
 # facet family -> the session field a value of it filters on (docs/query-language.md#session-fields)
@@ -52,6 +52,7 @@ class FacetGroup:
 class Sidebar:
     total: int  # the sessions the counts are of
     scoped: bool  # counted for the query (False: the whole archive, for an empty query)
+    prose: bool  # the query was read as prose (its words counted as every word required)
     groups: list[FacetGroup]
     caveats: list[str]
 
@@ -73,7 +74,8 @@ def sidebar(response: query_pb2.FacetsResponse, text: str) -> Sidebar:
         links = [link for value in counted[family].values if (link := _link(base, family, value)) is not None]
         if links:
             groups.append(FacetGroup(family, TITLES.get(family, family), links))
-    return Sidebar(view.total_sessions, response.scoped_to_query, groups, list(response.caveats))
+    prose = read(text).how == PROSE
+    return Sidebar(view.total_sessions, response.scoped_to_query, prose, groups, list(response.caveats))
 
 
 def _link(base: str, family: str, value: query_pb2.FacetValue) -> FacetLink | None:

@@ -35,7 +35,7 @@ from quarry.query.web.pages import Web
 from quarry.query.web.signin import Visitor
 from quarry.query.web.transcript.files import FORMATS, exporting, filename, transcript_html, transcript_markdown
 from quarry.query.web.transcript.reading import PAGE, WINDOW, TranscriptReader
-from quarry.v1 import errors_pb2, refs_pb2, sessions_pb2
+from quarry.v1 import errors_pb2, sessions_pb2
 
 MAX_SEQ = 2**31 - 1
 SEQ = re.compile(r"[0-9]{1,10}")
@@ -58,12 +58,11 @@ def routes(web: Web) -> list[BaseRoute]:
 
 
 class NodeSource:
-    """The transcript's Source on the query node itself: its session API and ref resolver, called in the
+    """The transcript's Source on the query node itself: its session API, called in the
     visitor's identity (inside `Web.call`), local paths left out as the API leaves them."""
 
     def __init__(self, web: Web) -> None:
         self.sessions = web.sessions
-        self.refs = web.coordinator.refs
 
     def read_event(self, request: sessions_pb2.ReadEventRequest) -> sessions_pb2.EventWindow:
         return _as_api(self.sessions.read_event(request))
@@ -73,9 +72,6 @@ class NodeSource:
 
     def trace_session(self, request: sessions_pb2.SessionIdRequest) -> sessions_pb2.LineageTrace:
         return _as_api(self.sessions.trace_session(request))
-
-    def resolve_ref(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef:
-        return _as_api(self.refs.resolve(request))
 
 
 def _as_api(answer: Answer) -> Answer:

@@ -9,7 +9,10 @@ envelope's cursor. An empty page shows the envelope's caveats, which say why and
 something; a refused query is shown under the box with a caret at its position (query_box.py).
 
 The page takes `q`, `lane`, `limit` and `cursor`. It is a plain GET form; with htmx (hx-boost on the page's
-region) a search, a facet and the next page swap the region in place and push the URL.
+region) a search, a facet and the next page swap the region in place and push the URL. The facet sidebar
+is its own request (`/search/facets?q=…`, loaded by htmx as the page arrives): counting facets costs a
+search of its own, three times the page's, and the hits should not wait for it. Without script, a link
+shows the page again with the sidebar in it (`facets=1`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from quarry.query.web.units import PATH as UNITS_PATH
 from quarry.v1 import query_pb2
 
 PATH = "/"
+FACETS_PATH = "/search/facets"
 _MARKED = re.compile(r"\[([^\[\]\s]+)\]")  # a word the snippet marks as matched
 STEM_CHARS = 4  # a marked word and a matched term sharing this many first letters are the same word stemmed
 
@@ -54,20 +58,27 @@ class Hit:
 
 
 def routes(web: Web) -> list[BaseRoute]:
-    return [Route(PATH, web.page(search_page), methods=["GET"])]
+    return [
+        Route(PATH, web.page(search_page), methods=["GET"]),
+        Route(FACETS_PATH, web.page(facets_fragment), methods=["GET"]),
+    ]
 
 
 async def search_page(web: Web, request: Request, visitor: Visitor) -> Response:
-    """A page of ranked sessions for the box's query, with its facets."""
+    """A page of ranked sessions for the box's query; its facets with `facets=1`, else loaded after."""
     query, cursor, limit = text_param(request, "q"), text_param(request, "cursor"), limit_param(request)
     lane = text_param(request, "lane") or AUTO
     keep: dict[str, str | int] = {"lane": "" if lane == AUTO else lane, "limit": limit}
     context: dict[str, object] = {"q": query, "lane": lane, "lanes": LANES, "limit": limit}
     search = query_pb2.SearchRequest(query=query, lane=lane, limit=limit, cursor=cursor)
+    inline = request.query_params.get("facets") == "1"
     try:
-        envelope, facets = await asyncio.gather(
-            web.call(visitor, web.coordinator.search, search), _sidebar(web, visitor, query)
-        )
+        if inline:
+            envelope, facets = await asyncio.gather(
+                web.call(visitor, web.coordinator.search, search), _sidebar(web, visitor, query)
+            )
+        else:
+            envelope, facets = await web.call(visitor, web.coordinator.search, search), None
     except QuarryError as error:
         shown = shown_error(error, query, PATH, **keep)
         units = href(UNITS_PATH, q=query) if selects_rows(query) else ""
@@ -84,9 +95,19 @@ async def search_page(web: Web, request: Request, visitor: Visitor) -> Response:
         hits=[hit(h) for h in envelope.hits],
         facets=facets,
         facet_href=lambda q: href(PATH, q=q, **keep),
+        facets_fragment_href=href(FACETS_PATH, q=query, **keep),
+        inline_facets_href=href(PATH, q=query, facets=1, **keep),
         next_href=next_href,
         **context,
     )
+
+
+async def facets_fragment(web: Web, request: Request, visitor: Visitor) -> Response:
+    """The facet sidebar of the box's query, as the fragment the search page loads."""
+    query, lane = text_param(request, "q"), text_param(request, "lane")
+    keep: dict[str, str | int] = {"lane": "" if lane in ("", AUTO) else lane, "limit": limit_param(request)}
+    facets = await _sidebar(web, visitor, query)
+    return web.html(request, visitor, "_facets_aside.html", facets=facets, facet_href=lambda q: href(PATH, q=q, **keep))
 
 
 def selects_rows(query: str) -> bool:

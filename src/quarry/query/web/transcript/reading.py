@@ -7,15 +7,13 @@ remote cluster is the same file. A page is a ReadEvent window (full events: text
 links, the message each became), one event wider on both sides: the event before says whether the page's
 first message began earlier, the event after whether a next page exists. The first current event of the
 session (ListEvents, one record) tells which replacers are forks (layout.py). The messages the events
-became (role, model, tokens, cost, blocks) are read by their public refs (ResolveRef `message:<id>`); the
-session's lineage is TraceSession.
+became (role, model, tokens, cost, blocks) come in the same windows (`with_messages`); the session's
+lineage is TraceSession.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextvars import copy_context
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -24,23 +22,20 @@ from quarry.query.web.transcript.header import Href, session_view
 from quarry.query.web.transcript.layout import Event, Layout
 from quarry.query.web.transcript.parts import Clean, keep
 from quarry.query.web.transcript.view import Page
-from quarry.v1 import errors_pb2, refs_pb2, sessions_pb2, units_pb2
+from quarry.v1 import errors_pb2, sessions_pb2, units_pb2
 
 PAGE = 200  # events a reader page holds
 WINDOW = 1000  # events one ReadEvent answers at most (docs/sessions.md#session-reads)
-MESSAGE_READS = 8  # messages resolved at once
 
 
 class Source(Protocol):
-    """The calls a transcript is read with: the session API's, and ResolveRef."""
+    """The calls a transcript is read with: the session API's."""
 
     def read_event(self, request: sessions_pb2.ReadEventRequest) -> sessions_pb2.EventWindow: ...
 
     def list_events(self, request: sessions_pb2.ListEventsRequest) -> sessions_pb2.EventPage: ...
 
     def trace_session(self, request: sessions_pb2.SessionIdRequest) -> sessions_pb2.LineageTrace: ...
-
-    def resolve_ref(self, request: refs_pb2.ResolveRefRequest) -> refs_pb2.ResolvedRef: ...
 
 
 @dataclass
@@ -60,11 +55,13 @@ class TranscriptReader:
         events = [event for event in window.events if start <= event.seq < end]
         previous = next((event for event in window.events if event.seq == start - 1), None)
         following = any(event.seq >= end for event in window.events)
-        return self._laid_out(window.session, events, start, end if following else None, matched, previous)
+        messages = {message.id: message for message in window.messages}
+        return self._laid_out(window.session, events, start, end if following else None, matched, previous, messages)
 
     def whole(self, session_id: str) -> Page:
         """Every event of the session, laid out as one page (an export)."""
         events: list[Event] = []
+        messages: dict[str, units_pb2.Message] = {}
         session: units_pb2.Session | None = None
         start: int | None = 0
         while start is not None:
@@ -73,9 +70,10 @@ class TranscriptReader:
                 return self._empty(session_id)
             session = window.session
             events += [event for event in window.events if event.seq < start + WINDOW]
+            messages.update((message.id, message) for message in window.messages)
             start = start + WINDOW if window.end_seq >= start + WINDOW else None
         assert session is not None
-        return self._laid_out(session, events, 0, None, None, None)
+        return self._laid_out(session, events, 0, None, None, None, messages)
 
     def event_of_message(self, session_id: str, message_seq: int) -> int:
         """The first event of the session's message `message_seq` (its id `<session id>:m<seq>`, the seq search
@@ -92,7 +90,7 @@ class TranscriptReader:
         """Windows of the log from `first` to its end, then from its start up to `first`."""
         for start, stop in ((first, None), (0, first)):
             while stop is None or start < stop:
-                window = self._window(session_id, start, before=0, after=WINDOW, missing_ok=True)
+                window = self._window(session_id, start, before=0, after=WINDOW, missing_ok=True, messages=False)
                 if window is None:
                     break
                 yield window
@@ -108,11 +106,13 @@ class TranscriptReader:
         next_start: int | None,
         matched: int | None,
         previous: Event | None,
+        messages: dict[str, units_pb2.Message],
     ) -> Page:
+        """The events laid out with `messages` (the windows' messages, by id; the replaced events' read
+        here are added to it)."""
         forks = self._forks(session.id, events)
-        others = self._replaced(session.id, events, forks)
-        wanted = [event.message_id for event in (*events, *others.values()) if event.message_id]
-        layout = Layout(self.messages(wanted), forks, others, self.clean, matched, previous, self.page_size)
+        others = self._replaced(session.id, events, forks, messages)
+        layout = Layout(messages, forks, others, self.clean, matched, previous, self.page_size)
         header = session_view(session, self._lineage(session.id), self.clean, self.href)
         end = start + self.page_size if next_start is not None else (events[-1].seq + 1 if events else start)
         return Page(header, layout.items(events), start, end, next_start, redacted=self.clean is not keep)
@@ -123,12 +123,14 @@ class TranscriptReader:
         return Page(header, [], 0, 0, None, redacted=self.clean is not keep)
 
     def _window(
-        self, session_id: str, seq: int, before: int, after: int, missing_ok: bool = False
+        self, session_id: str, seq: int, before: int, after: int, missing_ok: bool = False, messages: bool = True
     ) -> sessions_pb2.EventWindow | None:
-        """The window around `seq`; None when the session has no event `seq` and that is expected (the first
-        event of an empty session, or `missing_ok`). NOT_FOUND on `session_id` for a session the caller
-        may not read, whatever else."""
-        request = sessions_pb2.ReadEventRequest(session_id=session_id, seq=seq, before=before, after=after)
+        """The window around `seq`, with its events' messages unless not `messages`; None when the session has
+        no event `seq` and that is expected (the first event of an empty session, or `missing_ok`). NOT_FOUND
+        on `session_id` for a session the caller may not read, whatever else."""
+        request = sessions_pb2.ReadEventRequest(
+            session_id=session_id, seq=seq, before=before, after=after, with_messages=messages
+        )
         try:
             return self.source.read_event(request)
         except QuarryError as error:
@@ -156,8 +158,15 @@ class TranscriptReader:
         first = self.source.list_events(request).events
         return frozenset(seq for seq in replacers if first and first[0].record.seq < seq)
 
-    def _replaced(self, session_id: str, events: Sequence[Event], forks: frozenset[int]) -> dict[int, Event]:
-        """The events each fork on the page replaced (the first page_size of each), read where not here."""
+    def _replaced(
+        self,
+        session_id: str,
+        events: Sequence[Event],
+        forks: frozenset[int],
+        messages: dict[str, units_pb2.Message],
+    ) -> dict[int, Event]:
+        """The events each fork on the page replaced (the first page_size of each), read where not here
+        (their messages added to `messages`)."""
         here = {event.seq: event for event in events}
         wanted: set[int] = set()
         for event in events:
@@ -167,23 +176,11 @@ class TranscriptReader:
         found = {seq: here[seq] for seq in wanted if seq in here}
         for first, last in _spans(missing, WINDOW):
             window = self.source.read_event(
-                sessions_pb2.ReadEventRequest(session_id=session_id, seq=first, after=last - first)
+                sessions_pb2.ReadEventRequest(session_id=session_id, seq=first, after=last - first, with_messages=True)
             )
             found.update((event.seq, event) for event in window.events if event.seq in wanted)
+            messages.update((message.id, message) for message in window.messages)
         return found
-
-    def messages(self, message_ids: Iterable[str]) -> dict[str, units_pb2.Message]:
-        """The messages by id (ResolveRef), a few at a time; one that does not resolve is left out (its events
-        then show their own text)."""
-        ids = list(dict.fromkeys(message_ids))
-
-        def resolve(message_id: str) -> refs_pb2.ResolvedRef:
-            return self.source.resolve_ref(refs_pb2.ResolveRefRequest(ref=f"message:{message_id}"))
-
-        contexts = [copy_context() for _ in ids]  # each call in a copy of this thread's: the caller's identity
-        with ThreadPoolExecutor(MESSAGE_READS) as pool:
-            answers = list(pool.map(lambda context, i: context.run(resolve, i), contexts, ids))
-        return {answer.message.id: answer.message for answer in answers if answer.HasField("message")}
 
 
 def _spans(seqs: Sequence[int], width: int) -> Iterable[tuple[int, int]]:
