@@ -8,6 +8,7 @@ from pathlib import Path
 
 import grpc
 
+from quarry.core.telemetry import MAX_MESSAGE_BYTES
 from quarry.index.lexical.assertions import AssertionStore
 from quarry.index.lexical.partition import LexicalPartition
 from quarry.index.partition_set import PartitionSet
@@ -35,7 +36,8 @@ class PartitionServer:
         self.partitions = PartitionSet(self.data_dir, expected_partitions=len(self.held))
         for partition in self.held:
             self.partitions.open(partition)
-        self.server = grpc.server(futures.ThreadPoolExecutor(8), options=[("grpc.so_reuseport", 1)])
+        limits = [(f"grpc.max_{way}_message_length", MAX_MESSAGE_BYTES) for way in ("send", "receive")]  # as a node's
+        self.server = grpc.server(futures.ThreadPoolExecutor(8), options=[("grpc.so_reuseport", 1), *limits])
         for service in index_services(self.partitions, lambda: self.count, writable=True):
             service.add_servicer(service.servicer, self.server)
         self.port = self.server.add_insecure_port(f"127.0.0.1:{self.port}")

@@ -17,6 +17,7 @@ from tests.index import plans as p
 
 
 def query_plan(partition: LexicalPartition, sql: Sql) -> str:
+    partition._store.ready_for_units()  # the functions and the id collation unit queries use
     rows = partition._store.reader().execute(f"EXPLAIN QUERY PLAN {sql.text}", sql.params).fetchall()
     return " | ".join(row[3] for row in rows)
 

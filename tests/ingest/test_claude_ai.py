@@ -149,4 +149,5 @@ def test_block_types_not_seen_yet_keep_their_text_and_new_fields_are_ignored() -
 def test_a_cut_export_is_reported_and_parses_nothing(cut: int) -> None:
     data = conversation(message("m1", "human", NIL, 0, text("hello " * 50)))
     result = parse_bytes(data[:cut], "conversations.json")
-    assert result.sessions == [] and [i.code for i in result.issues] == ["unknown_format"]
+    assert result.sessions == [] and [i.code for i in result.issues] == ["unreadable"]
+    assert "truncated JSON" in result.issues[0].reason

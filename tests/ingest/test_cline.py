@@ -259,7 +259,7 @@ def test_xml_tool_calls_commands_exit_codes_edits_and_denials(tmp_path: Path) ->
     assert orjson.loads(write.input_json)["content"] == "<content>kept whole</content>"
     assert (write.path, write.failed) == ("notes.xml", True)  # {"status":"denied"}
     denial = session.messages[6]
-    assert denial.authored and denial.blocks[-2].text == "do not create notes"
+    assert denial.authored and denial.blocks[-1].text == "do not create notes"
     assert (done.tool, done.output) == ("attempt_completion", "")
     first = session.messages[1]
     assert [b.type for b in first.blocks] == ["thinking", "text", "tool_use"]
@@ -315,10 +315,7 @@ def test_native_results_images_tokens_resumption_and_new_content_without_ui(tmp_
         56,
     )
     resumed = session.messages[4]
-    assert resumed.authored and [b.text for b in resumed.blocks if b.type == "text"][1:3] == [
-        "New instructions for task continuation:",
-        "use npm instead",
-    ]
+    assert resumed.authored and [b.text for b in resumed.blocks if b.type == "text"] == ["use npm instead"]
     assert session.cwd == "/home/dev/shop" and session.created_ms == 0  # no ts and no UI: no times
 
 
@@ -404,7 +401,8 @@ def test_a_cut_file_beside_is_an_issue_and_a_cut_history_leaves_the_ui_as_the_ta
     assert [(i.code, Path(i.path).name) for i in result.issues] == [("malformed_json", UI)]
     assert len(result.sessions[0].messages) == 2
     path = write_task(tmp_path / "b" / "1767000000002", orjson.dumps(history)[:50], ui)
-    assert [i.code for i in parse_file(path).issues] == ["unknown_format"]
+    (cut,) = parse_file(path).issues
+    assert cut.code == "unreadable" and "truncated JSON" in cut.reason
     (session,) = parse_file(path.with_name(UI)).sessions
     assert session.id == "cline-task:1767000000002"
     assert [(m.role, m.time_ms - T, m.input_tokens) for m in session.messages] == [

@@ -361,4 +361,6 @@ def test_an_export_without_requests_has_no_session() -> None:
 def test_a_cut_export_is_reported_and_parses_nothing(cut: int) -> None:
     data = orjson.dumps(orjson.loads(export(request(1, "hello " * 50, md("hi")))), option=orjson.OPT_INDENT_2)
     result = parse_bytes(data[:cut], "chat.json")
-    assert result.sessions == [] and [i.code for i in result.issues] == ["unknown_format"]
+    # a pretty-printed document cut short: said to be truncated JSON, not records of another format
+    assert result.sessions == [] and [i.code for i in result.issues] == ["unreadable"]
+    assert "truncated JSON" in result.issues[0].reason

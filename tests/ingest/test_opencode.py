@@ -433,7 +433,8 @@ def test_a_storage_session_without_messages_and_a_cut_export() -> None:
     data = export(message("msg_001", "user", text("hello " * 50)))
     for cut in (100, 400):
         result = parse_bytes(data[:cut], "session.json")
-        assert result.sessions == [] and [i.code for i in result.issues] == ["unknown_format"]
+        assert result.sessions == [] and [i.code for i in result.issues] == ["unreadable"]
+        assert "truncated JSON" in result.issues[0].reason
 
 
 def test_recognition_needs_opencode_s_ids() -> None:

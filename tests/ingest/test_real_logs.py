@@ -245,8 +245,8 @@ def test_main_session_delegations_resolve_to_the_two_subagent_files() -> None:
     assert [r.child_session_id for r in main.runs[1:]] == [d.child_session_id for d in main.delegations]
 
 
-# The folders of the agents Quarry reads; the others in real-logs (Continue, Kimi, Qwen Code, Copilot CLI,
-# Cursor's agent CLI, OpenCode's SQLite store) are agents it does not read yet.
+# The folders of the agents Quarry reads; the others in real-logs (Continue, Kimi, Qwen Code, Copilot CLI)
+# are agents it does not read yet.
 READ_FOLDERS = (
     "aider",
     "chatgpt",
@@ -257,9 +257,11 @@ READ_FOLDERS = (
     "codex_archived",
     "copilot",
     "cursor",
+    "cursor_cli",
     "gemini",
     "goose",
     "opencode",
+    "opencode_db",
     "opencode_go",
     "roo_code",
 )
@@ -283,6 +285,8 @@ def test_every_real_file_is_recognized_by_content() -> None:
         "crush": 2,  # a Crush and an OpenCode (Go) database
         "aider": 4,
         "goose": 1,  # sessions.db (its projects.json is no session log)
+        "opencode-db": 1,
+        "cursor-cli": 2,
     }
     for result in results:
         for session in result.sessions:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from quarry.core import id_order
 from quarry.query import units
 from quarry.v1 import index_pb2, plan_pb2, units_pb2
 
@@ -35,10 +36,11 @@ def partition_streams(
     return [sorted(s, key=sort_key(descending)) for s in streams]
 
 
-def sort_key(descending: bool) -> Callable[[index_pb2.UnitRow], tuple[int, str]]:
-    """The partitions' row order: time (descending when asked), ties on the id ascending either way."""
+def sort_key(descending: bool) -> Callable[[index_pb2.UnitRow], tuple[int, object]]:
+    """The partitions' row order: time (descending when asked), ties on the id ascending either way, in
+    the ids' natural order (quarry.core.id_order: `s-5` before `s-31`)."""
     sign = -1 if descending else 1
-    return lambda r: (sign * r.sort_time_ms, r.sort_id)
+    return lambda r: (sign * r.sort_time_ms, id_order.key(r.sort_id))
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -41,6 +41,14 @@ def ingest(
     ] = False,
     ack: Ack = "applied",
     scope: Scope = "",
+    list_sources: Annotated[
+        bool,
+        typer.Option(
+            "--list-sources",
+            help="Ingest nothing: show each place every tool's logs are looked for on this machine and the files "
+            "there (README.md#formats).",
+        ),
+    ] = False,
 ) -> None:
     """Ingest the session logs of Claude Code, Codex, Gemini CLI, Cursor, Copilot Chat, Cline, Roo Code,
     OpenCode, Crush, Aider and Goose, and ChatGPT and Claude.ai exports (format found from content), read
@@ -50,6 +58,9 @@ def ingest(
     file failed."""
     from quarry.client.ingest_outcome import failures
 
+    if list_sources:
+        _list_sources(paths)
+        return
     standard = not paths
     if standard:
         from quarry.ingest.discover import project_locations  # only here: it loads every parser
@@ -144,6 +155,76 @@ def delete(
     cluster on the log) from the log, where a tombstone takes their place."""
     with open_client() as client:
         render.delete_report(client.delete(refs, ack=ack), settings.format, stdout())
+
+
+SOURCE_COLUMNS = ("tool", "place", "via", "in_project", "files", "skipped", "paths")
+
+
+def _list_sources(paths: list[Path] | None) -> None:
+    """Every place `quarry ingest` with no path looks in on this machine (and in this folder), per tool,
+    with the session files there and the files passed over; a place moved by an environment variable
+    says which."""
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
+    if paths:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            "--list-sources shows the standard places every tool writes to: it takes no path",
+            parameter="paths",
+        )
+    rows = _source_rows()
+    fmt = settings.format
+    if fmt in render.DOCUMENT_FORMATS:
+        render.emit_document({"places": rows}, fmt)
+    elif fmt == "ndjson":
+        render.emit_ndjson(rows)
+    elif fmt == "csv":
+        render.emit_csv(SOURCE_COLUMNS, ([row[column] for column in SOURCE_COLUMNS] for row in rows))
+    else:
+        _plain_sources(rows)
+
+
+def _source_rows() -> list[dict[str, Any]]:
+    """One row per place looked in: the tool, the place (a glob where the tool keeps one file per
+    folder), the root it came from, the session files found and the files passed over there."""
+    from quarry.ingest.discover import iter_source_files
+    from quarry.ingest.locations import look
+
+    def counted(found: tuple[Path, ...]) -> tuple[int, int]:
+        skipped: list[Path] = []
+        return sum(1 for _ in iter_source_files(found, lambda path, code, reason: skipped.append(path))), len(skipped)
+
+    rows = []
+    for place in look(project=Path.cwd()):
+        files, skipped = counted(place.found)
+        row = {"tool": place.tool, "place": str(place.where), "via": place.via, "in_project": place.in_project}
+        rows.append(row | {"files": files, "skipped": skipped, "paths": [str(path) for path in place.found]})
+    return rows
+
+
+def _plain_sources(rows: list[dict[str, Any]]) -> None:
+    """Per tool, one line per place: how many session files are there (or that it is not there), then
+    the place and the environment variable that moved it."""
+    from rich.markup import escape
+
+    out, tool = stdout(), ""
+    for row in rows:
+        if row["tool"] != tool:
+            tool = str(row["tool"])
+            out.print(f"[bold]{escape(tool)}[/bold]", highlight=False)
+        files, skipped, via = row["files"], row["skipped"], row["via"]
+        found = f"{files} file{'s' * (files != 1)}" if row["paths"] else "not there"
+        notes = [f"{skipped} passed over"] if skipped else []
+        notes += [f"set by {via.split('/')[0]}"] if via.startswith("$") and not via.startswith("$XDG") else []
+        note = f"  ({', '.join(notes)})" if notes else ""
+        out.print(f"  {found:<10} {escape(str(row['place']))}{escape(note)}", highlight=False, soft_wrap=True)
+    with_files = sum(1 for row in rows if row["files"])
+    stderr().print(
+        f"{len(rows)} places looked in, {with_files} with session files. A remote cluster's ingest node looks "
+        "on its own machine; `quarry push` sends this machine's.",
+        soft_wrap=True,
+    )
 
 
 def _with_progress(description: str, work: Callable[[Callable[[int, int], None]], _T]) -> _T:

@@ -20,6 +20,11 @@ ORIGINS = (
     "goose-session",
     "cline-task",
     "roo-code-task",
+    "cursor-cli-session",
+    "continue-session",
+    "copilot-cli-session",
+    "kimi-cli-session",
+    "qwen-code-session",
 )
 ORIGIN_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 ROLES = ("user", "assistant", "system", "tool")

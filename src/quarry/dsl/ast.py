@@ -193,9 +193,9 @@ Predicate = Field | FreeText | FtsLeaf | Semantic | Comparison | Exists | Seq | 
 
 @dataclass(frozen=True, slots=True)
 class Sort:
-    """`sort by time|count|key [asc|desc]` (ascending unless `desc`)."""
+    """`sort by time|seq|count|key [asc|desc]` (ascending unless `desc`)."""
 
-    key: Literal["time", "count", "key"]
+    key: Literal["time", "seq", "count", "key"]
     descending: bool = False
     span: Span | None = field(default=None, compare=False, repr=False)
 

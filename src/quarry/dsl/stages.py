@@ -15,11 +15,11 @@ _INT32_MAX = 2**31 - 1
 def lower_stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.PipelineStage]:
     """Validate the stage sequence and lower it, in order.
 
-    Rows: `sort by time`, `limit`, `offset`. Aggregates (docs/query-language.md#counting-and-grouping):
-    `group by FIELD | count` or `| agg …` (or `count` / `agg` alone: the rows as one group) first, then
-    `sort by count|key`, `limit`, `offset`. Several limits
-    narrow (the smallest wins) and several offsets add up: the query node combines them with the
-    caller's.
+    Rows: `sort by time` (`sort by seq` for messages: their place in the session), `limit`, `offset`.
+    Aggregates (docs/query-language.md#counting-and-grouping): `group by FIELD | count` or `| agg …` (or
+    `count` / `agg` alone: the rows as one group) first, then `sort by count|key`, `limit`, `offset`.
+    Several limits narrow (the smallest wins) and several offsets add up: the query node combines them
+    with the caller's.
     """
     out: list[plan_pb2.PipelineStage] = []
     grouped = False
@@ -35,6 +35,9 @@ def lower_stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.Pipe
                         ("sort by count", "sort by key"),
                     )
                 out.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="time", descending=descending)))
+            case ast.Sort(key="seq", descending=descending):
+                _check_seq_sort(unit, grouped, stage)
+                out.append(plan_pb2.PipelineStage(sort=plan_pb2.SortStage(key="seq", descending=descending)))
             case ast.Sort(key=key, descending=descending):
                 if not grouped:
                     raise query_error(
@@ -88,6 +91,26 @@ def lower_stages(unit: str, stages: tuple[ast.Stage, ...]) -> list[plan_pb2.Pipe
                     raise query_error(BAD_VALUE, f"offset must be at most {_INT32_MAX}", stage.span, str(n))
                 out.append(plan_pb2.PipelineStage(offset=n))
     return out
+
+
+def _check_seq_sort(unit: str, grouped: bool, stage: ast.Sort) -> None:
+    """`sort by seq` orders message rows by their place in their session."""
+    if grouped:
+        raise query_error(
+            UNSUPPORTED_FORM,
+            "sort by seq orders message rows; aggregate rows sort by count or key",
+            stage.span,
+            "seq",
+            ("sort by count", "sort by key"),
+        )
+    if unit != "messages":
+        raise query_error(
+            UNSUPPORTED_FORM,
+            f"sort by seq orders messages (their place in the session); {unit} sort by time",
+            stage.span,
+            "seq",
+            ("sort by time",),
+        )
 
 
 def _aggregate_stage(unit: str, stage: ast.Aggregate) -> plan_pb2.AggregateStage:

@@ -51,6 +51,7 @@ _HUMAN_NAMES = {
     "OFFSET": "offset",
     "BY": "by",
     "TIME": "time",
+    "SEQ_KEY": "seq",
     "KEY": "key",
     "ASC": "asc",
     "DESC": "desc",

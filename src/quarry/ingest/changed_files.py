@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from quarry.ingest.discover import NOT_A_SESSION_LOG
+from quarry.ingest.discover import EMPTY, NOT_A_SESSION_LOG, NotRegularFile
 from quarry.ingest.parse import ParseResult, parse_bytes
-from quarry.ingest.tracking import Change, FileMark, NotRegularFile, examine
+from quarry.ingest.tracking import Change, FileMark, examine
 from quarry.v1 import ingest_pb2
 
 
@@ -62,6 +62,8 @@ def read_changed(
             report.skipped.add(path=found.path, code=NOT_A_SESSION_LOG, reason=found.reason)
         else:
             report.issues.append(found)
+    if not parsed.sessions and not parsed.issues:  # recognized, yet nothing to ingest: said, never silent
+        report.skipped.add(path=name, code=EMPTY, reason=f"a {parsed.format} file that holds no session")
     for record_type, count in parsed.skipped_record_types.items():
         report.skipped_record_types[record_type] += count
     return ChangedFile(seen.change, parsed, FileMark.of(seen.data, seen.mtime_ns, len(parsed.sessions)))

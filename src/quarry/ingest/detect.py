@@ -19,7 +19,25 @@ from typing import Any
 import orjson
 
 from quarry.ingest.reader import Record, iter_jsonl, read_document, strip_bom
-from quarry.ingest.sources import aider, cline, copilot, crush, cursor_db, cursor_markdown, goose, opencode
+from quarry.ingest.sources import (
+    aider,
+    cline,
+    continue_dev,
+    copilot,
+    copilot_cli,
+    crush,
+    cursor_cli,
+    cursor_db,
+    cursor_markdown,
+    goose,
+    kimi,
+    kiro_cli,
+    opencode,
+    opencode_db,
+    qwen,
+    vscode_chat,
+    zed,
+)
 from quarry.v1 import ingest_pb2
 
 CLAUDE_CODE = "claude-code"
@@ -35,16 +53,30 @@ AIDER = aider.FORMAT
 CURSOR = cursor_markdown.FORMAT
 CRUSH = crush.FORMAT
 GOOSE = goose.FORMAT
+OPENCODE_DB = opencode_db.FORMAT
+CURSOR_CLI = cursor_cli.FORMAT
+VSCODE_CHAT_LOG = vscode_chat.FORMAT
+ZED = zed.FORMAT
+KIRO_CLI = kiro_cli.FORMAT
+CONTINUE, COPILOT_CLI, KIMI, QWEN = continue_dev.FORMAT, copilot_cli.FORMAT, kimi.FORMAT, qwen.FORMAT
 UNKNOWN = "unknown"
 FORMATS = (
     CLAUDE_CODE, CODEX, CHATGPT, GEMINI, CLAUDE_AI, COPILOT_CHAT, OPENCODE, CLINE, ROO_CODE, AIDER, CURSOR, CRUSH,
-    GOOSE, UNKNOWN,
+    GOOSE, VSCODE_CHAT_LOG, ZED, KIRO_CLI,
+    OPENCODE_DB, CURSOR_CLI,
+    CONTINUE, COPILOT_CLI, KIMI, QWEN,
+    UNKNOWN,
 )  # fmt: skip
 # How much of a text file's start its recognizers see (a folder walk reads no more to pick candidates).
 TEXT_HEAD_CHARS = 4096
 _JSON_DOCUMENT_RECOGNIZERS = (copilot.recognize, opencode.recognize, cline.recognize)
+_JSON_DOCUMENT_RECOGNIZERS += (continue_dev.recognize,)
 _TEXT_RECOGNIZERS = (aider.recognize, cursor_markdown.recognize)
 _DATABASE_RECOGNIZERS = (cursor_db.recognize, crush.recognize, goose.recognize)
+_DATABASE_RECOGNIZERS += (opencode_db.recognize, cursor_cli.recognize)
+_DATABASE_RECOGNIZERS += (zed.recognize, kiro_cli.recognize)
+_RECORDS_RECOGNIZERS = (vscode_chat.recognize_records,)  # JSON Lines formats recognized by their records
+_RECORDS_RECOGNIZERS += (qwen.recognize, copilot_cli.recognize, kimi.recognize)
 
 VOTE_RECORDS = 64
 _NON_SPACE = re.compile(rb"\S")
@@ -197,6 +229,8 @@ def _claude_ai_conversation(item: dict[str, Any]) -> bool:
 
 
 def records_format(records: list[Record]) -> str:
+    if (kind := _recognized(_RECORDS_RECOGNIZERS, records)) != UNKNOWN:
+        return kind
     claude = codex = 0
     for record in records:
         data = record.data

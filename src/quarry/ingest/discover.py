@@ -4,22 +4,27 @@ A file named explicitly is always a candidate: if it is not a session log, parsi
 a folder, names prove nothing either (formats are recognized from content), so a regular file is a
 candidate when its first non-blank byte opens a JSON value, when it is a SQLite database, or when its
 start is a Markdown transcript of a tool Quarry reads; other binaries, lock files and notes are
-passed over without a read beyond their first bytes. Hidden entries below a folder are skipped and
-symlinked folders are not followed (no cycles); special files (pipes, devices, sockets) are never
-opened. Everything passed over is told, with why, so a report can name it. Files come out sorted, so
-runs are reproducible.
+passed over without a read beyond their first bytes. Hidden entries below a folder are skipped, except
+the ones agents keep their sessions in (`AGENT_HIDDEN`: a project's `.specstory/`, Aider's
+`.aider.chat.history.md`, …), and symlinked folders are not followed (no cycles); special files (pipes,
+devices, sockets) are never opened, and `read_regular` refuses one named explicitly. Everything passed
+over is told, with why, so a report can name it. Files come out sorted, so runs are reproducible.
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
+from typing import BinaryIO
 
 from quarry.ingest.detect import UNKNOWN, text_format
+from quarry.ingest.locations import look
 from quarry.ingest.sources.sqlite_snapshot import is_sqlite
 
 SNIFF_BYTES = 4096
@@ -30,44 +35,22 @@ DATABASE, LOG = "database", "log"  # source_kind's answers
 # SkippedFile codes (ingest.proto): why a file a folder holds was passed over
 HIDDEN, SYMLINKED_FOLDER, EMPTY, BINARY = "hidden", "symlinked_folder", "empty", "binary"
 NOT_A_SESSION_LOG, NOT_REGULAR = "not_a_session_log", "not_regular"
-_CLINE = "saoudrizwan.claude-dev"
-_ROO_CODE = "rooveterinaryinc.roo-cline"
+# Hidden entries a project folder holds that are agents' session logs or lead to them: walked like any other.
+AGENT_HIDDEN = frozenset({".specstory", ".aider.chat.history.md", ".crush", ".opencode"})
 
 
 def standard_locations() -> list[Path]:
-    """The agents' default log folders and databases that exist on this machine: Claude Code, Codex,
-    Gemini CLI, Cursor (its global and workspace databases), Cline and Roo Code (their VS Code
-    extensions' task folders), OpenCode's storage and Goose's sessions. CLAUDE_CONFIG_DIR, CODEX_HOME and
-    XDG_CONFIG_HOME / XDG_DATA_HOME move them as they do for the tools themselves; macOS keeps the
-    editors' folders under ~/Library/Application Support."""
-    home = Path.home()
-    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-    codex = Path(os.environ.get("CODEX_HOME") or home / ".codex")
-    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
-    editors = [config, home / "Library" / "Application Support"]
-    candidates = [claude / "projects", codex / "sessions", home / ".gemini" / "tmp"]
-    for folder in editors:
-        cursor = folder / "Cursor" / "User"
-        candidates += [cursor / "globalStorage" / "state.vscdb", *sorted(cursor.glob("workspaceStorage/*/state.vscdb"))]
-    for folder in editors:
-        for editor in ("Code", "Cursor"):
-            extensions = folder / editor / "User" / "globalStorage"
-            candidates += [extensions / _CLINE / "tasks", extensions / _ROO_CODE / "tasks"]
-    candidates += [data / "opencode" / "storage", data / "goose" / "sessions"]
-    return [path for path in candidates if path.exists()]
+    """The places agents write their logs that exist on this machine, each once: every tool's folders
+    and databases for this platform in `locations.TOOLS`, moved by each tool's environment overrides
+    (CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_DATA_HOME, GOOSE_PATH_ROOT, %APPDATA%, …) as the tool moves them."""
+    return list(dict.fromkeys(path for place in look() for path in place.found))
 
 
 def project_locations(project: Path) -> list[Path]:
     """The session files tools keep inside a project folder that exist in `project`: SpecStory's history
-    (Cursor), Aider's chat history, Crush's and OpenCode (Go)'s databases."""
-    candidates = (
-        project / ".specstory" / "history",
-        project / ".aider.chat.history.md",
-        project / ".crush" / "crush.db",
-        project / ".opencode" / "opencode.db",
-    )
-    return [path for path in candidates if path.exists()]
+    (Cursor), Aider's chat history, Crush's and OpenCode (Go)'s databases (`locations.TOOLS`)."""
+    places = look(project=project)
+    return list(dict.fromkeys(path for place in places if place.in_project for path in place.found))
 
 
 Skip = Callable[[Path, str, str], None]  # (path, SkippedFile code, reason): a file passed over on purpose
@@ -93,7 +76,7 @@ def _walk(root: Path, tell: Skip) -> Iterator[Path]:
         kept = []
         for name in sorted(dirs):
             path = Path(folder, name)
-            if name.startswith("."):
+            if name.startswith(".") and name not in AGENT_HIDDEN:
                 tell(path, HIDDEN, f"a hidden folder: skipped on purpose; name it to include it ({path})")
             elif path.is_symlink():
                 tell(path, SYMLINKED_FOLDER, "a symlinked folder is not followed: name it to include it")
@@ -102,7 +85,7 @@ def _walk(root: Path, tell: Skip) -> Iterator[Path]:
         dirs[:] = kept
         for name in sorted(files):
             path = Path(folder, name)
-            if name.startswith("."):
+            if name.startswith(".") and name not in AGENT_HIDDEN:
                 tell(path, HIDDEN, f"a hidden file: skipped on purpose; name it to include it ({path})")
                 continue
             try:
@@ -118,6 +101,28 @@ def _walk(root: Path, tell: Skip) -> Iterator[Path]:
                 yield path
             else:
                 tell(path, found.code, found.reason)
+
+
+class NotRegularFile(OSError):
+    """A path that names a pipe, a device, a socket or a folder where a file was expected."""
+
+
+@contextmanager
+def open_regular(path: Path) -> Iterator[BinaryIO]:
+    """The file opened for reading without blocking and checked before a byte is read: a named pipe would
+    hang the read and a device would never end it, so either raises NotRegularFile (other OSErrors as
+    raised)."""
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not S_ISREG(mode):
+            raise NotRegularFile(errno.EINVAL, f"{special_kind(mode)}, not a regular file: never read", str(path))
+        yield handle
+
+
+def read_regular(path: Path) -> bytes:
+    """The whole of a regular file (`open_regular`)."""
+    with open_regular(path) as handle:
+        return handle.read()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ Every origin goes through `build_session`, so the same rules apply to all of the
 - ids come from `quarry.core.refs` (message `<session>:m<seq>`, block `<message>:<index>`, action
   `<session>:action:<seq>`); seqs follow source order, so a re-parse or a longer copy of an
   append-only file gives the same ids to the messages both contain.
-- words are whitespace words of dialogue blocks (text, code, thinking).
+- words are the words of dialogue blocks (text, code, thinking): whitespace words, Chinese and Japanese
+  runs counted by their words (quarry.core.cjk).
 - session counts describe the conversation: messages on the `log-only` surface (a ChatGPT branch
   that is not the current one) are kept in `messages` but not counted.
 - tool_result text is capped at 64 KiB of UTF-8; so is the action output taken from it.
@@ -23,6 +24,7 @@ import re
 from collections import Counter
 
 from quarry.core import refs, vocab
+from quarry.core.cjk import count_words
 from quarry.ingest import events
 from quarry.ingest.derive import ToolResult, add_units, normalize_path, paired_results
 from quarry.ingest.followup import followup
@@ -35,10 +37,6 @@ OUTPUT_CAP_BYTES = 64 * 1024
 TITLE_CHARS = 120
 _DIALOGUE = frozenset(vocab.DIALOGUE_BLOCK_TYPES)
 _SPACES = re.compile(r"\s+")
-
-
-def count_words(text: str) -> int:
-    return len(text.split()) if text else 0
 
 
 def cap_output(text: str) -> str:

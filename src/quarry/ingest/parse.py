@@ -1,7 +1,8 @@
 """The ingest entry point: one file in, canonical sessions and a report of what was skipped out.
 
 `parse_file` never raises on content: unreadable files, unknown formats, bad lines and unusable
-records all become `IngestIssue`s, and record types the archive does not model are counted in
+records all become `IngestIssue`s (and so does a parser's failure on a damaged file: one file's damage
+never costs another file its sessions), and record types the archive does not model are counted in
 `skipped_record_types` as `<format>:<type>`. Parsing is deterministic: the same bytes give
 byte-identical sessions (ids, content hash).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import io
+import logging
 import sqlite3
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
@@ -18,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from quarry.ingest import detect as formats
-from quarry.ingest.discover import iter_source_files
+from quarry.ingest.discover import iter_source_files, read_regular
 from quarry.ingest.normalize import build_session
-from quarry.ingest.reader import issue
+from quarry.ingest.reader import cut_document, issue
 from quarry.ingest.sources import (
     SourceResult,
     aider,
@@ -29,19 +31,29 @@ from quarry.ingest.sources import (
     claude_code,
     cline,
     codex,
+    continue_dev,
     copilot,
+    copilot_cli,
     crush,
+    cursor_cli,
     cursor_db,
     cursor_markdown,
     gemini,
     goose,
+    kimi,
+    kiro_cli,
     opencode,
+    opencode_db,
+    qwen,
+    vscode_chat,
+    zed,
 )
 from quarry.ingest.sources.sqlite_snapshot import is_sqlite, missing_pages, open_snapshot, table_columns
 from quarry.v1 import ingest_pb2, units_pb2
 
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_MEMBER_BYTES = 1 << 30  # an archive member larger than this (decompressed) is refused, not read
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -57,7 +69,7 @@ def parse_file(path: Path) -> ParseResult:
     """Parse one file of any supported format, recognized from its content."""
     name = str(path)
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(Path(path))  # a pipe or a device is refused unread: it would hang the read
     except OSError as error:
         reason = error.strerror or str(error)
         return ParseResult(name, formats.UNKNOWN, issues=[issue(name, 0, "unreadable", reason)])
@@ -66,13 +78,25 @@ def parse_file(path: Path) -> ParseResult:
 
 def parse_bytes(data: bytes, path: str) -> ParseResult:
     """Parse file content already in memory; `path` is recorded as the sessions' source. A ZIP archive
-    (a data export as downloaded) is read member by member (`parse_archive`)."""
+    (a data export as downloaded) is read member by member (`parse_archive`). A parser that fails on
+    damaged content fails this file alone: the failure is logged and becomes the file's issue."""
+    try:
+        return _parse_bytes(data, path)
+    except Exception as error:  # any parser's failure on one damaged file is that file's issue alone
+        _log.exception("parsing %s failed", path)
+        reason = f"could not be parsed (damaged?): {type(error).__name__}: {error}"
+        return ParseResult(path, formats.UNKNOWN, issues=[issue(path, 0, "unreadable", reason)])
+
+
+def _parse_bytes(data: bytes, path: str) -> ParseResult:
     if data.startswith(ZIP_MAGIC):
         return parse_archive(data, path)
     if is_sqlite(data):
         return parse_database(data, path)
     detection = formats.detect(data, path)
     if detection.format == formats.UNKNOWN:
+        if cut := cut_document(data):
+            return ParseResult(path, formats.UNKNOWN, issues=[issue(path, 0, "unreadable", cut)])
         return _unknown(path, detection.reason)
     return _result(path, detection.format, _parse_source(detection, path), detection.issues)
 
@@ -90,9 +114,11 @@ def parse_database(data: bytes, path: str) -> ParseResult:
             if kind == formats.UNKNOWN:
                 return _unknown(path, "a SQLite database of no supported tool")
             return _result(path, kind, _DATABASE_PARSERS[kind](conn, path), cut)
-    except sqlite3.DatabaseError as error:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+        # SQLite's message about a damaged schema quotes its bytes, and Python cannot decode bad ones
+        problem = "its schema holds bytes that are no UTF-8" if isinstance(error, UnicodeDecodeError) else error
         return ParseResult(
-            path, formats.UNKNOWN, issues=[issue(path, 0, "unreadable", f"not a readable SQLite database: {error}")]
+            path, formats.UNKNOWN, issues=[issue(path, 0, "unreadable", f"not a readable SQLite database: {problem}")]
         )
 
 
@@ -160,19 +186,34 @@ _DOCUMENT_PARSERS: dict[str, Callable[[Any, str], SourceResult]] = {
     formats.OPENCODE: opencode.parse,
     formats.CLINE: cline.parse,
     formats.ROO_CODE: cline.parse,
+    formats.CONTINUE: continue_dev.parse,
 }
 _TEXT_PARSERS: dict[str, Callable[[str, str], SourceResult]] = {
     formats.AIDER: aider.parse,
     formats.CURSOR: cursor_markdown.parse,
 }
 _DATABASE_PARSERS: dict[str, Callable[[sqlite3.Connection, str], SourceResult]] = {
+    formats.ZED: zed.parse,
+    formats.KIRO_CLI: kiro_cli.parse,
     formats.CURSOR: cursor_db.parse,
     formats.CRUSH: crush.parse,
     formats.GOOSE: goose.parse,
+    formats.OPENCODE_DB: opencode_db.parse,
+    formats.CURSOR_CLI: cursor_cli.parse,
+}
+
+
+_RECORDS_PARSERS: dict[str, Callable[[Iterable[Any], str], SourceResult]] = {
+    formats.VSCODE_CHAT_LOG: vscode_chat.parse,
+    formats.QWEN: qwen.parse,
+    formats.COPILOT_CLI: copilot_cli.parse,
+    formats.KIMI: kimi.parse,
 }
 
 
 def _parse_source(detection: formats.Detection, path: str) -> SourceResult:
+    if detection.format in _RECORDS_PARSERS:
+        return _RECORDS_PARSERS[detection.format](detection.records, path)
     if detection.format == formats.CLAUDE_CODE:
         return claude_code.parse(detection.records, path)
     if detection.format == formats.CODEX:

@@ -54,6 +54,27 @@ def read_document(data: bytes) -> tuple[Any, str]:
         return None, str(error)
 
 
+def cut_document(data: bytes) -> str:
+    """Why `data` reads as one JSON document cut short (a pretty-printed file truncated mid-write or
+    mid-copy), or "" when it is not that: not opened by `{` or `[`, a JSON Lines file (its first line is a
+    whole value), whole, or wrong before its end."""
+    body = strip_bom(data).strip()
+    if body[:1] not in (b"{", b"["):
+        return ""
+    newline = body.find(b"\n")
+    if newline >= 0 and not read_document(body[:newline])[1]:
+        return ""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        _DECODER.raw_decode(text)
+    except json.JSONDecodeError as error:
+        if error.pos >= len(text) or error.msg.startswith("Unterminated"):
+            return f"truncated JSON: the document ends after {len(data)} bytes before its value closes ({error.msg})"
+    except RecursionError:
+        pass
+    return ""
+
+
 def iter_jsonl(data: bytes, path: str, issues: list[ingest_pb2.IngestIssue]) -> Iterator[Record]:
     """Every JSON value of a JSON Lines buffer, in file order, read lazily so that a large file's
     records never all live at once; an issue per unreadable line is appended to `issues`."""

@@ -152,7 +152,17 @@ def scope_conflict_issue(session_id: str, source_path: str) -> ingest_pb2.Ingest
 
 
 def source_conflict_issue(conflict: index_pb2.SourceConflict) -> ingest_pb2.IngestIssue:
-    """The ingest issue of a version a partition refused: its events contradict the stored copy's."""
+    """The ingest issue of a version a partition refused: a cut copy of the kept one (`cut_copy`, no
+    failure: the complete copy is in), or its events contradict the kept copy's (`source_conflict`)."""
+    if conflict.cut:
+        return ingest_pb2.IngestIssue(
+            path=conflict.source_path,
+            code="cut_copy",
+            reason=(
+                f"{conflict.session_id}: a cut copy of the session read from {conflict.stored_source_path} (its "
+                "records are the start of that copy's): the complete copy is kept"
+            ),
+        )
     return ingest_pb2.IngestIssue(
         path=conflict.source_path,
         code="source_conflict",

@@ -23,7 +23,6 @@ store ids): a wiped partition or an upgraded parser makes every file count as ne
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
@@ -33,11 +32,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from stat import S_ISREG
 
 import orjson
 
-from quarry.ingest.discover import special_kind
+from quarry.ingest.discover import open_regular
 from quarry.ingest.sources.sqlite_snapshot import is_sqlite
 
 HEAD_BYTES = 4096
@@ -159,12 +157,7 @@ def examine(path: Path, mark: FileMark | None, live: bool = False) -> Examined:
     file may be mid-write, so only its `settled` part counts. Raises OSError when unreadable."""
     if mark is not None and mark.same_stat(path, os.stat(path)):
         return Examined(Change.UNCHANGED)
-    # Opened without blocking and checked before a byte is read: a named pipe would hang the read, a
-    # device would never end it.
-    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, f"{special_kind(mode)}, not a regular file: never read", str(path))
+    with open_regular(path) as handle:  # a pipe or a device is refused unread (NotRegularFile)
         data = handle.read()
         after = os.fstat(handle.fileno())
     # A write that landed after the read leaves the mtime unknown, so the next look reads again.
@@ -180,10 +173,6 @@ def examine(path: Path, mark: FileMark | None, live: bool = False) -> Examined:
             return Examined(Change.PENDING)
         return Examined(change, complete, mtime_ns)
     return Examined(classify(mark, data), data, mtime_ns)
-
-
-class NotRegularFile(OSError):
-    """A path that names a pipe, a device, a socket or a folder where a file was expected."""
 
 
 class FileTracker:

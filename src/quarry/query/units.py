@@ -16,6 +16,7 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 
+from quarry.core import id_order
 from quarry.query.plans import window
 from quarry.v1 import index_pb2, plan_pb2, query_pb2
 
@@ -89,7 +90,7 @@ def merge_rows(
     """The window [offset, offset + limit) of the rows of every partition, each already in sort order, and
     when a row follows it, the listing key of the window's last row (where the next page starts)."""
     sign = -1 if descending else 1
-    merged = heapq.merge(*partitions, key=lambda r: (sign * r.sort_time_ms, r.sort_id))
+    merged = heapq.merge(*partitions, key=lambda r: (sign * r.sort_time_ms, id_order.key(r.sort_id)))
     kept = [row for _, row in zip(range(offset + limit + 1), merged, strict=False)]
     page = kept[offset : offset + limit]
     more = len(kept) > offset + limit and bool(page)

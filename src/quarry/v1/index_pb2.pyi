@@ -41,16 +41,18 @@ class ScopeConflict(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., source_path: _Optional[str] = ...) -> None: ...
 
 class SourceConflict(_message.Message):
-    __slots__ = ("session_id", "source_path", "stored_source_path", "first_difference")
+    __slots__ = ("session_id", "source_path", "stored_source_path", "first_difference", "cut")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_PATH_FIELD_NUMBER: _ClassVar[int]
     STORED_SOURCE_PATH_FIELD_NUMBER: _ClassVar[int]
     FIRST_DIFFERENCE_FIELD_NUMBER: _ClassVar[int]
+    CUT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     source_path: str
     stored_source_path: str
     first_difference: int
-    def __init__(self, session_id: _Optional[str] = ..., source_path: _Optional[str] = ..., stored_source_path: _Optional[str] = ..., first_difference: _Optional[int] = ...) -> None: ...
+    cut: bool
+    def __init__(self, session_id: _Optional[str] = ..., source_path: _Optional[str] = ..., stored_source_path: _Optional[str] = ..., first_difference: _Optional[int] = ..., cut: _Optional[bool] = ...) -> None: ...
 
 class DeleteSessionsRequest(_message.Message):
     __slots__ = ("partition", "session_ids")

@@ -34,9 +34,10 @@ import functools
 import re
 import threading
 import unicodedata
-from collections.abc import Callable
 
 import tantivy
+
+from quarry.core import cjk
 
 VERSION = 2  # 1: exact field only, no segmentation
 ANALYZER_NAME = "folded"
@@ -104,9 +105,6 @@ CHINESE_STOPWORDS = (
 )
 STOPWORDS = (*ENGLISH_STOPWORDS, *CHINESE_STOPWORDS)
 
-# CJK Unified Ideographs with extension A, the compatibility block and the supplementary planes.
-_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
-
 _NO_DECOMPOSITION = str.maketrans(
     {
         "ł": "l",
@@ -160,22 +158,15 @@ def register(index: tantivy.Index) -> None:
     index.register_tokenizer(STEM_ANALYZER_NAME, build_stem_analyzer())
 
 
-@functools.cache
-def _cut() -> Callable[[str], list[str]]:
-    import rjieba  # loads its dictionary: only once a text has Han characters
-
-    return functools.partial(rjieba.cut, hmm=False)
-
-
 def _segment_run(match: re.Match[str]) -> str:
-    return SEPARATOR + SEPARATOR.join(_cut()(match.group())) + SEPARATOR
+    return SEPARATOR + SEPARATOR.join(cjk.cut(match.group())) + SEPARATOR
 
 
 def segment(text: str) -> str:
     """`text` with its Chinese words separated by SEPARATOR (unchanged when it has no Han character)."""
     if text.isascii():
         return text
-    return _HAN_RUN.sub(_segment_run, text)
+    return cjk.HAN_RUN.sub(_segment_run, text)
 
 
 def words(text: str) -> list[str]:

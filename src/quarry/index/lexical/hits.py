@@ -3,12 +3,12 @@ that matched in it and a snippet.
 
 Explaining is most of a search's cost, so only the hits that made the index node's top are explained
 (leaf.PreparedSearch). The index stores no text: a hit's message text, for its matched terms and its
-snippet, comes from the message row. Snippets mark matches with [ and ]; other text is kept plain.
+snippet, comes from the message row. Snippets mark matches with [ and ] (snippets.py); other text is kept
+plain.
 """
 
 from __future__ import annotations
 
-import html
 import time
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -17,11 +17,9 @@ import tantivy
 from tantivy import Occur, Query
 
 from quarry.core.lanes import ACTIONS
-from quarry.index.lexical import analyzer, fts, schema
+from quarry.index.lexical import analyzer, fts, schema, snippets
 from quarry.index.lexical.store import Store
 from quarry.v1 import index_pb2, units_pb2
-
-SNIPPET_CHARS = 160
 
 
 class Candidate(NamedTuple):
@@ -107,7 +105,7 @@ class HitWriter:
 
     def generator(self, query: Query, field: str) -> tantivy.SnippetGenerator:
         generator = tantivy.SnippetGenerator.create(self.searcher, query, self.schema, field)
-        generator.set_max_num_chars(SNIPPET_CHARS)
+        generator.set_max_num_chars(snippets.WHOLE)  # the window is chosen after (snippets.py)
         return generator
 
 
@@ -135,19 +133,4 @@ class _Snippets:
             if marks is None:
                 terms = [(Occur.Should, Query.term_query(self.writer.schema, self.field, w)) for w in words]
                 marks = self.per_words[words] = self.writer.generator(Query.boolean_query(terms), self.field)
-        return _snippet(marks, self.field, text)
-
-
-def _snippet(generator: tantivy.SnippetGenerator, field: str, text: str) -> str:
-    """The best fragment with matches wrapped in [ and ]; the text's start when nothing is highlighted.
-
-    Tantivy renders the fragment as HTML (every `&`, `<`, `>` and quote of the text escaped, matches in
-    `<b>`), so its only tags are the highlights and unescaping restores the text exactly. The text is
-    segmented as it was indexed (Chinese words marked one by one), and the separators removed again."""
-    doc = tantivy.Document()
-    doc.add_text(field, analyzer.segment(text))
-    marked = generator.snippet_from_doc(doc).to_html()
-    if not marked:
-        head = text[:SNIPPET_CHARS]
-        return head if len(text) <= SNIPPET_CHARS else head.rsplit(" ", 1)[0] + "…"
-    return html.unescape(marked.replace("<b>", "[").replace("</b>", "]")).replace(analyzer.SEPARATOR, "")
+        return snippets.marked(marks, self.field, text)

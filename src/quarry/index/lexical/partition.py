@@ -41,7 +41,7 @@ import tantivy
 
 from quarry.core.errors import QuarryError
 from quarry.core.tokens import DEFAULT_SCOPE
-from quarry.index.lexical import event_search, facets, schema, session_reads, session_rows
+from quarry.index.lexical import event_search, facets, schema, session_reads, session_rows, source_copies
 from quarry.index.lexical.leaf import Leaf, PreparedSearch
 from quarry.index.lexical.refs import RefReader
 from quarry.index.lexical.search_text import CompiledSearch
@@ -105,22 +105,20 @@ class LexicalPartition:
     ) -> index_pb2.UpsertSessionsResponse:
         """Durably store new and changed sessions; returns once both stores have committed them.
 
-        Within one batch the last version of a session id wins. `applied_seq`: the log sequence of the
-        last record of the batch, stored with the rows (or alone when nothing changed).
+        Within one batch the last version of a session id read from one file wins. `applied_seq`: the log
+        sequence of the last record of the batch, stored with the rows (or alone when nothing changed).
 
-        A direct write (no `applied_seq`) of a version read from another file than the stored one is
-        refused when the two event logs contradict each other (`_source_conflict`), and so is a direct
+        A direct write (no `applied_seq`) of a version read from another file than the stored one (or than
+        an earlier one of the batch) is judged by `source_copies`: a cut copy never replaces the complete
+        one, and a version whose event log contradicts the held one is refused, and so is a direct
         write into another scope than the stored session's (a scope conflict: one team cannot take over
         another's session by ingesting a copy of its file; a session's id names its scope, so only a store
         written before ids did can hold one). A replica applying
         the log takes every version: the log keeps only a session's latest record, so a replica rebuilt
         from it could not know the older copy, and replicas must hold what the log holds.
         """
-        latest: dict[str, units_pb2.Session] = {}
-        for session in sessions:
-            if not session.id:
-                raise QuarryError(errors_pb2.INGEST_REJECTED, "a session without an id", parameter="sessions.id")
-            latest[session.id] = session
+        conflicts: list[index_pb2.SourceConflict] = []
+        latest = self._latest(sessions, conflicts if applied_seq is None else None)
         with self._write_lock:
             self._check_open()
             self._index_pending()  # left behind by a failed Tantivy commit; unchanged hashes would skip them
@@ -129,13 +127,13 @@ class LexicalPartition:
             change_seq = self._store.head_seq()
             batch: list[SessionRecords] = []
             replaced: set[int] = set()
-            messages_written = 0
-            conflicts: list[index_pb2.SourceConflict] = []
+            messages_written = unchanged = 0
             scope_conflicts: list[index_pb2.ScopeConflict] = []
             for session in latest.values():
                 digest = content_hash(session)
                 known = stored.get(session.id)
                 if known is not None and known.content_hash == digest:
+                    unchanged += 1
                     continue
                 if applied_seq is None and known is not None and known.scope != (session.scope or DEFAULT_SCOPE):
                     scope_conflicts.append(
@@ -143,9 +141,10 @@ class LexicalPartition:
                     )
                     continue
                 if applied_seq is None and known is not None and known.source_path != session.source_path:
-                    conflict = self._source_conflict(session, known.source_path)
-                    if conflict is not None:
-                        conflicts.append(conflict)
+                    held = session_reads.read_events(self._store, session.id, (), full=True).events
+                    comparison = source_copies.compare(held, session.log_events)
+                    if comparison.verdict is not source_copies.Verdict.TAKE:
+                        conflicts.append(source_copies.refusal(session, known.source_path, comparison))
                         continue
                 if known is None:
                     session_ord, next_session = next_session, next_session + 1
@@ -160,7 +159,7 @@ class LexicalPartition:
                 batch.append(session_rows.decompose(session, session_ord, message_ords, digest, change_seq=change_seq))
             response = index_pb2.UpsertSessionsResponse(
                 sessions_written=len(batch),
-                sessions_unchanged=len(latest) - len(batch) - len(conflicts) - len(scope_conflicts),
+                sessions_unchanged=unchanged,
                 messages_written=messages_written,
                 source_conflicts=conflicts,
                 scope_conflicts=scope_conflicts,
@@ -172,20 +171,25 @@ class LexicalPartition:
                 self._store.set_applied_seq(applied_seq)
             return response
 
-    def _source_conflict(self, session: units_pb2.Session, stored_path: str) -> index_pb2.SourceConflict | None:
-        """The conflict of a version read from another file than the stored one, when neither event log
-        is a prefix of the other (a moved or grown copy of the same log is no conflict)."""
-        stored = session_reads.read_events(self._store, session.id, (), full=True).events
-        new = session.log_events
-        for seq in range(min(len(stored), len(new))):
-            if stored[seq].raw_json != new[seq].raw_json:
-                return index_pb2.SourceConflict(
-                    session_id=session.id,
-                    source_path=session.source_path,
-                    stored_source_path=stored_path,
-                    first_difference=seq,
-                )
-        return None
+    @staticmethod
+    def _latest(
+        sessions: Sequence[units_pb2.Session], refused: list[index_pb2.SourceConflict] | None
+    ) -> dict[str, units_pb2.Session]:
+        """The batch's version of each session id: the last one read from a file. Given `refused` (a direct
+        write), a copy read from another file than an earlier one of the batch is judged as against the
+        stored one (`source_copies`), a refused one added to `refused`; otherwise the last version wins."""
+        latest: dict[str, units_pb2.Session] = {}
+        for session in sessions:
+            if not session.id:
+                raise QuarryError(errors_pb2.INGEST_REJECTED, "a session without an id", parameter="sessions.id")
+            held = latest.get(session.id)
+            if refused is not None and held is not None and held.source_path != session.source_path:
+                comparison = source_copies.compare(held.log_events, session.log_events)
+                if comparison.verdict is not source_copies.Verdict.TAKE:
+                    refused.append(source_copies.refusal(session, held.source_path, comparison))
+                    continue
+            latest[session.id] = session
+        return latest
 
     def delete(self, session_ids: Sequence[str], applied_seq: int | None = None, visible: Visible = None) -> list[str]:
         """Durably remove the sessions this partition stores (rows, documents); returns their ids.

@@ -2,7 +2,10 @@
 or, for a `group by FIELD | count` pipeline, every group's count on this partition.
 
 Order: time ascending, or descending when the plan's last `sort` stage says so; ties break on the
-row id, ascending, in both directions. `sort_time_ms` / `sort_id` carry that key for the global merge.
+row id, ascending, in both directions, in the natural order of quarry.core.id_order (`…:m2` before
+`…:m10`, so the messages of a log without times list in their source order). `sort by seq` (messages)
+orders by the message's seq instead of its time. `sort_time_ms` / `sort_id` carry that key (the seq
+under `sort by seq`) for the global merge and the cursors' anchors.
 
 Two strategies:
 - text-led, when the top of `where` is an AND holding fts leaves over messages or blocks (`messages
@@ -34,6 +37,7 @@ import orjson
 import tantivy
 from tantivy import Order
 
+from quarry.core import id_order
 from quarry.core.errors import QuarryError
 from quarry.core.row_fields import ROW_KINDS
 from quarry.index.lexical import fts, schema
@@ -60,6 +64,17 @@ _GROUP_JOINS = {
         "(SELECT DISTINCT message_ord, lower(type) AS type FROM blocks) t ON t.message_ord = u.ord",
     ),
 }
+
+
+def by_seq(plan: plan_pb2.QueryPlan) -> bool:
+    """Whether the last `sort` stage orders by seq (messages) rather than by time."""
+    sorts = [stage.sort.key for stage in plan.stages if stage.WhichOneof("stage") == "sort"]
+    return bool(sorts) and sorts[-1] == "seq"
+
+
+def _sort_key(unit: str, seq: bool) -> str:
+    """The SQL of a row's sort key: its time, or a message's seq (`sort by seq`)."""
+    return "quarry_seq(u.id)" if seq else f"u.{TABLES[unit].time}"
 
 
 def descending(plan: plan_pb2.QueryPlan) -> bool:
@@ -148,25 +163,27 @@ def _aggregate_row(row: Sequence[object], fields: dict[str, bool], sessions: boo
     return out
 
 
-def listing_sql(unit: str, condition: Sql, desc: bool, limit: int, select: str = "u.ord") -> Sql:
-    """The first `limit` rows of `unit` (alias `u`) passing the condition, in (time, id) order.
-    The time indexes hold the time alone: SQLite walks one in either direction and sorts each run of
-    equal times by id."""
+def listing_sql(unit: str, condition: Sql, desc: bool, limit: int, select: str = "u.ord", seq: bool = False) -> Sql:
+    """The first `limit` rows of `unit` (alias `u`) passing the condition, in (time, id) order, or
+    (seq, id) with `seq`. The time indexes hold the time alone: SQLite walks one in either direction
+    and sorts each run of equal times by id."""
     direction = "DESC" if desc else "ASC"
-    spec = TABLES[unit]
     return Sql(
-        f"SELECT {select} FROM {spec.table} u WHERE {condition.text} "
-        f"ORDER BY u.{spec.time} {direction}, u.id ASC LIMIT ?",
+        f"SELECT {select} FROM {TABLES[unit].table} u WHERE {condition.text} "
+        f"ORDER BY {_sort_key(unit, seq)} {direction}, u.id COLLATE {id_order.COLLATION} ASC LIMIT ?",
         [*condition.params, limit],
     )
 
 
-def after_anchor(unit: str, after: index_pb2.UnitAnchor, desc: bool) -> Sql:
-    """The rows that follow `after` in the listing's order: later (earlier, descending) times, and on
-    the same time the greater ids (ties break on the id ascending in both directions)."""
-    time = f"u.{TABLES[unit].time}"
+def after_anchor(unit: str, after: index_pb2.UnitAnchor, desc: bool, seq: bool = False) -> Sql:
+    """The rows that follow `after` in the listing's order: later (earlier, descending) times (seqs),
+    and on the same one the greater ids (ties break on the id ascending in both directions)."""
+    key = _sort_key(unit, seq)
     later = "<" if desc else ">"
-    return Sql(f"({time} {later} ? OR ({time} = ? AND u.id > ?))", [after.time_ms, after.time_ms, after.id])
+    return Sql(
+        f"({key} {later} ? OR ({key} = ? AND u.id > ? COLLATE {id_order.COLLATION}))",
+        [after.time_ms, after.time_ms, after.id],
+    )
 
 
 class UnitRows:
@@ -216,7 +233,7 @@ class UnitRows:
         `limit` that follow that row."""
         unit = plan.unit
         where = plan.where if plan.HasField("where") else None
-        desc = descending(plan)
+        desc, seq = descending(plan), by_seq(plan)
         if unit not in _INDEXED_UNITS:
             return self._derived(plan, where, desc, limit, after)
         exprs, others = _top_text(where) if unit in ("messages", "blocks") else ([], [])
@@ -225,12 +242,13 @@ class UnitRows:
             return []  # text that analyzes to no token matches nothing
         if node is None:
             condition = self._filter(unit, [where] if where is not None else [], plan, after)
-            return self._materialize(unit, self._sql(unit, condition, desc, limit))
+            return self._materialize(unit, self._sql(unit, condition, desc, limit, seq), seq)
         condition = self._filter(unit, others, plan, after)
-        ords = self._text_led(unit, node, condition, desc, limit)
+        # Tantivy pages text matches in time order only: in seq order, every match is checked at once
+        ords = None if seq else self._text_led(unit, node, condition, desc, limit)
         if ords is None:  # a selective condition: check it against every text match at once instead
-            ords = self._every_text_match(unit, node, condition, desc, limit)
-        return self._materialize(unit, ords)
+            ords = self._every_text_match(unit, node, condition, desc, limit, seq)
+        return self._materialize(unit, ords, seq)
 
     def per_session(
         self, plan: plan_pb2.QueryPlan, wanted: index_pb2.PerSession, limit: int, partition: int
@@ -277,7 +295,7 @@ class UnitRows:
         if plan.HasField("session_scope"):
             parts.append(self.lowering.owning_session(plan.session_scope, unit))
         if after is not None:
-            parts.append(after_anchor(unit, after, descending(plan)))
+            parts.append(after_anchor(unit, after, descending(plan), by_seq(plan)))
         return Sql(" AND ".join(p.text for p in parts), [x for p in parts for x in p.params])
 
     def _derived(
@@ -302,16 +320,18 @@ class UnitRows:
             return [_assertion_row(assertion_from_row(row)) for row in rows]
         return [_derived_row(spec, time_ms, blob) for time_ms, blob in rows]
 
-    def _sql(self, unit: str, condition: Sql, desc: bool, limit: int) -> list[int]:
-        statement = listing_sql(unit, condition, desc, limit)
+    def _sql(self, unit: str, condition: Sql, desc: bool, limit: int, seq: bool = False) -> list[int]:
+        statement = listing_sql(unit, condition, desc, limit, seq=seq)
         return [r[0] for r in self.store.reader().execute(statement.text, statement.params)]
 
-    def _every_text_match(self, unit: str, node: fts.Fts, condition: Sql, desc: bool, limit: int) -> list[int]:
+    def _every_text_match(
+        self, unit: str, node: fts.Fts, condition: Sql, desc: bool, limit: int, seq: bool = False
+    ) -> list[int]:
         if unit == "messages":
             matches = all_values(self.searcher, fts.to_query(node, self.schema, schema.TEXT), schema.MESSAGE_ORD)
             in_matches = Sql("u.ord IN (SELECT value FROM json_each(?))", [json_list(matches)])
             both = Sql(f"{in_matches.text} AND {condition.text}", [*in_matches.params, *condition.params])
-            return self._sql(unit, both, desc, limit)
+            return self._sql(unit, both, desc, limit, seq)
         candidates = block_candidates(self.schema, node)
         if candidates is None:
             return []
@@ -360,7 +380,8 @@ class UnitRows:
         )
         return {row_ord: (time_ms, row_id) for row_ord, time_ms, row_id in rows}
 
-    def _materialize(self, unit: str, ords: list[int]) -> list[index_pb2.UnitRow]:
+    def _materialize(self, unit: str, ords: list[int], seq: bool = False) -> list[index_pb2.UnitRow]:
+        """The rows of these ordinals, in this order; a message's sort key is its seq with `seq`."""
         conn = self.store.reader()
         wanted = json_list(ords)
         by_ord: dict[int, index_pb2.UnitRow] = {}
@@ -370,7 +391,7 @@ class UnitRows:
             ):
                 m = units_pb2.Message.FromString(proto)
                 by_ord[row_ord] = index_pb2.UnitRow(
-                    message=m, session_id=m.session_id, sort_time_ms=m.time_ms, sort_id=m.id
+                    message=m, session_id=m.session_id, sort_time_ms=m.seq if seq else m.time_ms, sort_id=m.id
                 )
         elif unit == "actions":
             for row in conn.execute(
@@ -418,10 +439,9 @@ def _derived_row(spec: UnitTable, time_ms: int, blob: bytes) -> index_pb2.UnitRo
 
 
 def _ordered(found: dict[int, tuple[int, str]], desc: bool) -> list[tuple[int, tuple[int, str]]]:
-    """Rows by (time, id), time descending when asked; ids always ascending."""
-    if desc:
-        return sorted(found.items(), key=lambda item: (-item[1][0], item[1][1]))
-    return sorted(found.items(), key=lambda item: item[1])
+    """Rows by (time, id), time descending when asked; ids always ascending (quarry.core.id_order)."""
+    sign = -1 if desc else 1
+    return sorted(found.items(), key=lambda item: (sign * item[1][0], id_order.key(item[1][1])))
 
 
 def _top_text(

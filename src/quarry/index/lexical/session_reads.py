@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from quarry.core import cjk
 from quarry.core.errors import QuarryError
 from quarry.core.event_trace import record_of
 from quarry.index.lexical import analyzer, visibility
@@ -165,8 +166,10 @@ def query_tokens(query: str) -> list[str]:
 
 def snippet(text: str, query: Sequence[str]) -> str:
     """A plain excerpt of `text` around the first word that starts like a query token (a ranking token
-    is its word's stem: `lock` for locking, `databas` for database); from the start when none does."""
-    match = re.search(r"\b(?:" + "|".join(re.escape(t) for t in query) + ")", text, re.IGNORECASE)
+    is its word's stem: `lock` for locking, `databas` for database; a Chinese word starts anywhere in a
+    run of Han characters, which has no spaces); from the start when none does."""
+    starts = ("" if cjk.HAN_RUN.match(t) else r"\b" for t in query)
+    match = re.search("|".join(b + re.escape(t) for b, t in zip(starts, query, strict=True)), text, re.IGNORECASE)
     start = match.start() if match else 0
     begin = max(0, start - SNIPPET_CHARS // 4)
     excerpt = " ".join(text[begin : begin + SNIPPET_CHARS].split())

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from google.protobuf.message import Message as ProtoMessage
 
+from quarry.core import id_order
 from quarry.core.vocab import DIALOGUE_BLOCK_TYPES, UNIT_SOURCES
 from quarry.v1 import units_pb2
 
@@ -229,10 +230,16 @@ def _has_bytes(blob: bytes, word: str) -> int:
     return int(word.encode() in blob.lower())
 
 
+def message_seq(message_id: str) -> int:
+    """A message's seq, the number its id ends in (`<session>:m<seq>`, quarry.core.refs)."""
+    digits = message_id.rsplit(":m", 1)[-1]
+    return int(digits) if digits.isdecimal() else 0
+
+
 def prepare(conn: sqlite3.Connection, partition_dir: Path) -> bool:
-    """Make a reader connection ready for unit queries (idempotent): the proto functions registered
-    and the assertions database attached when the file exists. Returns whether assertions are
-    attached."""
+    """Make a reader connection ready for unit queries (idempotent): the proto functions and the id
+    order (quarry.core.id_order) registered and the assertions database attached when the file exists.
+    Returns whether assertions are attached."""
     schemas = {row[1] for row in conn.execute("PRAGMA database_list")}
     if ASSERTIONS_SCHEMA in schemas:
         return True
@@ -240,6 +247,8 @@ def prepare(conn: sqlite3.Connection, partition_dir: Path) -> bool:
     conn.create_function("quarry_text", 2, _text, deterministic=True)
     conn.create_function("quarry_holds", 2, _holds, deterministic=True)
     conn.create_function("quarry_has_bytes", 2, _has_bytes, deterministic=True)
+    conn.create_function("quarry_seq", 1, message_seq, deterministic=True)
+    conn.create_collation(id_order.COLLATION, id_order.compare)
     path = partition_dir / ASSERTIONS_FILE
     if not path.exists():
         return False

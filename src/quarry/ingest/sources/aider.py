@@ -28,8 +28,11 @@ Tool calls, on the reply that asked for them:
   format comes from the banner (`Model: … with diff edit format`); replies in ask/architect/help
   mode edit nothing. `Applied edit to <file>` is their result (an `edit` call is made for a file a
   reply edited in a way not read here); `The LLM did not conform to the edit format` fails the
-  edits it names (all of the reply's when it names none); a declined creation or a file aider could
-  not write fails the edits of that file;
+  edits it names (a SEARCH/REPLACE block by its file and the SEARCH text the error echoes: the other
+  blocks were applied; all of the reply's edits when it names none); a declined creation or edit
+  outside the chat, `Skipping edits to <file>` or a file aider could not write fails the edits of
+  that file ("Add file to the chat?" only adds a file the reply mentions). A block naming no file
+  (and no earlier block's) edits nothing, as aider refuses it: it stays text (`aider:unnamed-edit`);
 - shell commands aider proposes (`> <command>` then `Run shell command? … : y`): `bash` calls whose
   result is what aider printed about them (not the output: aider does not log it); declined ones
   fail. `/run`, `/test` and `!` inputs are `bash` calls on the user's message, their result what
@@ -62,7 +65,6 @@ last input or console line is read as if ended).
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import re
 from collections import Counter
@@ -71,6 +73,7 @@ from pathlib import Path
 
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import DraftBlock, DraftMessage, DraftRecord, DraftSession, SourceResult, to_ms
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.tool_calls import patch_paths, tool_use_block
 
 FORMAT = "aider"
@@ -95,7 +98,18 @@ _SHELL_FOLLOW = re.compile(
     r"Running |Add command output to the chat\?|Added \d+ lines? of output to the chat|Error running command"
 )
 _FAILED_PATH = re.compile(r"failed to exactly match lines in (.+)$", re.MULTILINE)
+# One block of aider's "SEARCH/REPLACE block failed to match" error: its file and the SEARCH text it echoes.
+_FAILED_BLOCK = re.compile(
+    r"failed to exactly match lines in (.+)\n<{5,9} SEARCH\n(.*?)^={5,9}$", re.MULTILINE | re.DOTALL
+)
 _UNWRITABLE = re.compile(r"Unable to write file (.+?) after \d+ attempts:.*")
+# What aider prints when it does not apply a file's edits (a permission declined, a gitignored or uncreatable file).
+_SKIPPED = re.compile(
+    r"Skipping edits to (.+?)(?: that matches gitignore spec\.)?|Unable to create (.+?), skipping edits\."
+)
+# The questions whose "no" refuses a reply's edits of a file (not "Add file to the chat?": that one adds a file
+# the reply mentions, after its edits were applied).
+_EDIT_PERMISSION = ("Create new file?", "Allow edits to file that has not been added to the chat?", "Allow creation of")
 _SEARCH = re.compile(r"\s*<{5,9} (?:SEARCH|ORIGINAL)>?\s*")
 _DIVIDER = re.compile(r"\s*={5,9}\s*")
 _REPLACE = re.compile(r"\s*>{5,9} (?:REPLACE|UPDATED)\s*")
@@ -264,6 +278,7 @@ class _Call:
 
     block: DraftBlock
     paths: list[str]
+    search: str = ""  # a SEARCH/REPLACE block's SEARCH text (normalized): aider's error names a failed block by it
     test: bool = False  # /test: aider adds its output to the chat only when it exits nonzero
     settled: bool = False
 
@@ -448,6 +463,9 @@ class _Session:
             return None
         name, first = _filename(part, start, index)
         self.filename = name = name or self.filename
+        if not name:  # aider refuses a block naming no file ("Bad/missing filename"): it edits nothing
+            self.result.skipped[f"{FORMAT}:unnamed-edit"] += 1
+            return None
         end = replace + 1
         if end < len(part) and _bare_fence(part[end][1]):
             end += 1
@@ -456,7 +474,9 @@ class _Session:
             "search": _joined(part[index + 1 : divider]),
             "replace": _joined(part[divider + 1 : replace]),
         }
-        return first, end, [_edit("edit", f"edit-L{part[index][0]}", tool_input, [name])]
+        call = _edit("edit", f"edit-L{part[index][0]}", tool_input, [name])
+        call.search = _normalized(tool_input["search"])
+        return first, end, [call]
 
     def _listing(self, part: _Lines, start: int, index: int, fence: str) -> _Found:
         """A whole-file listing: the file name on the line before the fence."""
@@ -548,6 +568,8 @@ class _Session:
             self._applied(applied.group(1), number, item, message)
         elif (unwritable := _UNWRITABLE.fullmatch(line)) is not None:
             self._fail_edits(unwritable.group(1), item, message)
+        elif (skipped := _SKIPPED.fullmatch(line)) is not None:
+            self._skip_edits((skipped.group(1) or skipped.group(2)).strip(), number, item, message)
         elif (question := _QUESTION.fullmatch(line)) is not None:
             self._question(question, number, item, message)
         elif (cwd := _CWD.fullmatch(line)) is not None:
@@ -589,7 +611,7 @@ class _Session:
 
     def _place(self, kind: str, path: str) -> None:
         """The cwd (`Cur working dir`, else the repository's root) and the repository's folder name."""
-        name = os.path.basename(path.rstrip("/\\"))
+        name = folder_name(path)
         if kind == "Cur working dir":
             self.draft.cwd = path
             self.draft.repo = self.draft.repo or name
@@ -621,7 +643,7 @@ class _Session:
             call = _Call(block, [])
             result = self._settle(call, item if agreed else f"declined: {item}", not agreed, message)
             self.shell = result if agreed else None
-        elif not agreed and self.subject.strip():  # a file creation or an edit outside the chat refused
+        elif not agreed and self.subject.strip() and question.group("question").startswith(_EDIT_PERMISSION):
             self._fail_edits(self.subject.strip(), f"declined: {item}", message)
 
     def _fail_edits(self, path: str, item: str, message: DraftMessage) -> None:
@@ -629,14 +651,32 @@ class _Session:
             if not call.settled and any(_same_path(p, path) for p in call.paths):
                 self._settle(call, item, True, message)
 
+    def _skip_edits(self, path: str, number: int, item: str, message: DraftMessage) -> None:
+        """Aider did not apply the edits of `path`: they failed (an edit is made for a file the reply
+        edited in a way not read here, as for `Applied edit to`)."""
+        if any(_same_path(p, path) for c in self.calls for p in c.paths):  # declined just before: failed already
+            self._fail_edits(path, item, message)
+            return
+        block = tool_use_block("edit", f"skipped-L{number}", {"path": path})
+        self._add_call(self.last_reply or message, block)
+        self._settle(_Call(block, [path]), item, True, message)
+
     def _format_error(self, detail: str, message: DraftMessage) -> None:
-        """The reply's edits named as failed by aider's edit-format error (all of them when it names none)."""
+        """The reply's edits named as failed by aider's edit-format error (all of them when it names none).
+        A failed SEARCH/REPLACE block is named by its file and the SEARCH text it echoes, so the file's other
+        blocks were applied; a named file whose failed block is not recognized fails all its edits."""
+        unsettled = [call for call in self.calls if not call.settled]
+        blamed: list[_Call] = []
         named = [path.strip() for path in _FAILED_PATH.findall(detail)]
+        for path, search in _FAILED_BLOCK.findall(detail):
+            path, search = path.strip(), _normalized(search)
+            match = [c for c in unsettled if c.search == search and any(_same_path(p, path) for p in c.paths)]
+            if match:
+                blamed.append(match[0])
+                named.remove(path)
         applied = next((line for line in detail.split("\n") if "applied successfully" in line), "")
-        for call in self.calls:
-            if call.settled:
-                continue
-            if not named or any(_same_path(p, n) for p in call.paths for n in named):
+        for call in unsettled:
+            if (not named and not blamed) or call in blamed or any(_same_path(p, n) for p in call.paths for n in named):
                 self._settle(call, detail, True, message)
             elif applied:
                 self._settle(call, applied.strip(), False, message)

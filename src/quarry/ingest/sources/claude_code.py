@@ -67,6 +67,7 @@ from quarry.ingest.sources import (
     to_ms,
     unread_record,
 )
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.tool_calls import action_category, tool_use_block
 
 FORMAT = "claude-code"
@@ -223,7 +224,7 @@ class _Parser:
             native_id=f"{session_id}/{key}" if key else session_id,
             source_path=self.path,
             cwd=cwd,
-            repo=os.path.basename(cwd.rstrip("/\\")) if cwd else "",
+            repo=folder_name(cwd),
             branch=as_str(data.get("gitBranch")),
             parent_session_id=f"{ORIGIN}:{session_id}" if key else "",
         )

@@ -30,9 +30,10 @@ forked Cline, so an old history without marks reads as Cline).
 
 - roles: user and assistant; a standalone `{type: reasoning}` item (Roo) is an assistant's thinking.
 - user messages: the human's words sit in wrappers the extension writes (`<task>`, `<feedback>`,
-  `<answer>`, `<user_message>`): their inner text is the prompt and makes the message authored; the
-  template around them (resumption notices) is kept as a text block of its own. `<environment_details>`
-  and reminders are injected text (never authored); they name the cwd and, in Roo Code, the model.
+  `<answer>`, `<user_message>`): their inner text is the prompt and makes the message authored. The
+  template around them (resumption notices), `<environment_details>` and reminders (the to-do list's)
+  are injected text: not the human's words, not the title and not searchable text; they stay in the
+  message's raw event (docs/sessions.md#events) and name the cwd and, in Roo Code, the model.
 - tool results are user text blocks `[<tool> for '<arg>'] Result:` (Roo Code splits the header from
   the body: the following blocks continue it), `Tool [x] was not executed …` (failed), or native
   `tool_result` blocks. Each is paired with the earliest unanswered call of the same tool in the last
@@ -75,7 +76,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import ntpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +100,7 @@ from quarry.ingest.sources import (
     json_or_none,
     to_ms,
 )
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.tool_calls import tool_use_block
 
 CLINE = "cline"
@@ -477,7 +478,7 @@ class _Task:
     def _set_cwd(self, cwd: str) -> None:
         if cwd and not self.draft.cwd:
             self.draft.cwd = cwd
-            self.draft.repo = ntpath.basename(cwd.rstrip("/\\"))
+            self.draft.repo = folder_name(cwd)
 
     # ---------------------------------------------------------------- UI records
 
@@ -628,7 +629,6 @@ class _Task:
             return None
         if text.lstrip().startswith(_ENVIRONMENT):
             self._environment(text)
-            self.draft.add_block(message, DraftBlock("text", text=text))
             return None
         if result is not None:
             result.text = f"{result.text}\n\n{text}" if result.text else text
@@ -636,7 +636,6 @@ class _Task:
             return result
         if not self._human(message, text, keep_rest=True) and text:
             self._environment(text)
-            self.draft.add_block(message, DraftBlock("text", text=text))
         return None
 
     def _human(self, message: DraftMessage, text: str, keep_rest: bool) -> bool:
@@ -648,11 +647,11 @@ class _Task:
         position = 0
         for match in parts:
             if keep_rest and text[position : match.start()].strip():
-                self.draft.add_block(message, DraftBlock("text", text=text[position : match.start()].strip()))
+                self._environment(text[position : match.start()].strip())
             self.draft.add_block(message, DraftBlock("text", text=match.group(2)))
             position = match.end()
         if keep_rest and text[position:].strip():
-            self.draft.add_block(message, DraftBlock("text", text=text[position:].strip()))
+            self._environment(text[position:].strip())
         # A child task's first prompt is its parent agent's instruction, not something a human typed.
         message.authored = message.authored or not (self.draft.parent_session_id and message.seq == 0)
         return True
@@ -670,6 +669,10 @@ class _Task:
                 message.authored = True
 
     def _environment(self, text: str) -> None:
+        """Text the extension wrote into a user message (environment details, resumption notices, to-do
+        reminders): the same boilerplate in every turn, never the human's words. It is read for the cwd
+        and model it names and stays in the message's raw event, not in its text: counted as the human's
+        words, a title or a search hit in every task, it would drown what the human wrote."""
         cwd = _CWD.search(text) or _RESUMED_CWD.search(text)
         if cwd:
             self._set_cwd(cwd.group(1))

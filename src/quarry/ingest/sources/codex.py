@@ -12,11 +12,16 @@ growing rollout consistent with the whole file.
 
 - roles: user, assistant, `developer` and `system` -> system; tool outputs -> tool.
 - user messages the CLI injects (AGENTS.md, `<environment_context>`, `<turn_aborted>`, …) keep the
-  user role but are not authored.
+  user role but are not authored. The VS Code extension (originator `codex_vscode`) and the Desktop app
+  (`Codex Desktop`) wrap a prompt in context (`# Context from my IDE setup:`, `# Files mentioned by the
+  user:`, a forked thread's `## Prior conversation with Codex:`) followed by `## My request for Codex:`
+  and the typed request: the context is a non-authored user message, the request an authored one.
 - function_call / custom_tool_call / local_shell_call / web_search_call -> tool_use; their outputs
   -> tool_result. Outputs are plain text or, up to 0.46, a JSON string {output, metadata:{exit_code}};
-  a nonzero exit code (from that metadata, from the "Process exited with code N" line, or from a
-  later `exec_command_end` event) marks the result as an error.
+  a nonzero exit code (from that metadata, from exec_command's "Process exited with code N" or
+  shell_command's "Exit code: N" header, or from a later `exec_command_end` event) marks the result as
+  an error.
+- rollouts Codex archived (`~/.codex/archived_sessions/`, flat) are the same rollouts, read the same way.
 - reasoning -> thinking (summary text, else reasoning content, else an empty block: the model
   reasoned but the text is encrypted).
 - `token_count` events carry per-request usage; each turn's usage is summed onto the turn's last
@@ -62,6 +67,7 @@ from quarry.ingest.sources import (
     to_ms,
     unread_record,
 )
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.tool_calls import describe_tool_input, patch_path
 
 FORMAT = "codex"
@@ -74,13 +80,19 @@ TURN_EVENTS = {"task_started": "turn_started", "task_complete": "turn_completed"
 ERROR_EVENTS = frozenset({"error", "stream_error"})
 ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 TEXT_PARTS = frozenset({"input_text", "output_text", "text", "refusal", "summary_text", "reasoning_text"})
+# What the VS Code extension and the Desktop app put before a prompt (the open files, a forked thread's
+# conversation), then `## My request for Codex:` and what the user typed.
+_CONTEXT_HEADERS = r"# Context from my IDE setup:|# Files mentioned by the user:|## Prior conversation with Codex:"
+_REQUEST_MARK = "## My request for Codex:"
+_WRAPPED = re.compile(r"\A\s*(?:" + _CONTEXT_HEADERS + ")")
 _INJECTED = re.compile(
     r"\A\s*(?:<environment_context>|<user_instructions>|<turn_aborted>|<permissions instructions>"
     r"|<collaboration_mode>|<apps_instructions>|<skills_instructions>|<user_shell_command>|<INSTRUCTIONS>"
-    r"|# AGENTS\.md instructions for )"
+    r"|# AGENTS\.md instructions for |" + _CONTEXT_HEADERS + ")"
 )
-# The header exec_command puts before a finished command's output.
-_EXIT_LINE = re.compile(r"^Process exited with code (-?\d+)\s*$", re.MULTILINE)
+# The header exec_command (`Process exited with code N`) or shell_command (`Exit code: N`) puts before a
+# finished command's output.
+_EXIT_LINE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)\s*$", re.MULTILINE)
 _HEADER_CHARS = 600
 
 
@@ -157,12 +169,12 @@ class _Parser:
             self.draft.branch = self.draft.branch or as_str(git.get("branch"))
             url = as_str(git.get("repository_url")).rstrip("/")
             if url and (first or not self.draft.repo):  # the repository names the repo better than the cwd
-                self.draft.repo = _basename(url.rsplit(":", 1)[-1]).removesuffix(".git")
+                self.draft.repo = folder_name(url.rsplit(":", 1)[-1]).removesuffix(".git")
 
     def _set_cwd(self, cwd: str) -> None:
         self.draft.cwd = cwd
         if cwd and not self.draft.repo:
-            self.draft.repo = _basename(cwd)
+            self.draft.repo = folder_name(cwd)
 
     def _response_item(self, item: dict[str, Any], time_ms: int) -> None:
         kind = as_str(item.get("type"))
@@ -172,6 +184,9 @@ class _Parser:
                 self.result.skipped[f"{FORMAT}:message/{as_str(item.get('role')) or '(none)'}"] += 1
                 return
             blocks = _content_blocks(item.get("content"))
+            if role == "user" and (request := _split_request(blocks)):
+                self._message(role, blocks, time_ms)  # the context, injected (not authored)
+                blocks = request
             self._message(role, blocks, time_ms)
         elif kind == "reasoning":
             texts = [_part_text(part) for part in as_list(item.get("summary"))]
@@ -393,6 +408,26 @@ def _content_blocks(content: Any) -> list[DraftBlock]:
     return blocks
 
 
+def _split_request(blocks: list[DraftBlock]) -> list[DraftBlock]:
+    """The typed request of a prompt the VS Code extension or the Desktop app wrapped in context: the blocks
+    after `## My request for Codex:` (removed from `blocks`, which keep the context); [] when not wrapped."""
+    first = next((block for block in blocks if block.type == "text"), None)
+    if first is None or not _WRAPPED.match(first.text):
+        return []
+    for index, block in enumerate(blocks):
+        at = block.text.find(f"\n{_REQUEST_MARK}") if block.type == "text" else -1
+        if at < 0:
+            continue
+        request = block.text[at + len(_REQUEST_MARK) + 1 :].strip("\n")
+        if not request.strip():
+            return []
+        block.text = block.text[:at]
+        rest = blocks[index + 1 :]
+        del blocks[index + 1 :]
+        return [DraftBlock("text", text=request), *rest]
+    return []
+
+
 def _part_text(part: Any) -> str:
     if not isinstance(part, dict):
         return ""
@@ -416,7 +451,3 @@ def _output_text(output: Any) -> tuple[str, int | None, bool]:
         text, exit_code, failed = ("", None, False) if isinstance(content, dict) else _output_text(content)
         return text, exit_code, failed or output.get("success") is False
     return "", None, False
-
-
-def _basename(path: str) -> str:
-    return os.path.basename(path.rstrip("/\\"))

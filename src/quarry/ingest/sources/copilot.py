@@ -59,7 +59,6 @@ group it made cites it. Exports keep no edited or regenerated turns, so every no
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +79,7 @@ from quarry.ingest.sources import (
     json_text,
     to_ms,
 )
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.tool_calls import describe_tool_input, tool_use_block
 from quarry.ingest.sources.vscode import uri_path
 
@@ -241,7 +241,7 @@ class _Export:
     def set_cwd(self, cwd: str) -> None:
         if cwd and not self.draft.cwd:
             self.draft.cwd = cwd
-            self.draft.repo = os.path.basename(cwd.rstrip("/\\"))
+            self.draft.repo = folder_name(cwd)
 
 
 class _Turn:
@@ -781,7 +781,7 @@ def _reference_name(part: dict[str, Any], *, full: bool = False) -> str:
     name = as_str(part.get("name")) or as_str(where.get("name")) or as_str(where.get("variableName"))
     if full:
         return path or name
-    return name or os.path.basename(path.rstrip("/\\"))
+    return name or folder_name(path)
 
 
 def _model(request: dict[str, Any], result: dict[str, Any]) -> str:

@@ -46,7 +46,6 @@ before it.
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -68,6 +67,7 @@ from quarry.ingest.sources import (
     json_or_none,
     to_ms,
 )
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.sqlite_snapshot import table_columns
 from quarry.ingest.sources.tool_calls import patch_path, tool_use_block
 
@@ -340,7 +340,7 @@ class _Session:
 
     def _set_cwd(self, cwd: str) -> None:
         self.draft.cwd = cwd
-        self.draft.repo = self.draft.repo or os.path.basename(cwd.rstrip("/\\"))
+        self.draft.repo = self.draft.repo or folder_name(cwd)
 
     def _finish(self, finish: dict[str, Any], fallback_ms: int, seq: int) -> None:
         reason = as_str(finish.get("reason"))

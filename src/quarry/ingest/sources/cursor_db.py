@@ -80,6 +80,7 @@ from quarry.ingest.sources import (
     json_text,
     to_ms,
 )
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.tool_calls import tool_use_block
 from quarry.ingest.sources.vscode import file_uri_path, uri_path
 
@@ -423,7 +424,7 @@ class _Database:
             self.result.skipped[f"{FORMAT}:empty-conversation"] += 1
             return
         draft.cwd = draft.cwd or self.root
-        draft.repo = _last_component(draft.cwd)
+        draft.repo = folder_name(draft.cwd)
         self.result.sessions.append(draft)
 
     def _link_children(self) -> None:
@@ -590,7 +591,3 @@ def _explorer_root(state: Any) -> str:
             if root:
                 return file_uri_path(root)
     return ""
-
-
-def _last_component(path: str) -> str:
-    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]

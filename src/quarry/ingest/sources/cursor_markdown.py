@@ -37,10 +37,12 @@ the session's only timestamp); code edits are only fenced code, kept as code.
 - tool names are the source's (normalize knows Cursor's).
 - times: the title's or session comment's date (the export's date), the users' headings' (and the CLI
   agents'); the extension's assistant headings have none. Dates are ISO-like, or numeric in the user's
-  locale: year first when it has four digits; else day first when the first number is over 12 or the
-  separator is a dot or a dash; else month first (Cursor's export writes `7/3/2025` for July 3). 12- or
-  24-hour, with a GMT/UTC offset or a common zone abbreviation (CST is US Central); none, or an unknown
-  one, is UTC.
+  locale: year first when it has four digits; else day first when the first number is over 12, month
+  first when the second is; else as the file's other numeric dates (in the chat too) show it: one with a
+  first number over 12 (`20/06/2025`) makes `05/06/2025` 5 June, one with a second number over 12 makes
+  it 6 May; else day first when the separator is a dot or a dash, month first for a slash (Cursor's
+  export writes `7/3/2025` for July 3 in US English). 12- or 24-hour, with a GMT/UTC offset or a common
+  zone abbreviation (CEST is UTC+2, CST is US Central); none, or an unknown one, is UTC.
 
 Raw log events (docs/sessions.md#events): the header (log-only, the title's record) and each turn (a surface node unless
 empty), its text as written (newlines as `\n`), in file order, `line` its first line. Tolerance: a header
@@ -149,6 +151,8 @@ _ISO_DATE = re.compile(
     r"(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})[ T,]+(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?"
     r"(?:\.\d+)?\s*(?P<zone>Z|[+-]\d{2}:?\d{2})?"
 )
+# A numeric date in the user's locale anywhere in the file (day and month in either order, then a 4-digit year).
+_NUMERIC_DATE = re.compile(r"(?<![\d/.\-])(?P<a>\d{1,2})(?P<sep>[/.\-])(?P<b>\d{1,2})(?P=sep)(?:19|20)\d\d(?!\d)")
 _LOCAL_DATE = re.compile(r"(?P<a>\d{1,4})(?P<sep>[/.\-])\s?(?P<b>\d{1,2})(?P=sep)\s?(?P<c>\d{1,4})")
 _CLOCK = re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?(?![\d:])")
 _OFFSET = re.compile(r"\b(?:GMT|UTC)\s*(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?")
@@ -171,6 +175,7 @@ def parse(text: str, path: str) -> SourceResult:
     text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     document = _split(lines, _EXPORT_MARK.match(text) is not None, result)
+    document.day_first = _day_first(text)
     drafts = _Builder(document, path, result).build()
     if not drafts:
         result.skipped[f"{FORMAT}:empty-session"] += 1
@@ -200,6 +205,7 @@ class _Document:
     header: list[str] = field(default_factory=list)
     turns: list[_Turn] = field(default_factory=list)
     open_at_end: str = ""  # the block or fence the file ends inside, if it was cut
+    day_first: bool | None = None  # how the file's numeric dates are ordered, when one of them shows it
 
 
 def _split(lines: list[str], export: bool, result: SourceResult) -> _Document:
@@ -391,7 +397,7 @@ class _Builder:
 
     def _turn(self, draft: DraftSession, turn: _Turn) -> None:
         raw = "\n".join([turn.heading, *turn.body])
-        model, time_ms, _ = _heading_facts(turn)
+        model, time_ms, _ = _heading_facts(turn, self.document.day_first)
         record = draft.begin(DraftRecord(turn.line, f"{FORMAT}:turn/{turn.role}", raw, time_ms=time_ms))
         body = self._message_ids(turn.body, record)
         last = turn is self.document.turns[-1]
@@ -487,9 +493,9 @@ class _Header:
             title = _TITLE.match(stripped) if stripped.startswith("#") and not header.title_line else None
             if session:
                 header.session_id, header.agent = session["id"], session["agent"]
-                header._stamp(session["date"] or "")
+                header._stamp(session["date"] or "", document.day_first)
             elif exported:
-                header._stamp(exported["date"])
+                header._stamp(exported["date"], document.day_first)
                 header.title_line += "\n" + stripped
             elif title:
                 header.title_line = stripped
@@ -497,8 +503,8 @@ class _Header:
                 date = title["date"] or ""
                 if document.export:
                     header.title = (title["title"] + (f" ({date})" if date else "")).strip()
-                elif _date_ms(date):
-                    header._stamp(date)
+                elif _date_ms(date, document.day_first):
+                    header._stamp(date, document.day_first)
                 elif date:
                     header.title = f"{header.title} ({date})"
                 if _CLI_TITLE.match(header.title):  # the CLI titles a session with its start time
@@ -508,8 +514,8 @@ class _Header:
                 result.skipped[f"{FORMAT}:header-line"] += 1
         return header
 
-    def _stamp(self, text: str) -> None:
-        ms = _date_ms(text)
+    def _stamp(self, text: str, day_first: bool | None) -> None:
+        ms = _date_ms(text, day_first)
         if ms and not self.time_ms:
             self.time_ms, self.stamp = ms, text
 
@@ -518,11 +524,13 @@ class _Header:
             if self.agent.lower() in _CURSOR_AGENTS:
                 return self.session_id
             return f"{re.sub(r'[^a-z0-9]+', '-', self.agent.lower()).strip('-')}:{self.session_id}"
-        first = self.stamp or next((stamp for turn in document.turns if (stamp := _heading_facts(turn)[2])), "")
+        first = self.stamp or next(
+            (stamp for turn in document.turns if (stamp := _heading_facts(turn, document.day_first)[2])), ""
+        )
         return hashlib.sha256(f"{self.title_line}\n{first}".encode()).hexdigest()[:32]
 
 
-def _heading_facts(turn: _Turn) -> tuple[str, int, str]:
+def _heading_facts(turn: _Turn, day_first: bool | None) -> tuple[str, int, str]:
     """(model, time in ms, the time as written) a turn's heading states."""
     info = turn.info.strip()
     if not info:
@@ -533,7 +541,7 @@ def _heading_facts(turn: _Turn) -> tuple[str, int, str]:
     stamp = _TRAILING_STAMP.search(info)
     if stamp:
         return info[: stamp.start()].strip(), _date_ms(stamp["stamp"]), stamp["stamp"]
-    ms = _date_ms(info)
+    ms = _date_ms(info, day_first)
     if ms:
         return "", ms, info
     return ("", 0, "") if turn.role == "user" else (info, 0, "")
@@ -932,8 +940,21 @@ def _exit_code(output: str) -> int | None:
 # ------------------------------------------------------------------ dates
 
 
-def _date_ms(text: str) -> int:
-    """Epoch ms of a date as SpecStory or Cursor's export writes it (module docstring); 0 if none."""
+def _day_first(text: str) -> bool | None:
+    """Whether the file's numeric dates put the day first: True when one of them has a first number over 12
+    (`20/06/2025`), False when one has a second number over 12 (`6/20/2025`), None when none shows it (or
+    they disagree). A user's locale writes every date of the file, and of the chat in it, one way."""
+    day = month = False
+    for match in _NUMERIC_DATE.finditer(text):
+        first, second = int(match["a"]), int(match["b"])
+        day = day or (12 < first <= 31 and 0 < second <= 12)
+        month = month or (12 < second <= 31 and 0 < first <= 12)
+    return day if day != month else None
+
+
+def _date_ms(text: str, day_first: bool | None = None) -> int:
+    """Epoch ms of a date as SpecStory or Cursor's export writes it (module docstring), its numeric form in
+    the order the file's other dates show (`day_first`, None: not shown); 0 if none."""
     text = text.strip()
     if not text:
         return 0
@@ -946,7 +967,8 @@ def _date_ms(text: str) -> int:
     clock = _CLOCK.search(text, local.end()) if local else None
     if local is None or clock is None:
         return 0
-    year, month, day = _ordered(int(local["a"]), int(local["b"]), int(local["c"]), local["sep"], len(local["a"]))
+    parts = int(local["a"]), int(local["b"]), int(local["c"])
+    year, month, day = _ordered(*parts, local["sep"], len(local["a"]), day_first)
     hour = (
         int(clock["h"]) % 12 + 12 if _PM.search(text) else int(clock["h"]) % 12 if _AM.search(text) else int(clock["h"])
     )
@@ -954,15 +976,20 @@ def _date_ms(text: str) -> int:
     return _epoch(year, month, day, clock, _zone_minutes(rest), hour)
 
 
-def _ordered(a: int, b: int, c: int, separator: str, first_digits: int) -> tuple[int, int, int]:
+def _ordered(a: int, b: int, c: int, separator: str, first_digits: int, day_first: bool | None) -> tuple[int, int, int]:
     """(year, month, day) of a numeric date: year first when it has four digits; else day first when the
-    first number cannot be a month, or the separator is a dot or a dash; else month first."""
+    first number cannot be a month, month first when the second cannot; else as the file's other dates
+    show (`day_first`); else day first when the separator is a dot or a dash, month first for a slash."""
     if first_digits == 4:
         return a, b, c
     year = c + 2000 if c < 100 else c
-    if a > 12 or (separator in ".-" and b <= 12):
+    if a > 12:
         return year, b, a
-    return year, a, b
+    if b > 12:
+        return year, a, b
+    if day_first is None:
+        day_first = separator in ".-"
+    return (year, b, a) if day_first else (year, a, b)
 
 
 def _epoch(year: int, month: int, day: int, clock: re.Match[str], offset: int, hour: int | None = None) -> int:

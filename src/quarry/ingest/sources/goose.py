@@ -45,7 +45,6 @@ an issue. The one-JSONL-file-per-session format of older Goose is not read (no r
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +66,7 @@ from quarry.ingest.sources import (
     json_text,
     to_ms,
 )
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.tool_calls import tool_use_block
 
 FORMAT = "goose"
@@ -169,7 +169,7 @@ class _Session:
             source_path=path,
             title=_text(row.get("name")) or _text(row.get("description")),
             cwd=cwd,
-            repo=os.path.basename(cwd.rstrip("/\\")),
+            repo=folder_name(cwd),
         )
         parent = _text(row.get("parent_session_id"))
         if parent:

@@ -54,7 +54,6 @@ its part within that message). A part cites its message, a reply the prompt it a
 
 from __future__ import annotations
 
-import ntpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +77,7 @@ from quarry.ingest.sources import (
     as_str,
     to_ms,
 )
+from quarry.ingest.sources.paths import folder_name
 from quarry.ingest.sources.tool_calls import patch_path, tool_use_block
 
 FORMAT = "opencode"
@@ -283,7 +283,7 @@ class _Session:
         if self.draft.cwd or not cwd or _REDACTED.match(cwd):
             return
         self.draft.cwd = cwd
-        self.draft.repo = ntpath.basename(cwd.rstrip("/\\")) if "\\" in cwd else cwd.rstrip("/").rsplit("/", 1)[-1]
+        self.draft.repo = folder_name(cwd)
 
     def _message(self, message: _Message) -> None:
         info, role = message.info, message.role

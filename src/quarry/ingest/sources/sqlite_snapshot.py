@@ -9,7 +9,8 @@ log. Either way the snapshot is what the database held at one moment.
 
 A file cut short (a partial copy) is read for what it holds: the image is trimmed to whole pages and
 its header made to count them, and a table whose pages are gone raises when it is read, where the
-parser reports it and keeps the rows before it.
+parser reports it and keeps the rows before it. Text that is no UTF-8 (a damaged byte in a table's name
+or a row's text) is read with U+FFFD in place of the bad bytes, so one bad byte never costs the file.
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ def is_sqlite(data: bytes) -> bool:
     return data.startswith(SQLITE_MAGIC)
 
 
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", errors="replace")
+
+
+def _connect(target: str | Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(target)
+    conn.text_factory = _text
+    return conn
+
+
 @contextmanager
 def open_snapshot(data: bytes, path: str) -> Iterator[sqlite3.Connection]:
     """A read-only connection to the database whose file bytes are `data` (read from `path`), with the
@@ -48,7 +59,7 @@ def open_snapshot(data: bytes, path: str) -> Iterator[sqlite3.Connection]:
             copy = Path(folder, "snapshot.db")
             copy.write_bytes(data)
             shutil.copyfile(wal, f"{copy}-wal")
-            conn = sqlite3.connect(copy)
+            conn = _connect(copy)
             try:
                 conn.execute("PRAGMA query_only=1")
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -56,7 +67,7 @@ def open_snapshot(data: bytes, path: str) -> Iterator[sqlite3.Connection]:
             finally:
                 conn.close()
         return
-    conn = sqlite3.connect(":memory:")
+    conn = _connect(":memory:")
     try:
         # An in-memory database has no shared memory for a WAL index: read the file as a rollback-journal
         # one (the pages are the same; only the header's two version bytes say WAL).
@@ -100,3 +111,16 @@ def table_columns(conn: sqlite3.Connection) -> dict[str, set[str]]:
     """Every table of the database with its column names: what recognizing a schema looks at."""
     tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     return {table: {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')} for table in tables}
+
+
+def table_rows(conn: sqlite3.Connection, table: str) -> tuple[list[dict[str, object]], str]:
+    """The table's rows in insertion order, as {column: value}, and why the rest is missing ("" when
+    none is): a table whose pages are damaged yields the rows read before the damage."""
+    rows: list[dict[str, object]] = []
+    try:
+        cursor = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
+        names = [column[0] for column in cursor.description]
+        rows.extend(dict(zip(names, values, strict=True)) for values in cursor)
+    except sqlite3.DatabaseError as error:
+        return rows, f"the {table} table is unreadable after {len(rows)} row(s): {error}"
+    return rows, ""

@@ -43,6 +43,7 @@ _CATEGORY_BY_TOOL = {
             "apply_diff",
             "insert_content",
             "search_and_replace",
+            "applypatch",  # Cursor Agent CLI
         ),
         "file_edit",
     ),
@@ -119,6 +120,14 @@ _CATEGORY_BY_TOOL = {
     ),
     **dict.fromkeys(("task", "agent", "runsubagent", "new_task"), "subagent"),
 }
+# The own tool names of Kimi CLI, GitHub Copilot CLI and Continue.
+_CATEGORY_BY_TOOL |= {"readfile": "file_read", "writefile": "file_write", "create_new_file": "file_write"}
+_CATEGORY_BY_TOOL |= dict.fromkeys(("strreplacefile", "edit_existing_file", "single_find_and_replace"), "file_edit")
+_CATEGORY_BY_TOOL |= dict.fromkeys(("powershell", "read_powershell"), "shell") | {"file_glob_search": "search"}
+_CATEGORY_BY_TOOL |= dict.fromkeys(("search_web", "fetch_url_content", "searchweb", "fetchurl"), "web")
+_CATEGORY_BY_TOOL |= {"terminal": "shell", "find_path": "search"}  # Zed
+_CATEGORY_BY_TOOL |= {"execute_bash": "shell", "execute_cmd": "shell", "fs_read": "file_read"}  # Kiro CLI
+_CATEGORY_BY_TOOL |= {"fs_write": "file_edit"}  # Kiro CLI: create, str_replace, insert or append
 _PATH_KEYS = (
     "file_path",
     "path",
