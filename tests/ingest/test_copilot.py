@@ -13,6 +13,7 @@ import pytest
 
 from quarry.ingest.parse import parse_bytes, parse_file
 from quarry.ingest.sources import copilot
+from tests.ingest.support import FIXTURES
 from tests.shared_paths import REAL_LOGS, needs_shared
 
 AGENT_EXPORT = REAL_LOGS / "copilot" / "bunty1981__AI-copilot-vibe-app__copilot-chat.json"
@@ -364,3 +365,33 @@ def test_a_cut_export_is_reported_and_parses_nothing(cut: int) -> None:
     # a pretty-printed document cut short: said to be truncated JSON, not records of another format
     assert result.sessions == [] and [i.code for i in result.issues] == ["unreadable"]
     assert "truncated JSON" in result.issues[0].reason
+
+
+def test_the_token_counts_vscode_writes_in_each_request_s_result_metadata() -> None:
+    def counted(prompt: int, output: int) -> dict[str, Any]:
+        return {"timings": {"totalElapsed": 2000}, "metadata": {"promptTokens": prompt, "outputTokens": output}}
+
+    data = export(
+        request(1, "first", md("One."), result=counted(18_234, 412)),
+        request(2, "second", md("Two."), result=counted(20_100, 95)),
+        # usage parts already count this reply: the metadata does not add to them
+        request(3, "third", md("Three."), {"kind": "usage", "promptTokens": 1200, "completionTokens": 80},
+                result=counted(1200, 80)),
+        request(4, "hostile", md("Four."), result=counted("many", -5)),  # type: ignore[arg-type]
+    )  # fmt: skip
+    session = parse_bytes(data, "chat.json").sessions[0]
+    replies = [(m.input_tokens, m.output_tokens) for m in session.messages if m.role == "assistant"]
+    assert replies == [(18_234, 412), (20_100, 95), (1200, 80), (0, 0)]
+
+
+def test_the_chat_session_store_s_token_counts_are_read() -> None:
+    """The store fixture (tests/fixtures/vscode_chat/) as VS Code writes it: its counts summed here from the JSON."""
+    store = FIXTURES / "vscode_chat" / "5f0c3a2e-7d41-4b8e-9a0c-2f6d1e8b7c90.jsonl"
+    lines = store.read_bytes().splitlines()[:-1]  # the last line was cut while VS Code appended
+    entries = [orjson.loads(line) for line in lines if line.strip()]
+    metadata = [e["v"]["metadata"] for e in entries if e.get("kind") == 1 and e.get("k", [])[-1:] == ["result"]]
+    expected = (sum(m.get("promptTokens", 0) for m in metadata), sum(m.get("outputTokens", 0) for m in metadata))
+    (session,) = parse_file(store).sessions
+    replies = [m for m in session.messages if m.role == "assistant"]
+    assert (sum(m.input_tokens for m in replies), sum(m.output_tokens for m in replies)) == expected
+    assert expected[0] > 0 and expected[1] > 0

@@ -8,6 +8,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from quarry.ingest.discover import iter_source_files
 from quarry.ingest.parse import parse_file
 from tests.ingest.support import roles
 from tests.shared_paths import REAL_LOGS, needs_shared
@@ -65,3 +68,60 @@ def test_directory_layout_reads_context_model_tokens_and_abort() -> None:
     assert [e.kind for e in session.events].count("turn_aborted") == kinds["abort"] == 1
     thinking = sum(b.type == "thinking" for m in messages for b in m.blocks)
     assert thinking == sum(1 for e in events if e["type"] == "assistant.message" and e["data"].get("reasoningText"))
+
+
+WORKSPACE = LOGS / "XEFF09__dotfiles__.copilot__session-state__b87feda8-379e-4f8c-aa42-b4f7d12f253a__workspace.yaml"
+
+
+def _workspace_name() -> str:
+    """The `name:` line of the real workspace.yaml, read as text (not with the parser's YAML reader)."""
+    line = next(line for line in WORKSPACE.read_text(encoding="utf-8").splitlines() if line.startswith("name: "))
+    return line.removeprefix("name: ").strip()
+
+
+def _session_folder(tmp_path: Path, workspace: str) -> Path:
+    """A `<id>/` folder as the CLI writes it: the real events.jsonl and the given workspace.yaml."""
+    folder = tmp_path / "session-state" / "b87feda8-379e-4f8c-aa42-b4f7d12f253a"
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_bytes(EVENTS.read_bytes())
+    (folder / "workspace.yaml").write_text(workspace, encoding="utf-8")
+    return folder
+
+
+def test_the_title_is_the_workspace_name_not_the_first_prompt() -> None:
+    name = _workspace_name()
+    first_prompt = next(e["data"]["content"] for e in _events(EVENTS) if e["type"] == "user.message")
+    (session,) = parse_file(EVENTS).sessions
+    assert session.title == name == "Initialize Project Setup" and first_prompt.startswith("/init")
+    assert (session.title_snapshot.title, session.title_snapshot.kind) == (name, "ai-title")  # user_named: false
+
+
+def test_workspace_yaml_is_recognized_not_an_unknown_format(tmp_path: Path) -> None:
+    result = parse_file(WORKSPACE)
+    assert (result.format, result.issues, result.sessions) == ("copilot-cli", [], [])
+    assert result.skipped_record_types == {"copilot-cli:workspace": 1}
+    folder = _session_folder(tmp_path, WORKSPACE.read_text(encoding="utf-8"))
+    skipped: list[Path] = []
+    files = list(iter_source_files([folder.parent], lambda path, code, reason: skipped.append(path)))
+    assert skipped == [] and sorted(path.name for path in files) == ["events.jsonl", "workspace.yaml"]
+
+
+def test_a_user_named_title_is_the_users_and_another_sessions_name_is_not_taken(tmp_path: Path) -> None:
+    text = WORKSPACE.read_text(encoding="utf-8").replace("user_named: false", "user_named: true")
+    folder = _session_folder(tmp_path, text.replace(_workspace_name(), "My own title"))
+    (session,) = parse_file(folder / "events.jsonl").sessions
+    assert (session.title, session.title_snapshot.kind) == ("My own title", "custom-title")
+    other = text.replace("b87feda8-379e-4f8c-aa42-b4f7d12f253a", "00000000-0000-4000-8000-000000000000")
+    (folder / "workspace.yaml").write_text(other.replace(_workspace_name(), "Someone else's"), encoding="utf-8")
+    (session,) = parse_file(folder / "events.jsonl").sessions
+    assert session.title.startswith("/init")
+
+
+@pytest.mark.parametrize("workspace", ["id: [unclosed\nname: {\x00", "id: " + "[" * 20_000], ids=["broken", "nested"])
+def test_a_damaged_workspace_yaml_is_named_and_the_session_still_read(tmp_path: Path, workspace: str) -> None:
+    folder = _session_folder(tmp_path, workspace)
+    result = parse_file(folder / "events.jsonl")
+    (session,) = result.sessions
+    assert session.title.startswith("/init")
+    (problem,) = result.issues
+    assert problem.path == str(folder / "workspace.yaml") and problem.code == "invalid_record"

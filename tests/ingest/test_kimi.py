@@ -89,3 +89,67 @@ def test_an_error_status_fails_the_call_and_task_dispatches_a_subagent(tmp_path:
     assert (read.path, read.failed, read.category) == ("/x/a.py", True, "file_read")
     assert (task.failed, task.category) == (False, "subagent")
     assert [d.agent for d in session.delegations] == ["coder"]
+
+
+def _session_folder(tmp_path: Path, wire: bytes | None) -> Path:
+    """`sessions/<hash>/<id>/` as Kimi writes it: the real context.jsonl and, if given, a wire.jsonl."""
+    folder = tmp_path / "sessions" / "697a0ebec3147bb421a9dd6a0531906f" / "0be84c98-0aeb-48c3-aa42-0fb8330914ef"
+    folder.mkdir(parents=True)
+    (folder / "context.jsonl").write_bytes(CONTEXT.read_bytes())
+    if wire is not None:
+        (folder / "wire.jsonl").write_bytes(wire)
+    return folder / "context.jsonl"
+
+
+def _wire(kind: str) -> list[dict[str, Any]]:
+    return [line for line in _lines(WIRE)[1:] if line["message"]["type"] == kind]
+
+
+@needs_shared
+def test_the_wire_log_gives_the_sessions_times_tokens_and_interruptions() -> None:
+    usage = [line["message"]["payload"]["token_usage"] for line in _wire("StatusUpdate")]
+    turns = _wire("TurnBegin")
+    results = {line["message"]["payload"]["tool_call_id"]: line["timestamp"] for line in _wire("ToolResult")}
+    stamps = [line["timestamp"] for line in _lines(WIRE)[1:]]
+    (session,) = parse_file(CONTEXT).sessions
+    replies = [m for m in session.messages if m.role == "assistant"]
+    assert [m.output_tokens for m in replies if m.output_tokens] == [u["output"] for u in usage] == [216, 818]
+    assert sum(m.input_tokens for m in replies) == sum(u["input_other"] for u in usage)
+    assert sum(m.cache_read_tokens for m in replies) == sum(u["input_cache_read"] for u in usage)
+    prompts = [m for m in session.messages if m.role == "user"]
+    assert [m.time_ms for m in prompts] == [int(turn["timestamp"] * 1000) for turn in turns]
+    tools = [(m.blocks[0].tool_use_id, m.time_ms) for m in session.messages if m.role == "tool"]
+    assert tools == [(call, int(results[call] * 1000)) for call, _ in tools] and len(tools) == len(results) == 2
+    aborted = [e.time_ms for e in session.events if e.kind == "turn_aborted"]
+    assert aborted == [int(line["timestamp"] * 1000) for line in _wire("StepInterrupted")] and len(aborted) == 5
+    assert session.created_ms == int(min(stamps) * 1000)
+    # the first reply was made before the wire log begins: it keeps no time rather than a guessed one
+    assert replies[0].time_ms == 0 and replies[0].output_tokens == 0
+
+
+@needs_shared
+def test_in_a_session_folder_the_wire_log_beside_the_context_is_read(tmp_path: Path) -> None:
+    context = _session_folder(tmp_path, WIRE.read_bytes())
+    (session,) = parse_file(context).sessions
+    assert sum(m.output_tokens for m in session.messages) == 216 + 818
+    assert all(m.time_ms for m in session.messages if m.role == "user")
+
+
+@needs_shared
+def test_a_damaged_wire_log_is_named_and_the_context_still_read(tmp_path: Path) -> None:
+    lines = WIRE.read_bytes().splitlines(keepends=True)
+    status = next(i for i, line in enumerate(lines) if b'"StatusUpdate"' in line)
+    lines[status] = lines[status][:40] + b"\n"  # the first reply's usage cut short
+    context = _session_folder(tmp_path, b"".join(lines))
+    result = parse_file(context)
+    (session,) = result.sessions
+    assert [m.output_tokens for m in session.messages if m.output_tokens] == [818]
+    assert [(i.path, i.line) for i in result.issues] == [(str(context.parent / "wire.jsonl"), status + 1)]
+
+
+@needs_shared
+def test_without_a_wire_log_nothing_is_guessed(tmp_path: Path) -> None:
+    result = parse_file(_session_folder(tmp_path, None))
+    (session,) = result.sessions
+    assert result.issues == [] and session.created_ms == 0
+    assert not any(m.time_ms or m.output_tokens for m in session.messages)

@@ -25,6 +25,10 @@ ORIGINS = (
     "copilot-cli-session",
     "kimi-cli-session",
     "qwen-code-session",
+    "grok-export",
+    "ai-studio-export",
+    "zed-session",
+    "kiro-cli-session",
 )
 ORIGIN_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 ROLES = ("user", "assistant", "system", "tool")

@@ -8,7 +8,9 @@ applied on its own, between the runs around it, with the query node's clock from
 outcome (or the typed error it failed with) stored under its operation id in the same transaction,
 for the query node to read back. Replaying records at or before the checkpoint is harmless: a version
 already held is skipped by its content hash, a deletion of a session not held deletes nothing, an
-operation with an outcome is not applied again.
+operation with an outcome is not applied again. Which of two copies of a session read from two files the
+log holds was decided before it was published (quarry.ingest.publisher): a replica takes every version,
+so every replica, and one rebuilt from the compacted log, holds the same one.
 
 Records come with their held payloads read and verified (quarry.cluster.payloads.resolve). A record
 marked superseded (its payload was replaced by a newer version's, whose record follows in the log), or

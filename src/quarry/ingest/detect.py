@@ -20,6 +20,7 @@ import orjson
 
 from quarry.ingest.reader import Record, iter_jsonl, read_document, strip_bom
 from quarry.ingest.sources import (
+    ai_studio,
     aider,
     cline,
     continue_dev,
@@ -30,6 +31,7 @@ from quarry.ingest.sources import (
     cursor_db,
     cursor_markdown,
     goose,
+    grok,
     kimi,
     kiro_cli,
     opencode,
@@ -58,6 +60,7 @@ CURSOR_CLI = cursor_cli.FORMAT
 VSCODE_CHAT_LOG = vscode_chat.FORMAT
 ZED = zed.FORMAT
 KIRO_CLI = kiro_cli.FORMAT
+GROK, AI_STUDIO = grok.FORMAT, ai_studio.FORMAT
 CONTINUE, COPILOT_CLI, KIMI, QWEN = continue_dev.FORMAT, copilot_cli.FORMAT, kimi.FORMAT, qwen.FORMAT
 UNKNOWN = "unknown"
 FORMATS = (
@@ -65,13 +68,16 @@ FORMATS = (
     GOOSE, VSCODE_CHAT_LOG, ZED, KIRO_CLI,
     OPENCODE_DB, CURSOR_CLI,
     CONTINUE, COPILOT_CLI, KIMI, QWEN,
+    GROK, AI_STUDIO,
     UNKNOWN,
 )  # fmt: skip
 # How much of a text file's start its recognizers see (a folder walk reads no more to pick candidates).
 TEXT_HEAD_CHARS = 4096
 _JSON_DOCUMENT_RECOGNIZERS = (copilot.recognize, opencode.recognize, cline.recognize)
 _JSON_DOCUMENT_RECOGNIZERS += (continue_dev.recognize,)
+_JSON_DOCUMENT_RECOGNIZERS += (grok.recognize, ai_studio.recognize)
 _TEXT_RECOGNIZERS = (aider.recognize, cursor_markdown.recognize)
+_TEXT_RECOGNIZERS += (copilot_cli.recognize_workspace,)  # a Copilot CLI session folder's workspace.yaml
 _DATABASE_RECOGNIZERS = (cursor_db.recognize, crush.recognize, goose.recognize)
 _DATABASE_RECOGNIZERS += (opencode_db.recognize, cursor_cli.recognize)
 _DATABASE_RECOGNIZERS += (zed.recognize, kiro_cli.recognize)

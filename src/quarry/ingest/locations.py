@@ -41,7 +41,8 @@ Each row was checked against the tool's own source or documentation:
 - In a project folder: SpecStory's `.specstory/history/`, Aider's `.aider.chat.history.md`, Crush's
   `.crush/crush.db`, OpenCode (Go)'s `.opencode/opencode.db`.
 
-Exports a user downloads (ChatGPT, Claude.ai, Copilot Chat's "Export Chat") have no standard place.
+Exports a user downloads (ChatGPT, Claude.ai, Grok, Google AI Studio's Drive files, Copilot Chat's "Export Chat")
+have no standard place.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from quarry.ingest.normalize import build_session
 from quarry.ingest.reader import cut_document, issue
 from quarry.ingest.sources import (
     SourceResult,
+    ai_studio,
     aider,
     chatgpt,
     claude_ai,
@@ -40,6 +41,7 @@ from quarry.ingest.sources import (
     cursor_markdown,
     gemini,
     goose,
+    grok,
     kimi,
     kiro_cli,
     opencode,
@@ -187,10 +189,13 @@ _DOCUMENT_PARSERS: dict[str, Callable[[Any, str], SourceResult]] = {
     formats.CLINE: cline.parse,
     formats.ROO_CODE: cline.parse,
     formats.CONTINUE: continue_dev.parse,
+    formats.GROK: grok.parse,
+    formats.AI_STUDIO: ai_studio.parse,
 }
 _TEXT_PARSERS: dict[str, Callable[[str, str], SourceResult]] = {
     formats.AIDER: aider.parse,
     formats.CURSOR: cursor_markdown.parse,
+    formats.COPILOT_CLI: copilot_cli.parse_workspace,
 }
 _DATABASE_PARSERS: dict[str, Callable[[sqlite3.Connection, str], SourceResult]] = {
     formats.ZED: zed.parse,
@@ -212,7 +217,7 @@ _RECORDS_PARSERS: dict[str, Callable[[Iterable[Any], str], SourceResult]] = {
 
 
 def _parse_source(detection: formats.Detection, path: str) -> SourceResult:
-    if detection.format in _RECORDS_PARSERS:
+    if detection.format in _RECORDS_PARSERS and not detection.text:  # a text file of a JSON Lines format
         return _RECORDS_PARSERS[detection.format](detection.records, path)
     if detection.format == formats.CLAUDE_CODE:
         return claude_code.parse(detection.records, path)

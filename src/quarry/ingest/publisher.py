@@ -3,6 +3,12 @@
 Every valid session becomes one record on its session's subject of the partition its lineage root
 routes to (quarry.cluster.log_records), whatever its size: a payload too large to be a record is held in the
 object store, stored before its record is published (quarry.cluster.payloads).
+Two copies of one session read from two files are judged here, before the log (quarry.core.source_copies):
+the log keeps only a session's latest record, and every replica applies whatever it holds, so a cut copy
+must never become that record. A version is judged against the one kept earlier in its batch, else against
+the log's latest record (read only when that record names another source file: each record carries a
+digest of its source path, SOURCE_DIGEST); a cut copy is not published (the issue `cut_copy`), nor is one
+whose events contradict the held copy's (`source_conflict`), as in the embedded default.
 Records are published in batches, each until the stream has acknowledged every record of it, retried
 with the same message ids through a log server's failure (quarry.cluster.publish). Once a batch's
 records (or tombstones) are in the log, the held payloads the sessions' earlier records named are
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -33,17 +40,17 @@ from nats.aio.msg import Msg
 from nats.js.errors import NotFoundError
 
 from quarry.cluster.cluster_map import ClusterWatch, now_ms
-from quarry.cluster.log_records import DELETE, OP, PAYLOAD, SCOPE, Outgoing, session_record, tombstone
+from quarry.cluster.log_records import DELETE, OP, PAYLOAD, SCOPE, UPSERT, Outgoing, decode, session_record, tombstone
 from quarry.cluster.loop import LoopThread, connect
-from quarry.cluster.payloads import SWEEP_S, remove_unreferenced, sweep
+from quarry.cluster.payloads import SWEEP_S, remove_unreferenced, resolve, sweep
 from quarry.cluster.placement import ACTIVE
 from quarry.cluster.publish import publish_all
 from quarry.cluster.setup import APPLIED_PREFIX, STREAM, session_subject
-from quarry.core import auth
+from quarry.core import auth, source_copies
 from quarry.core.routing import partition_for
 from quarry.core.tokens import DEFAULT_SCOPE
 from quarry.ingest.acks import APPLIED, check_ack
-from quarry.ingest.router import scope_conflict_issue
+from quarry.ingest.router import scope_conflict_issue, source_conflict_issue
 from quarry.v1 import ingest_pb2, units_pb2
 
 BATCH_SESSIONS = 500
@@ -51,6 +58,8 @@ BATCH_BYTES = 32 * 1024 * 1024
 APPLIED_STALL_S = 30.0
 LOOKUP_TIMEOUT_S = 5.0
 REMOVE_TIMEOUT_S = 60.0
+COPIES_TIMEOUT_S = 120.0  # reading the held copies a batch is judged against (held payloads: tens of MB)
+SOURCE_DIGEST = "Quarry-Source-Digest"  # header of a session record: source_digest of its source path
 
 _log = logging.getLogger(__name__)
 
@@ -93,6 +102,7 @@ class LogPublisher:
         size = 0
         for session in sessions:
             record = session_record(partition_for(session.id, self.partitions), session)
+            record.headers[SOURCE_DIGEST] = source_digest(session.source_path)
             batch.append((session, record))
             size += record.size
             if len(batch) >= BATCH_SESSIONS or size >= BATCH_BYTES:
@@ -115,23 +125,35 @@ class LogPublisher:
         report: ingest_pb2.IngestReport,
         watermarks: dict[int, int],
     ) -> None:
-        """Publish the versions of a batch but those of a session the log holds in another scope (a scope
-        conflict: the replicas take the log's latest version, so it is refused here, before the log). A
-        session's id names its scope (quarry.core.session_ids), so only a log written before ids did can
-        hold one: a session of the scope `default` whose id another scope's session had then."""
+        """Publish one version of each session of a batch: the last of those read from one file, and of
+        copies read from several the complete one (`_judged`). A session the log holds in another scope is
+        refused (a scope conflict: the replicas take the log's latest version, so it is refused here,
+        before the log). A session's id names its scope (quarry.core.session_ids), so only a log written
+        before ids did can hold one: a session of the scope `default` whose id another scope's session had
+        then."""
         latest = self.loop.run(self._latest([s.id for s, _ in batch]), timeout=LOOKUP_TIMEOUT_S * 4)
-        kept = []
-        named: list[dict[str, str] | None] = []  # the records naming held payloads this batch may supersede
+        in_scope = []
         for session, record in batch:
             held = latest[session.id]
             if held is not None and held.get(OP) != DELETE and held.get(SCOPE, DEFAULT_SCOPE) != session.scope:
                 report.issues.append(scope_conflict_issue(session.id, session.source_path))
-                continue
-            kept.append(record)
-            named += [held, record.headers]
+            else:
+                in_scope.append((session, record))
+        elsewhere = {  # the sessions whose latest record in the log was read from another file than a version here
+            s.id
+            for s, r in in_scope
+            if (held := latest[s.id]) is not None
+            and held.get(OP) == UPSERT
+            and held.get(SOURCE_DIGEST) != r.headers[SOURCE_DIGEST]
+        }
+        logged = self.loop.run(self._logged_copies(sorted(elsewhere)), timeout=COPIES_TIMEOUT_S) if elsewhere else {}
+        kept = _judged(in_scope, logged, report)
+        named: list[dict[str, str] | None] = []  # the records naming held payloads this batch may supersede
+        for session, record in kept:
+            named += [latest[session.id], record.headers]
             report.messages_written += len(session.messages)
         if kept:
-            self._publish(kept, watermarks)
+            self._publish([record for _, record in kept], watermarks)
             self._remove_superseded(named)
         report.sessions_written += len(kept)
 
@@ -173,6 +195,25 @@ class LogPublisher:
 
         found = await asyncio.gather(*(one(s) for s in session_ids))
         return dict(zip(session_ids, found, strict=True))
+
+    async def _logged_copies(self, session_ids: Sequence[str]) -> dict[str, units_pb2.Session]:
+        """The session version the log's latest record of each session holds, its held payload read (none
+        for a session whose latest record is no longer a version, or was replaced meanwhile)."""
+        js = self.nc.jetstream()
+
+        async def one(session_id: str) -> units_pb2.Session | None:
+            subject = session_subject(partition_for(session_id, self.partitions), session_id)
+            try:
+                message = await js.get_last_msg(STREAM, subject, direct=True)
+            except NotFoundError:
+                return None
+            record = await resolve(js, decode(subject, message.seq or 0, message.headers, message.data))
+            if record.op != UPSERT or record.refused or record.superseded:
+                return None
+            return record.session()
+
+        found = await asyncio.gather(*(one(s) for s in session_ids))
+        return {s: copy for s, copy in zip(session_ids, found, strict=True) if copy is not None}
 
     def _remove_superseded(self, headers: Sequence[dict[str, str] | None]) -> None:
         """Remove the held payloads these records name that the log's latest records no longer name (the
@@ -253,6 +294,34 @@ class LogPublisher:
                 return False
             serving += 1
         return serving > 0
+
+
+def source_digest(path: str) -> str:
+    """What a record says of its source file: enough to tell two files apart without naming either."""
+    return hashlib.sha256(path.encode()).hexdigest()[:32]
+
+
+def _judged(
+    versions: Sequence[tuple[units_pb2.Session, Outgoing]],
+    logged: dict[str, units_pb2.Session],
+    report: ingest_pb2.IngestReport,
+) -> list[tuple[units_pb2.Session, Outgoing]]:
+    """The version of each session to publish, in the order first read. Each version read from another
+    file than the copy held (the batch's kept version, else the log's, `logged`) is judged against it
+    (quarry.core.source_copies): one the held copy continues, or contradicts, is not published and is
+    named in `report` (`cut_copy`, `source_conflict`); otherwise the later version replaces the held one."""
+    kept: dict[str, tuple[units_pb2.Session, Outgoing]] = {}
+    for session, record in versions:
+        earlier = kept.get(session.id)
+        held = earlier[0] if earlier is not None else logged.get(session.id)
+        if held is not None and held.source_path != session.source_path:
+            comparison = source_copies.compare(held.log_events, session.log_events)
+            if comparison.verdict is not source_copies.Verdict.TAKE:
+                refusal = source_copies.refusal(session, held.source_path, comparison)
+                report.issues.append(source_conflict_issue(refusal))
+                continue
+        kept[session.id] = (session, record)
+    return list(kept.values())
 
 
 def _held(latest: dict[str, dict[str, str] | None], writable: frozenset[str] | None) -> dict[str, bool]:

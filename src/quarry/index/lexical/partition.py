@@ -39,9 +39,10 @@ from pathlib import Path
 
 import tantivy
 
+from quarry.core import source_copies
 from quarry.core.errors import QuarryError
 from quarry.core.tokens import DEFAULT_SCOPE
-from quarry.index.lexical import event_search, facets, schema, session_reads, session_rows, source_copies
+from quarry.index.lexical import event_search, facets, schema, session_reads, session_rows
 from quarry.index.lexical.leaf import Leaf, PreparedSearch
 from quarry.index.lexical.refs import RefReader
 from quarry.index.lexical.search_text import CompiledSearch

@@ -51,7 +51,10 @@ ROLES = {"human": "user", "assistant": "assistant"}
 NIL_PARENT = "00000000-0000-4000-8000-000000000000"
 
 
-class _Conversation(BranchedConversation):
+class ClaudeConversation(BranchedConversation):
+    """A Claude.ai conversation: its message tree (parents by uuid) read as branches; Grok's export reads
+    its response tree the same way (grok.py)."""
+
     def __init__(self, data: dict[str, Any], path: str, result: SourceResult) -> None:
         self.data = data
         self.result = result
@@ -256,5 +259,5 @@ def _tool_call(item: dict[str, Any], fallback_id: str) -> DraftBlock:
 
 def parse(document: Any, path: str) -> SourceResult:
     return parse_conversations(
-        document, path, FORMAT, "uuid", lambda data, result: _Conversation(data, path, result).build()
+        document, path, FORMAT, "uuid", lambda data, result: ClaudeConversation(data, path, result).build()
     )

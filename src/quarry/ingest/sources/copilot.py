@@ -23,7 +23,8 @@ Each request is one turn:
   (`toolInvocationSerialized`) are tool calls; a `textEditGroup` (or textEdit / notebookEditGroup) on a
   file that no earlier call of the response names is an `edit_file` call on that file (an Edit-mode
   answer's applied edit); one a call names is that call's effect, not another call. The request's
-  `contentReferences` and `codeCitations` follow as text blocks. `usage` parts give token counts. Structural
+  `contentReferences` and `codeCitations` follow as text blocks. `usage` parts give token counts, else
+  `result.metadata` {promptTokens, outputTokens}, which VS Code writes on each request. Structural
   parts (undoStop, codeblockUri, mcpServersStarting, prepareToolInvocation, progress parts…) and
   parts of kinds not known here are counted in `skipped` as `copilot-chat:part/<kind>`.
 - the model is `modelId`; for the `auto` router, the model `result.details` names ("Grok Code Fast 1 •
@@ -285,6 +286,7 @@ class _Turn:
             if not call.paired and not call.shown:
                 self._round_call(call)
         self._references()
+        self._metadata_tokens()
         self._finish()
 
     # ------------------------------------------------------------------ the prompt
@@ -430,6 +432,15 @@ class _Turn:
         reply = self._reply()
         reply.input_tokens += as_count(part.get("promptTokens"))
         reply.output_tokens += as_count(part.get("completionTokens"))
+
+    def _metadata_tokens(self) -> None:
+        """The request's token counts in `result.metadata`, unless `usage` parts counted the reply."""
+        prompt = as_count(self.metadata.get("promptTokens"))
+        output = as_count(self.metadata.get("outputTokens"))
+        reply = self.reply
+        if reply is None or not (prompt or output) or reply.input_tokens or reply.output_tokens:
+            return
+        reply.input_tokens, reply.output_tokens = prompt, output
 
     # ------------------------------------------------------------------ tool calls
 

@@ -18,15 +18,22 @@ session is `copilot-cli-session:<data.sessionId of session.start>`.
 
 Raw log events (docs/sessions.md#events): every line is an event. Messages are surface nodes; hooks,
 permissions, notices and the session's bookkeeping are log-only. A tool's start and completion cite
-the request by its `toolCallId`. The title is not in the event log (`workspace.yaml` holds it), so
-it is the first prompt.
+the request by its `toolCallId`.
+
+The title is not in the event log: the newer layout keeps it in `workspace.yaml` beside `events.jsonl`
+(`name`, `user_named` when the user chose it), read when its `id` is the session's; otherwise the title
+is the first prompt. `workspace.yaml` itself is recognized (`recognize_workspace`) and counted in
+`skipped` as `copilot-cli:workspace`: it holds no dialogue.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from quarry.ingest.reader import Record, feed_all, issue
 from quarry.ingest.sources import (
@@ -52,6 +59,10 @@ EVENT_PREFIXES = ("session.", "user.", "assistant.", "tool.", "system.", "hook."
 SURFACE_TYPES = frozenset({"user.message", "system.message", "assistant.message", "tool.execution_complete"})
 TURN_EVENTS = {"assistant.turn_start": "turn_started", "assistant.turn_end": "turn_completed", "abort": "turn_aborted"}
 _DATETIME_TAG = re.compile(r"\s*<current_datetime>[^<]*</current_datetime>\s*")
+EVENTS_FILE, WORKSPACE_FILE = "events.jsonl", "workspace.yaml"
+# The keys the CLI writes at the top of every workspace.yaml (a YAML mapping, one key a line).
+_WORKSPACE_KEYS = re.compile(r"^id: [0-9a-f-]{36}\s*$.*^(?:cwd|name|created_at): ", re.MULTILINE | re.DOTALL)
+_WORKSPACE_MAX_BYTES = 1 << 20
 
 
 def is_event(data: Any) -> bool:
@@ -116,6 +127,7 @@ class _Parser:
             if self.draft.records:
                 self.result.issues.append(issue(self.path, 0, "invalid_record", "no session.start names the session"))
         elif self.draft.messages:
+            _read_title(self.draft, self.path, self.result)
             self.result.sessions.append(self.draft)
         return self.result
 
@@ -219,3 +231,40 @@ _HANDLERS = {
 
 def parse(records: Iterable[Record], path: str) -> SourceResult:
     return feed_all(_Parser(path), records, path)
+
+
+def recognize_workspace(text: str) -> str:
+    """FORMAT for a session folder's `workspace.yaml` (its `id` line, then the CLI's own keys)."""
+    return FORMAT if _WORKSPACE_KEYS.match(text.lstrip("\ufeff")) else ""
+
+
+def parse_workspace(text: str, path: str) -> SourceResult:
+    """A `workspace.yaml` alone holds no dialogue: it is read with its `events.jsonl` (`_read_title`)."""
+    result = SourceResult()
+    result.skipped[f"{FORMAT}:workspace"] += 1
+    return result
+
+
+def _read_title(draft: DraftSession, path: str, result: SourceResult) -> None:
+    """The title `workspace.yaml` beside an `events.jsonl` gives the session, if it is the same session's."""
+    if not path.endswith(EVENTS_FILE):
+        return
+    file = Path(path[: -len(EVENTS_FILE)] + WORKSPACE_FILE)
+    if not file.is_file():
+        return
+    try:
+        if file.stat().st_size > _WORKSPACE_MAX_BYTES:
+            raise ValueError(f"larger than {_WORKSPACE_MAX_BYTES} bytes")
+        workspace = as_dict(yaml.safe_load(file.read_bytes()))
+    except OSError as error:
+        result.issues.append(issue(str(file), 0, "unreadable", error.strerror or str(error)))
+        return
+    except (yaml.YAMLError, ValueError, RecursionError) as error:
+        result.issues.append(issue(str(file), 0, "invalid_record", f"not a workspace.yaml the CLI writes: {error}"))
+        return
+    if as_str(workspace.get("id")).lower() != draft.native_id.lower():
+        return
+    title = " ".join(as_str(workspace.get("name")).split())
+    if title:
+        draft.title = title
+        draft.header_title_kind = "custom-title" if workspace.get("user_named") is True else "ai-title"

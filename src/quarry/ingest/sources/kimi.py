@@ -12,8 +12,11 @@ turns. The files name no session, so the id is the session folder's (the last UU
 - `_checkpoint` and `_usage` lines are bookkeeping: `_usage.token_count` is the context's size, not
   a reply's usage, so no tokens are read; other `_` roles are counted in `skipped`.
 - `Task` calls dispatch a subagent ({description, subagent_name, prompt}).
-- the context has no times; `wire.jsonl` (times, per-step token usage, interruptions) is recognized
-  and counted in `skipped` as `kimi-cli:wire-log`: its dialogue is the context's.
+- the context has no times and no reply's usage: a main context read from its session folder takes
+  them from the `wire.jsonl` beside it (`kimi_wire`): each message's time, each reply's tokens, the
+  session's span, and a turn_aborted event per interrupted turn. A subagent's context has no wire log
+  of its own. `wire.jsonl` read alone is recognized and counted in `skipped` as `kimi-cli:wire-log`:
+  its dialogue is the context's.
 
 Raw log events (docs/sessions.md#events): every context line is an event; messages are surface nodes,
 bookkeeping lines log-only; a tool message cites its call by `tool_call_id`.
@@ -39,6 +42,7 @@ from quarry.ingest.sources import (
     json_or_none,
     unread_record,
 )
+from quarry.ingest.sources.kimi_wire import Reply, Seen, merge, prompt_text, read_wire, wire_beside
 from quarry.ingest.sources.tool_calls import tool_use_block
 
 FORMAT = "kimi-cli"
@@ -82,6 +86,7 @@ class _Parser:
         )
         self.tool_names: dict[str, str] = {}
         self.wire = False
+        self.seen = Seen()
 
     def feed(self, record: Record) -> None:
         data = record.data
@@ -101,7 +106,7 @@ class _Parser:
             self._tool(call_id, data.get("content"))
         elif role == "system":
             message = self.draft.add_message(DraftMessage("system", authored=False))
-            self.draft.add_block(message, DraftBlock("text", text=_text(data.get("content"))))
+            self.draft.add_block(message, DraftBlock("text", text=prompt_text(data.get("content"))))
         elif role not in BOOKKEEPING:
             self.result.skipped[f"{FORMAT}:{role}"] += 1
 
@@ -116,27 +121,46 @@ class _Parser:
         if not self.draft.native_id:
             self.result.issues.append(issue(self.path, 0, "invalid_record", "no session folder id in the file's path"))
         elif self.draft.messages:
+            self._merge_wire()
             self.result.sessions.append(self.draft)
         return self.result
 
+    def _merge_wire(self) -> None:
+        file = wire_beside(self.path) if not self.draft.parent_session_id else None
+        if file is None:
+            return
+        try:
+            wire = read_wire(file, self.result)
+        except (OSError, ValueError) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            self.result.issues.append(issue(str(file), 0, "unreadable", f"the session's wire log: {reason}"))
+            return
+        merge(self.draft, wire, self.seen)
+
     def _user(self, content: Any) -> None:
-        text = _text(content)
+        text = prompt_text(content)
         first = not any(message.role == "user" for message in self.draft.messages)
         authored = bool(text.strip()) and not (self.draft.parent_session_id and first)
         message = self.draft.add_message(DraftMessage("user", authored=authored))
+        if authored:
+            self.seen.prompts.append((message, text))
         if text.strip():
             self.draft.add_block(message, DraftBlock("text", text=text))
 
     def _assistant(self, data: dict[str, Any]) -> None:
         message = self.draft.add_message(DraftMessage("assistant", authored=True))
+        reply = Reply(message)
+        self.seen.replies.append(reply)
         content = data.get("content")
         if isinstance(content, str) and content.strip():
+            reply.text = content
             self.draft.add_block(message, DraftBlock("text", text=content))
         for part in as_list(content):
             part = as_dict(part)
             if part.get("type") == "think":
                 self.draft.add_block(message, DraftBlock("thinking", text=as_str(part.get("think"))))
             elif as_str(part.get("text")).strip():
+                reply.text += as_str(part.get("text"))
                 self.draft.add_block(message, DraftBlock("text", text=as_str(part.get("text"))))
         for call in as_list(data.get("tool_calls")):
             call = as_dict(call)
@@ -145,6 +169,7 @@ class _Parser:
             name = as_str(function.get("name"))
             arguments = json_or_none(as_str(function.get("arguments")))
             self.tool_names[call_id] = name
+            reply.call_ids.add(call_id)
             self.draft.add_block(message, tool_use_block(name, call_id, arguments))
             if self.draft.current is not None:
                 self.draft.current.keys.append(f"call:{call_id}")
@@ -153,20 +178,14 @@ class _Parser:
                 self.draft.dispatches[call_id] = DraftDispatch(agent=agent)
 
     def _tool(self, call_id: str, content: Any) -> None:
-        text = _text(content)
+        text = prompt_text(content)
         status = _STATUS.match(text)
         failed = bool(status and status.group(1).lstrip().upper().startswith("ERROR"))
         message = self.draft.add_message(DraftMessage("tool", authored=False))
+        self.seen.results[call_id] = message
         name = self.tool_names.get(call_id, "")
         block = DraftBlock("tool_result", text=text, tool_name=name, tool_use_id=call_id, is_error=failed)
         self.draft.add_block(message, block)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    texts = (as_str(as_dict(part).get("text")) for part in as_list(content))
-    return "\n".join(text for text in texts if text)
 
 
 def parse(records: Iterable[Record], path: str) -> SourceResult:
