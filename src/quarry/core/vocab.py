@@ -29,6 +29,7 @@ ORIGINS = (
     "ai-studio-export",
     "zed-session",
     "kiro-cli-session",
+    "cursor-agent-transcript",
 )
 ORIGIN_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 ROLES = ("user", "assistant", "system", "tool")

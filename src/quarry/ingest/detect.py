@@ -30,6 +30,8 @@ from quarry.ingest.sources import (
     cursor_cli,
     cursor_db,
     cursor_markdown,
+    cursor_transcripts,
+    cursor_transcripts_text,
     goose,
     grok,
     kimi,
@@ -62,6 +64,7 @@ ZED = zed.FORMAT
 KIRO_CLI = kiro_cli.FORMAT
 GROK, AI_STUDIO = grok.FORMAT, ai_studio.FORMAT
 CONTINUE, COPILOT_CLI, KIMI, QWEN = continue_dev.FORMAT, copilot_cli.FORMAT, kimi.FORMAT, qwen.FORMAT
+CURSOR_TRANSCRIPT = cursor_transcripts.FORMAT
 UNKNOWN = "unknown"
 FORMATS = (
     CLAUDE_CODE, CODEX, CHATGPT, GEMINI, CLAUDE_AI, COPILOT_CHAT, OPENCODE, CLINE, ROO_CODE, AIDER, CURSOR, CRUSH,
@@ -69,6 +72,7 @@ FORMATS = (
     OPENCODE_DB, CURSOR_CLI,
     CONTINUE, COPILOT_CLI, KIMI, QWEN,
     GROK, AI_STUDIO,
+    CURSOR_TRANSCRIPT,
     UNKNOWN,
 )  # fmt: skip
 # How much of a text file's start its recognizers see (a folder walk reads no more to pick candidates).
@@ -78,11 +82,13 @@ _JSON_DOCUMENT_RECOGNIZERS += (continue_dev.recognize,)
 _JSON_DOCUMENT_RECOGNIZERS += (grok.recognize, ai_studio.recognize)
 _TEXT_RECOGNIZERS = (aider.recognize, cursor_markdown.recognize)
 _TEXT_RECOGNIZERS += (copilot_cli.recognize_workspace,)  # a Copilot CLI session folder's workspace.yaml
+_TEXT_RECOGNIZERS += (cursor_transcripts_text.recognize,)
 _DATABASE_RECOGNIZERS = (cursor_db.recognize, crush.recognize, goose.recognize)
 _DATABASE_RECOGNIZERS += (opencode_db.recognize, cursor_cli.recognize)
 _DATABASE_RECOGNIZERS += (zed.recognize, kiro_cli.recognize)
 _RECORDS_RECOGNIZERS = (vscode_chat.recognize_records,)  # JSON Lines formats recognized by their records
 _RECORDS_RECOGNIZERS += (qwen.recognize, copilot_cli.recognize, kimi.recognize)
+_RECORDS_RECOGNIZERS += (cursor_transcripts.recognize,)
 
 VOTE_RECORDS = 64
 _NON_SPACE = re.compile(rb"\S")

@@ -23,8 +23,8 @@ Each row was checked against the tool's own source or documentation:
 - VS Code's Copilot Chat store: `workspaceStorage/*/chatSessions/` and
   `globalStorage/emptyWindowChatSessions/` of the user-data folder.
 - Cursor: `globalStorage/state.vscdb` and `workspaceStorage/*/state.vscdb` of its user-data folder;
-  the Cursor Agent CLI: `~/.cursor/chats/*/*/store.db` (its `~/.cursor/projects/*/agent-transcripts/` are
-  not looked in: no parser reads them yet).
+  the Cursor Agent CLI: `~/.cursor/chats/*/*/store.db`; Cursor's agent transcripts (editor and CLI):
+  `~/.cursor/projects/*/agent-transcripts/` (`%USERPROFILE%\\.cursor` on Windows).
 - OpenCode uses xdg-basedir on every platform (Windows too): `$XDG_DATA_HOME` or `~/.local/share`,
   `opencode/opencode.db` (1.2 and later) and the older `opencode/storage/`.
 - Goose (etcetera's app strategy): `$GOOSE_PATH_ROOT/data`, else `$XDG_DATA_HOME/goose` or
@@ -121,6 +121,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("Qwen Code", (Place(_QWEN, "projects"), Place(_QWEN, "tmp/*/logs.json"))),
     Tool("Cursor", _editors(["Cursor"], "globalStorage/state.vscdb", "workspaceStorage/*/state.vscdb")),
     Tool("Cursor Agent CLI", _home(".cursor", "chats/*/*/store.db")),
+    Tool("Cursor agent transcripts", _home(".cursor", "projects/*/agent-transcripts")),
     Tool(
         "GitHub Copilot Chat",
         _editors(_CODE, "workspaceStorage/*/chatSessions", "globalStorage/emptyWindowChatSessions"),

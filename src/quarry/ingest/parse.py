@@ -39,6 +39,8 @@ from quarry.ingest.sources import (
     cursor_cli,
     cursor_db,
     cursor_markdown,
+    cursor_transcripts,
+    cursor_transcripts_text,
     gemini,
     goose,
     grok,
@@ -196,6 +198,7 @@ _TEXT_PARSERS: dict[str, Callable[[str, str], SourceResult]] = {
     formats.AIDER: aider.parse,
     formats.CURSOR: cursor_markdown.parse,
     formats.COPILOT_CLI: copilot_cli.parse_workspace,
+    formats.CURSOR_TRANSCRIPT: cursor_transcripts_text.parse,
 }
 _DATABASE_PARSERS: dict[str, Callable[[sqlite3.Connection, str], SourceResult]] = {
     formats.ZED: zed.parse,
@@ -213,6 +216,7 @@ _RECORDS_PARSERS: dict[str, Callable[[Iterable[Any], str], SourceResult]] = {
     formats.QWEN: qwen.parse,
     formats.COPILOT_CLI: copilot_cli.parse,
     formats.KIMI: kimi.parse,
+    formats.CURSOR_TRANSCRIPT: cursor_transcripts.parse,
 }
 
 

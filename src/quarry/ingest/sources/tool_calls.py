@@ -118,7 +118,7 @@ _CATEGORY_BY_TOOL = {
         ),
         "web",
     ),
-    **dict.fromkeys(("task", "agent", "runsubagent", "new_task"), "subagent"),
+    **dict.fromkeys(("task", "agent", "runsubagent", "new_task", "subagent"), "subagent"),  # subagent: Cursor
 }
 # The own tool names of Kimi CLI, GitHub Copilot CLI and Continue.
 _CATEGORY_BY_TOOL |= {"readfile": "file_read", "writefile": "file_write", "create_new_file": "file_write"}
