@@ -41,6 +41,7 @@ DOT_FOLDERS = [
     ".kimi/sessions/697a0ebe/0be84c98/context_sub_8.jsonl",
     ".copilot/session-state/27d7ef99.jsonl",
     ".copilot/session-state/b87feda8/events.jsonl",
+    ".cursor/projects/home-me-app/agent-transcripts/0be84c98/0be84c98.jsonl",
 ]
 LINUX_FILES = [
     *DOT_FOLDERS,
@@ -54,6 +55,9 @@ LINUX_FILES = [
     f".vscode-server/data/User/{CLINE}/api_conversation_history.json",
     f".cursor-server/data/User/{ROO}/api_conversation_history.json",
     ".local/share/goose/sessions/sessions.db",
+    ".local/share/zed/threads/threads.db",
+    ".local/share/kiro-cli/data.sqlite3",
+    ".local/share/amazon-q/data.sqlite3",
 ]
 MACOS_FILES = [
     *DOT_FOLDERS,
@@ -65,6 +69,8 @@ MACOS_FILES = [
     f"Library/Application Support/Cursor/User/{ROO}/api_conversation_history.json",
     f".windsurf-server/data/User/{CLINE}/api_conversation_history.json",
     ".local/share/goose/sessions/sessions.db",
+    "Library/Application Support/Zed/threads/threads.db",
+    "Library/Application Support/kiro-cli/data.sqlite3",
 ]
 WINDOWS_FILES = [
     *DOT_FOLDERS,
@@ -75,6 +81,8 @@ WINDOWS_FILES = [
     f"AppData/Roaming/Code/User/{CLINE}/api_conversation_history.json",
     f"AppData/Roaming/Windsurf/User/{ROO}/api_conversation_history.json",
     "AppData/Roaming/Block/goose/data/sessions/sessions.db",
+    "AppData/Local/Zed/threads/threads.db",
+    "AppData/Local/kiro-cli/data.sqlite3",
 ]
 # Where no tool writes on that platform: never looked in.
 ELSEWHERE = {
@@ -98,7 +106,7 @@ def _clear_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
 def _put(root: Path, relative: str) -> Path:
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(SQLITE if path.suffix in (".db", ".vscdb") else b'{"id": 1}\n')
+    path.write_bytes(SQLITE if path.suffix in (".db", ".vscdb", ".sqlite3") else b'{"id": 1}\n')
     return path
 
 
@@ -111,7 +119,16 @@ def _found(**kwargs: object) -> set[Path]:
     [
         (LINUX, LINUX_FILES, "home/me", {}),
         (MACOS, MACOS_FILES, "Users/me", {}),
-        (WINDOWS, WINDOWS_FILES, "Users/me", {"USERPROFILE": "Users/me", "APPDATA": "Users/me/AppData/Roaming"}),
+        (
+            WINDOWS,
+            WINDOWS_FILES,
+            "Users/me",
+            {
+                "USERPROFILE": "Users/me",
+                "APPDATA": "Users/me/AppData/Roaming",
+                "LOCALAPPDATA": "Users/me/AppData/Local",
+            },
+        ),
     ],
 )
 def test_every_place_each_tool_writes_on_each_platform_is_found(
@@ -155,6 +172,9 @@ def test_environment_overrides_move_each_tool_s_places_as_the_tool_moves_them(tm
         f"config/Code/User/{CLINE}/api_conversation_history.json",
         "config/Code/User/workspaceStorage/a1/chatSessions/c.json",
         "data/opencode/opencode.db",
+        "data/zed/threads/threads.db",
+        "data/kiro-cli/data.sqlite3",
+        "data/amazon-q/data.sqlite3",
         "goose/data/sessions/sessions.db",
         "continue/sessions/s.json",
         "kimi/sessions/h/u/context.jsonl",
@@ -164,10 +184,11 @@ def test_environment_overrides_move_each_tool_s_places_as_the_tool_moves_them(tm
     expected = {_put(elsewhere, relative) for relative in moved}
     for relative in LINUX_FILES:  # the defaults: the tools write there no more
         _put(home, relative)
-    unmoved = [  # no variable moves these: the remote servers' folders, the Cursor Agent CLI's
+    unmoved = [  # no variable moves these: the remote servers' folders, the Cursor Agent CLI's, Cursor's transcripts
         f".vscode-server/data/User/{CLINE}/api_conversation_history.json",
         f".cursor-server/data/User/{ROO}/api_conversation_history.json",
         ".cursor/chats/887904812217/dd3957b4/store.db",
+        ".cursor/projects/home-me-app/agent-transcripts/0be84c98/0be84c98.jsonl",
     ]
     still_default = {home / relative for relative in unmoved}
     found = _found(home=home, env={name: str(elsewhere / value) for name, value in env.items()}, platform=LINUX)
