@@ -10,8 +10,8 @@ from pathlib import Path
 
 from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
+from quarry.cluster.local_nats import free_port
 from quarry.core.tokens import TokenStore
-from tests.cluster.test_http_api import free_port
 from tests.shared_paths import INGEST_ROOTS
 
 
@@ -28,12 +28,16 @@ class TokenCluster:
 
 
 @contextmanager
-def token_cluster(home: Path, grants: dict[str, dict[str, list[str]]]) -> Iterator[TokenCluster]:
-    """The cluster under `home` with a token per caller of `grants`, stopped on leaving."""
+def token_cluster(
+    home: Path, grants: dict[str, dict[str, list[str]]], ingest_roots: list[Path] | None = None
+) -> Iterator[TokenCluster]:
+    """The cluster under `home` with a token per caller of `grants`, its ingest node reading below
+    `ingest_roots` (default: the shared real logs and fixtures), stopped on leaving."""
     store = TokenStore.in_home(home)
     tokens = {who: store.create(who, held)[0] for who, held in grants.items()}
     port = free_port()
-    local = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=INGEST_ROOTS)
+    roots = INGEST_ROOTS if ingest_roots is None else ingest_roots
+    local = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=roots)
     local.start()
     try:
         info = local.info()

@@ -429,7 +429,7 @@ def test_a_damaged_database_keeps_the_rows_before_the_damage(tmp_path: Path) -> 
     [session] = parsed.sessions
     assert 0 < len(session.messages) < 200
     assert session.messages[0].blocks[0].text.startswith("turn 0 ")
-    assert [i.code for i in parsed.issues] == ["unreadable"] and "table messages" in parsed.issues[0].reason
+    assert [i.code for i in parsed.issues] == ["unreadable"] and "the messages table" in parsed.issues[0].reason
 
 
 def test_a_live_database_is_read_with_its_write_ahead_log(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,9 +24,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from quarry.cli.local import LocalCluster
 from quarry.client.client import QuarryClient
-from quarry.core.tokens import TokenStore
+from tests.cluster.token_cluster import TokenCluster, token_cluster
 from tests.web.browser import MISSING, open_browser
 from tests.web.hostile import write_hostile_session
 
@@ -45,23 +43,24 @@ TEAM_A_FILES = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+GRANTS = {
+    "a": {"team-a": ["read", "write"]},
+    "b": {"team-b": ["read", "write"]},
+    "a-read": {"team-a": ["read"]},
+    "operator": {"team-a": ["admin"], "team-b": ["admin"]},  # reads the server's folders (ingest_paths)
+}
 
 
 @dataclass
 class ReaderSite:
     """The cluster behind the pages: `base` is the HTTP server's root URL; tokens by team."""
 
-    local: LocalCluster
+    cluster: TokenCluster
     base: str
     tokens: dict[str, str]
 
     def client(self, who: str) -> QuarryClient:
-        info = self.local.info()
-        return QuarryClient(info.query, info.ingest, token=self.tokens[who])
+        return self.cluster.client(who)
 
 
 @pytest.fixture(scope="session")
@@ -76,26 +75,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReaderSite]:
         copy(source, root / "a" / Path(name).name)
     write_hostile_session(root / "a")
     shutil.copyfile(FIXTURES / "claude_code" / "session.jsonl", root / "b" / "session.jsonl")
-    store = TokenStore.in_home(home)
-    grants = {
-        "a": {"team-a": ["read", "write"]},
-        "b": {"team-b": ["read", "write"]},
-        "a-read": {"team-a": ["read"]},
-        "operator": {"team-a": ["admin"], "team-b": ["admin"]},  # reads the server's folders (ingest_paths)
-    }
-    tokens = {who: store.create(f"{who}-token", held)[0] for who, held in grants.items()}
-    port = free_port()
-    local = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=[root])
-    local.start()
-    try:
-        running = ReaderSite(local, f"http://127.0.0.1:{port}", tokens)
+    with token_cluster(home, GRANTS, ingest_roots=[root]) as cluster:
+        running = ReaderSite(cluster, cluster.http, cluster.tokens)
         with running.client("operator") as client:
             for team in ("a", "b"):
                 progress = list(client.ingest_paths([root / team], scope=f"team-{team}"))
                 assert progress[-1].report.sessions_written > 0
         yield running
-    finally:
-        local.stop()
 
 
 @pytest.fixture(scope="session")

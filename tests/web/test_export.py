@@ -97,7 +97,7 @@ def test_the_download_buttons_give_the_files(page: Page) -> None:
 
 
 def test_the_cli_writes_the_transcript_over_grpc(site: ReaderSite, tmp_path: Path) -> None:
-    cluster = f"grpc://{site.local.info().query}"
+    cluster = f"grpc://{site.cluster.query}"
     environment = {"QUARRY_TOKEN": site.tokens["a"]}
     out = tmp_path / "parent.html"
     result = CliRunner().invoke(

@@ -54,6 +54,9 @@ MSG_ID = "Nats-Msg-Id"
 PAYLOAD = "Quarry-Payload"
 PAYLOAD_SIZE = "Quarry-Payload-Size"
 PAYLOAD_DIGEST = "Quarry-Payload-Digest"
+# A session version's source file, as the SHA-256 of its path (quarry.ingest.publisher.source_digest): the
+# ingest node reads the logged copy back only when another file's copy arrives.
+SOURCE_DIGEST = "Quarry-Source-Digest"
 FORMAT_VERSION = "1"
 COMPRESS_ABOVE = 256 * 1024
 COMPRESSION_LEVEL = 3

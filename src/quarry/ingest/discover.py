@@ -5,7 +5,7 @@ a folder, names prove nothing either (formats are recognized from content), so a
 candidate when its first non-blank byte opens a JSON value, when it is a SQLite database, or when its
 start is a Markdown transcript of a tool Quarry reads; other binaries, lock files and notes are
 passed over without a read beyond their first bytes. Hidden entries below a folder are skipped, except
-the ones agents keep their sessions in (`AGENT_HIDDEN`: a project's `.specstory/`, Aider's
+the ones agents keep their sessions in (`locations.PROJECT_ENTRIES`: a project's `.specstory/`, Aider's
 `.aider.chat.history.md`, …), and symlinked folders are not followed (no cycles); special files (pipes,
 devices, sockets) are never opened, and `read_regular` refuses one named explicitly. Everything passed
 over is told, with why, so a report can name it. Files come out sorted, so runs are reproducible.
@@ -24,7 +24,7 @@ from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import BinaryIO
 
 from quarry.ingest.detect import UNKNOWN, text_format
-from quarry.ingest.locations import look
+from quarry.ingest.locations import PROJECT_ENTRIES, look
 from quarry.ingest.sources.sqlite_snapshot import is_sqlite
 
 SNIFF_BYTES = 4096
@@ -35,8 +35,6 @@ DATABASE, LOG = "database", "log"  # source_kind's answers
 # SkippedFile codes (ingest.proto): why a file a folder holds was passed over
 HIDDEN, SYMLINKED_FOLDER, EMPTY, BINARY = "hidden", "symlinked_folder", "empty", "binary"
 NOT_A_SESSION_LOG, NOT_REGULAR = "not_a_session_log", "not_regular"
-# Hidden entries a project folder holds that are agents' session logs or lead to them: walked like any other.
-AGENT_HIDDEN = frozenset({".specstory", ".aider.chat.history.md", ".crush", ".opencode"})
 
 
 def standard_locations() -> list[Path]:
@@ -76,7 +74,7 @@ def _walk(root: Path, tell: Skip) -> Iterator[Path]:
         kept = []
         for name in sorted(dirs):
             path = Path(folder, name)
-            if name.startswith(".") and name not in AGENT_HIDDEN:
+            if name.startswith(".") and name not in PROJECT_ENTRIES:
                 tell(path, HIDDEN, f"a hidden folder: skipped on purpose; name it to include it ({path})")
             elif path.is_symlink():
                 tell(path, SYMLINKED_FOLDER, "a symlinked folder is not followed: name it to include it")
@@ -85,7 +83,7 @@ def _walk(root: Path, tell: Skip) -> Iterator[Path]:
         dirs[:] = kept
         for name in sorted(files):
             path = Path(folder, name)
-            if name.startswith(".") and name not in AGENT_HIDDEN:
+            if name.startswith(".") and name not in PROJECT_ENTRIES:
                 tell(path, HIDDEN, f"a hidden file: skipped on purpose; name it to include it ({path})")
                 continue
             try:

@@ -177,6 +177,11 @@ TOOLS: tuple[Tool, ...] = (
     Tool("Crush", (Place((PROJECT,), ".crush/crush.db"),)),
     Tool("OpenCode (Go)", (Place((PROJECT,), ".opencode/opencode.db"),)),
 )
+# The entries of a project folder its tools' places begin with (`.specstory`, `.aider.chat.history.md`, …):
+# hidden by their names, yet walked like any other entry (discover.py).
+PROJECT_ENTRIES = frozenset(
+    place.pattern.split("/", 1)[0] for tool in TOOLS for place in tool.places if place.roots == (PROJECT,)
+)
 
 
 @dataclass(frozen=True, slots=True)

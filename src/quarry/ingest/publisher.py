@@ -40,7 +40,18 @@ from nats.aio.msg import Msg
 from nats.js.errors import NotFoundError
 
 from quarry.cluster.cluster_map import ClusterWatch, now_ms
-from quarry.cluster.log_records import DELETE, OP, PAYLOAD, SCOPE, UPSERT, Outgoing, decode, session_record, tombstone
+from quarry.cluster.log_records import (
+    DELETE,
+    OP,
+    PAYLOAD,
+    SCOPE,
+    SOURCE_DIGEST,
+    UPSERT,
+    Outgoing,
+    decode,
+    session_record,
+    tombstone,
+)
 from quarry.cluster.loop import LoopThread, connect
 from quarry.cluster.payloads import SWEEP_S, remove_unreferenced, resolve, sweep
 from quarry.cluster.placement import ACTIVE
@@ -59,7 +70,6 @@ APPLIED_STALL_S = 30.0
 LOOKUP_TIMEOUT_S = 5.0
 REMOVE_TIMEOUT_S = 60.0
 COPIES_TIMEOUT_S = 120.0  # reading the held copies a batch is judged against (held payloads: tens of MB)
-SOURCE_DIGEST = "Quarry-Source-Digest"  # header of a session record: source_digest of its source path
 
 _log = logging.getLogger(__name__)
 

@@ -68,7 +68,7 @@ from quarry.ingest.sources import (
     to_ms,
 )
 from quarry.ingest.sources.paths import folder_name
-from quarry.ingest.sources.sqlite_snapshot import table_columns
+from quarry.ingest.sources.sqlite_snapshot import table_columns, table_rows
 from quarry.ingest.sources.tool_calls import patch_path, tool_use_block
 
 FORMAT = "crush"
@@ -103,9 +103,9 @@ def recognize(tables: dict[str, set[str]]) -> str:
 def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
     result = SourceResult()
     tables = table_columns(conn)
-    sessions = _read(conn, "sessions", path, result)
-    messages = _read(conn, "messages", path, result)
-    files = _read(conn, "files", path, result) if "files" in tables else []
+    sessions = table_rows(conn, "sessions", path, result)
+    messages = table_rows(conn, "messages", path, result)
+    files = table_rows(conn, "files", path, result) if "files" in tables else []
     by_session = _group(messages, "messages", path, result)
     files_by_session = _group(files, "files", path, result)
     built: dict[str, _Session] = {}
@@ -123,21 +123,6 @@ def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
     _link_children(built)
     result.sessions.extend(session.draft for session in built.values())
     return result
-
-
-def _read(conn: sqlite3.Connection, table: str, path: str, result: SourceResult) -> list[dict[str, Any]]:
-    """Every row of `table` in insertion order, as {column: value}; a damaged database yields the rows
-    read before the damage, and an issue."""
-    rows: list[dict[str, Any]] = []
-    try:
-        cursor = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
-        names = [column[0] for column in cursor.description]
-        for values in cursor:
-            rows.append(dict(zip(names, values, strict=True)))
-    except sqlite3.DatabaseError as error:
-        reason = f"table {table} is unreadable after {len(rows)} row(s): {error}"
-        result.issues.append(issue(path, 0, "unreadable", reason))
-    return rows
 
 
 def _group(rows: list[dict[str, Any]], table: str, path: str, result: SourceResult) -> dict[str, list[dict[str, Any]]]:

@@ -67,6 +67,7 @@ from quarry.ingest.sources import (
     to_ms,
 )
 from quarry.ingest.sources.paths import folder_name
+from quarry.ingest.sources.sqlite_snapshot import table_rows
 from quarry.ingest.sources.tool_calls import tool_use_block
 
 FORMAT = "goose"
@@ -99,9 +100,9 @@ def recognize(tables: dict[str, set[str]]) -> str:
 
 def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
     result = SourceResult()
-    sessions = _rows(conn, "sessions", path, result)
+    sessions = table_rows(conn, "sessions", path, result)
     by_session: dict[str, list[dict[str, Any]]] = {}
-    for row in _rows(conn, "messages", path, result):
+    for row in table_rows(conn, "messages", path, result):
         by_session.setdefault(_text(row.get("session_id")), []).append(row)
     for index, row in enumerate(sessions):
         native_id = _text(row.get("id"))
@@ -115,19 +116,6 @@ def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
         if native_id:
             result.sessions.append(_Session({"id": native_id}, rows, path, result).build())
     return result
-
-
-def _rows(conn: sqlite3.Connection, table: str, path: str, result: SourceResult) -> list[dict[str, Any]]:
-    """The table's rows in insertion order, as {column: value}; those before any damage if it is cut."""
-    rows: list[dict[str, Any]] = []
-    try:
-        cursor = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
-        names = [column[0] for column in cursor.description]
-        rows.extend(dict(zip(names, values, strict=True)) for values in cursor)
-    except sqlite3.DatabaseError as error:
-        reason = f"the {table} table is unreadable after {len(rows)} row(s): {error}"
-        result.issues.append(issue(path, 0, "unreadable", reason))
-    return rows
 
 
 @dataclass(slots=True)

@@ -72,10 +72,7 @@ def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
     result = SourceResult()
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table in (name for name in TABLES if name in tables):
-        rows, damage = table_rows(conn, table)
-        if damage:
-            result.issues.append(issue(path, 0, "unreadable", damage))
-        for row in rows:
+        for row in table_rows(conn, table, path, result):
             state = json_or_none(as_str(row.get("value")).encode())
             key = as_str(row.get("key"))
             if not isinstance(state, dict) or not isinstance(state.get("history"), list):

@@ -31,6 +31,7 @@ from typing import Any
 
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import SourceResult, as_dict, as_str, json_or_none, opencode
+from quarry.ingest.sources.sqlite_snapshot import table_rows
 
 FORMAT = "opencode-db"
 SESSION_COLUMNS = frozenset({"id", "directory", "title", "time_created", "time_updated"})
@@ -73,9 +74,9 @@ def recognize(tables: dict[str, set[str]]) -> str:
 
 def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
     result = SourceResult()
-    sessions = _rows(conn, "SELECT * FROM session ORDER BY time_created, id", "session", path, result)
-    messages = _rows(conn, "SELECT * FROM message ORDER BY time_created, id", "message", path, result)
-    parts = _rows(conn, "SELECT * FROM part ORDER BY message_id, id", "part", path, result)
+    sessions = table_rows(conn, "session", path, result, "SELECT * FROM session ORDER BY time_created, id")
+    messages = table_rows(conn, "message", path, result, "SELECT * FROM message ORDER BY time_created, id")
+    parts = table_rows(conn, "part", path, result, "SELECT * FROM part ORDER BY message_id, id")
     parts_by_message: dict[str, list[dict[str, Any]]] = {}
     for row in parts:
         part = _object(row, "part", path, result)
@@ -100,20 +101,6 @@ def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
         result.issues.extend(found.issues)
         result.skipped.update(found.skipped)
     return result
-
-
-def _rows(conn: sqlite3.Connection, query: str, table: str, path: str, result: SourceResult) -> list[dict[str, Any]]:
-    """The rows `query` reads, as {column: value}; a damaged table yields the rows read before the
-    damage, and an issue."""
-    rows: list[dict[str, Any]] = []
-    try:
-        cursor = conn.execute(query)
-        names = [column[0] for column in cursor.description]
-        rows.extend(dict(zip(names, values, strict=True)) for values in cursor)
-    except sqlite3.DatabaseError as error:
-        reason = f"table {table} is unreadable after {len(rows)} row(s): {error}"
-        result.issues.append(issue(path, 0, "unreadable", reason))
-    return rows
 
 
 def _object(row: dict[str, Any], table: str, path: str, result: SourceResult) -> dict[str, Any] | None:

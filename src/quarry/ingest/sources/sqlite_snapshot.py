@@ -21,6 +21,12 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from quarry.ingest.reader import issue
+
+if TYPE_CHECKING:
+    from quarry.ingest.sources import SourceResult
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER_BYTES = 100
@@ -113,14 +119,18 @@ def table_columns(conn: sqlite3.Connection) -> dict[str, set[str]]:
     return {table: {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')} for table in tables}
 
 
-def table_rows(conn: sqlite3.Connection, table: str) -> tuple[list[dict[str, object]], str]:
-    """The table's rows in insertion order, as {column: value}, and why the rest is missing ("" when
-    none is): a table whose pages are damaged yields the rows read before the damage."""
-    rows: list[dict[str, object]] = []
+def table_rows(
+    conn: sqlite3.Connection, table: str, path: str, result: SourceResult, query: str = ""
+) -> list[dict[str, Any]]:
+    """The table's rows as {column: value}, in insertion order (or as `query` reads them). A table whose
+    pages are damaged yields the rows read before the damage, and an `unreadable` issue of `path` saying
+    how far the read got."""
+    rows: list[dict[str, Any]] = []
     try:
-        cursor = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
+        cursor = conn.execute(query or f'SELECT * FROM "{table}" ORDER BY rowid')
         names = [column[0] for column in cursor.description]
         rows.extend(dict(zip(names, values, strict=True)) for values in cursor)
     except sqlite3.DatabaseError as error:
-        return rows, f"the {table} table is unreadable after {len(rows)} row(s): {error}"
-    return rows, ""
+        reason = f"the {table} table is unreadable after {len(rows)} row(s): {error}"
+        result.issues.append(issue(path, 0, "unreadable", reason))
+    return rows

@@ -69,10 +69,7 @@ def recognize(tables: dict[str, set[str]]) -> str:
 
 def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
     result = SourceResult()
-    rows, damage = table_rows(conn, "threads")
-    if damage:
-        result.issues.append(issue(path, 0, "unreadable", damage))
-    for row in rows:
+    for row in table_rows(conn, "threads", path, result):
         thread_id = as_str(row.get("id"))
         thread, problem = _thread(row)
         if problem:
