@@ -113,12 +113,12 @@ def push(
     sent with your token. What the cluster acknowledged is remembered, so a push stopped anywhere resumes
     where it stopped and an unchanged file costs one stat. Exits 1 when a file failed."""
     import signal
-    import threading
 
     from rich.markup import escape
 
     from quarry.cli.push import Pusher
     from quarry.client.ingest_outcome import failures
+    from quarry.core.stop_signal import StopSignal
 
     if not paths:
         from quarry.ingest.discover import project_locations, standard_locations
@@ -137,8 +137,7 @@ def push(
             if failures(report):
                 raise typer.Exit(1)
             return
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        stop = StopSignal(signal.SIGTERM)
         if settings.format == "plain":
             stderr().print(f"pushing {len(roots)} location(s) into scope {pusher.scope}; Ctrl-C stops")
         try:

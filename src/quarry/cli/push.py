@@ -41,6 +41,7 @@ from typing import TypeVar
 from quarry.cli.push_state import PushState, default_state_home, state_path
 from quarry.client.client import QuarryClient
 from quarry.core.errors import QuarryError
+from quarry.core.stop_signal import Stop
 from quarry.core.telemetry import MAX_MESSAGE_BYTES
 from quarry.ingest.changed_files import read_changed
 from quarry.ingest.discover import iter_source_files
@@ -135,9 +136,7 @@ class Pusher:
         self._send(files, frozenset(paths), report, live=False, on_file=on_file)
         return report
 
-    def follow(
-        self, paths: list[Path], on_round: Callable[[ingest_pb2.IngestReport], None], stop: threading.Event
-    ) -> None:
+    def follow(self, paths: list[Path], on_round: Callable[[ingest_pb2.IngestReport], None], stop: Stop) -> None:
         """Send the files under `paths`, then whatever appears or grows there, each round's report to
         `on_round`, until `stop` is set."""
         watcher = Watcher(paths)

@@ -117,10 +117,10 @@ def up(
 def _run_in_foreground(cluster: LocalCluster) -> None:
     """Start the cluster and supervise it until Ctrl-C or SIGTERM, then stop every node."""
     import signal
-    import threading
 
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    from quarry.core.stop_signal import StopSignal
+
+    stop = StopSignal(signal.SIGTERM)
     try:
         announce(cluster.start())
         stdout().print("Ctrl-C stops every node")

@@ -8,7 +8,6 @@ import inspect
 import logging
 import os
 import signal
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from grpc_reflection.v1alpha import reflection
 
 from quarry.core import auth, telemetry, tls
 from quarry.core.errors import QuarryError, abort_with, from_rpc_error
+from quarry.core.stop_signal import StopSignal
 from quarry.v1 import errors_pb2
 
 _log = logging.getLogger(__name__)
@@ -102,7 +102,6 @@ class Node:
         self.server.start()
         for service in ["", *names]:
             self.health.set(service, health_pb2.HealthCheckResponse.SERVING)
-        self._stopped = threading.Event()
 
     def announce(self, run_file: Path | None, role: str) -> None:
         """Write the run file (atomically) that launchers wait for: the node is serving."""
@@ -115,9 +114,7 @@ class Node:
         tmp.replace(run_file)
 
     def wait(self, on_stop: Callable[[], None] | None = None) -> None:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: self._stopped.set())
-        self._stopped.wait()
+        StopSignal(signal.SIGTERM, signal.SIGINT).wait()
         # Each step of a stop is logged: a stop that hangs says where in the node's log.
         _log.info("%s: stopping: no new calls, %d s for those in flight", self.name, STOP_GRACE_S)
         self.health.enter_graceful_shutdown()
