@@ -114,6 +114,20 @@ def test_hybrid_hits_show_the_evidence_their_lexical_lane_gives(client, corpus, 
         assert any("complete" in page.timings_ms for page in pages[2:])
 
 
+def test_a_prose_searchs_hits_carry_their_session_and_evidence(client, corpus):
+    # Prose is ranked rank-only with relaxed admission (no message needs every word); completing the
+    # page searches again restricted to its sessions, and must admit them the same way, or every hit of
+    # the default search comes back as a bare id.
+    prose = "database image toolbar migracji timeout tokenizer"
+    envelope = client.search(prose, lane="hybrid", limit=10, reading="prose")
+    dialogue = {h.session.id for h in client.search(prose, lane="dialogue", limit=50, reading="prose").hits}
+    assert len(envelope.hits) >= 5
+    for hit in envelope.hits:
+        assert hit.session.origin and hit.session.title, hit.session.id
+        if hit.session.id in dialogue:
+            assert hit.match.snippet and hit.match.matched_terms, hit.session.id
+
+
 def walk(client, query: str, lane: str, limit: int) -> list:
     """Every page of a cursor walk."""
     pages = [client.search(query, lane=lane, limit=limit)]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from quarry.core.lanes import LEXICAL_LANES
 from quarry.query.cluster_client import ClusterClient, partitions_of
 from quarry.query.hits import explained
+from quarry.query.plans import conjoined
 from quarry.query.rank import lexical_request, partition_anchor
 from quarry.query.run import Run, ms
 from quarry.v1 import index_pb2, plan_pb2, query_pb2
@@ -70,10 +71,7 @@ def _explaining(
             node_request = index_pb2.PartitionSearchRequest()
             node_request.CopyFrom(request)
             named = plan_pb2.Predicate(session_ids=plan_pb2.SessionIdSet(ids=ids))
-            where = node_request.plan.where
-            if node_request.plan.HasField("where"):
-                named = plan_pb2.Predicate(all=plan_pb2.PredicateList(items=[where, named]))
-            where.CopyFrom(named)
+            node_request.plan.where.CopyFrom(conjoined(node_request.plan.where, named))
             node_request.limit = max(1, len(ids))
             searches.append(node_request)
         return index_pb2.PartitionLanesRequest(

@@ -32,6 +32,7 @@ from quarry.core.vocab import ORIGINS, well_formed_origin
 from quarry.dsl import CompiledQuery
 from quarry.query.cluster_client import ClusterClient
 from quarry.query.partial import missing_partitions
+from quarry.query.plans import conjoined
 from quarry.query.scatter import Deadline
 from quarry.v1 import errors_pb2, index_pb2, plan_pb2, query_pb2
 
@@ -124,9 +125,7 @@ class FacetCounter:
             parts.append(plan.where if plan.HasField("where") else plan_pb2.Predicate(all=plan_pb2.PredicateList()))
         if origins:
             parts.append(plan_pb2.Predicate(field=plan_pb2.FieldClause(field="origin", values=origins)))
-        if not parts:
-            return None
-        return parts[0] if len(parts) == 1 else plan_pb2.Predicate(all=plan_pb2.PredicateList(items=parts))
+        return conjoined(*parts) if parts else None
 
     def _ask_partitions(
         self, request: index_pb2.PartitionFacetsRequest, deadline: Deadline

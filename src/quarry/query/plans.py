@@ -41,6 +41,20 @@ def without_text(predicate: plan_pb2.Predicate) -> plan_pb2.Predicate | None:
     return predicate
 
 
+def conjoined(*predicates: plan_pb2.Predicate) -> plan_pb2.Predicate:
+    """The AND of `predicates` as one top-level `all` group. A partition reads the text leaves of the
+    top group as the search's text (one message matching them, which the request's admission relaxes
+    for prose); nested one level down they would be a session-level condition requiring every word."""
+    items: list[plan_pb2.Predicate] = []
+    for predicate in predicates:
+        kind = predicate.WhichOneof("node")
+        if kind == "all":
+            items.extend(predicate.all.items)
+        elif kind is not None:
+            items.append(predicate)
+    return items[0] if len(items) == 1 else plan_pb2.Predicate(all=plan_pb2.PredicateList(items=items))
+
+
 Nearest = Callable[[plan_pb2.Predicate], list[str]]
 
 
