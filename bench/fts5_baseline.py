@@ -104,6 +104,15 @@ class Fts5Archive:
         self.db.executescript(_SCHEMA)
         self._next_rowid = 1
 
+    @classmethod
+    def reader(cls, path: Path) -> Fts5Archive:
+        """Another read-only connection to a built archive: one per thread searches in parallel."""
+        archive = cls.__new__(cls)
+        archive.path = path
+        archive.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        archive._next_rowid = 0
+        return archive
+
     def close(self) -> None:
         self.db.close()
 

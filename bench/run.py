@@ -141,7 +141,7 @@ def wait_visible(client: QuarryClient, sessions: Sequence[units_pb2.Session]) ->
     started = time.perf_counter()
     last = sessions[-1].id
     while time.perf_counter() - started < VISIBLE_TIMEOUT_S:
-        stored = sum(n.sessions for n in client.status().nodes if n.role == "index")
+        stored = sum(n.sessions for n in client.status().nodes if n.partitions)
         if stored >= len(sessions) and [h.session.id for h in client.search(f"session:{last}").hits] == [last]:
             return time.perf_counter() - started
         time.sleep(0.1)

@@ -106,3 +106,15 @@ def test_latency_is_measured_per_class_and_overall(archive):
     assert len(latency["all"].samples_ms) == 20
     for lat in latency.values():
         assert 0 < lat.p50 <= lat.p95
+
+
+def test_a_reader_of_the_built_archive_answers_as_the_writer_and_cannot_write(archive):
+    # The cost bench gives each client thread its own read-only connection, as an application would.
+    reader = Fts5Archive.reader(archive.path)
+    try:
+        for q in build_queries(per_class=3):
+            assert reader.search(q.fts_match, q.role) == archive.search(q.fts_match, q.role)
+        with pytest.raises(sqlite3.OperationalError):
+            reader.db.execute("DELETE FROM messages")
+    finally:
+        reader.close()

@@ -31,7 +31,11 @@ pytestmark = pytest.mark.cluster
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalCluster, QuarryClient]]:
     local = LocalCluster(
-        tmp_path_factory.mktemp("quarry-partial"), partitions=2, embedder="none", ingest_roots=INGEST_ROOTS
+        tmp_path_factory.mktemp("quarry-partial"),
+        partitions=2,
+        embedder="none",
+        ingest_roots=INGEST_ROOTS,
+        colocate=False,  # an index node per partition: one of them dies
     )
     local.start()
     info = local.info()
@@ -90,7 +94,9 @@ def test_a_deleted_session_is_gone_from_search_and_a_second_delete_finds_nothing
 
 def test_a_supervised_cluster_restarts_a_killed_node_and_status_counts_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    cluster = LocalCluster(home, partitions=1, embedder="none", supervise=True, ingest_roots=INGEST_ROOTS)
+    cluster = LocalCluster(
+        home, partitions=1, embedder="none", supervise=True, ingest_roots=INGEST_ROOTS, colocate=False
+    )
     cluster.start()
     try:
         info = cluster.info()

@@ -155,7 +155,7 @@ def test_the_readme_examples_run_against_the_remote_cluster(with_context: Remote
     assert resolved["resolved"] is True
 
     status = json_of(run("--format", "json", "status"))
-    assert sorted(n["role"] for n in status["nodes"]) == ["index", "index", "ingest", "query", "vector"]
+    assert sorted(n["role"] for n in status["nodes"]) == ["ingest", "query", "vector"]
     assert all(n["up"] for n in status["nodes"])
 
     embedding = json_of(run("--format", "json", "embed", "status"))

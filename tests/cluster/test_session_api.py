@@ -38,7 +38,11 @@ FORMATS = ("claude_code", "codex", "chatgpt", "gemini")
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     local = LocalCluster(
-        tmp_path_factory.mktemp("quarry-sessions"), partitions=2, embedder="none", ingest_roots=INGEST_ROOTS
+        tmp_path_factory.mktemp("quarry-sessions"),
+        partitions=2,
+        embedder="none",
+        ingest_roots=INGEST_ROOTS,
+        colocate=False,  # the session API over index nodes of their own: the last test stops one
     )
     local.start()
     yield local

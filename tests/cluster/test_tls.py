@@ -86,6 +86,7 @@ def tls_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Loca
         http=f"127.0.0.1:{port}",
         tls=files,
         ingest_roots=INGEST_ROOTS,
+        colocate=False,  # index nodes of their own, which want a node certificate
     )
     local.start()
     try:

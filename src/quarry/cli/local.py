@@ -37,7 +37,7 @@ import orjson
 from quarry.cluster.nats_access import NatsAccess
 from quarry.cluster.nats_permissions import ADMIN, INDEX, INGEST, QUERY, VECTOR
 from quarry.core.auth import CLUSTER_KEY_FILE, ensure_cluster_key, read_cluster_key
-from quarry.core.config import ClusterInfo
+from quarry.core.config import QUERY_NODE, ClusterInfo
 from quarry.core.errors import QuarryError
 from quarry.core.outgoing import OutgoingInterceptor
 from quarry.core.tls import TlsFiles
@@ -83,6 +83,7 @@ class LocalCluster:
         auth: bool | None = None,
         tls: TlsFiles | None = None,
         ingest_roots: list[Path] | None = None,
+        colocate: bool = True,
     ) -> None:
         """`partitions`: the embedded default's index nodes, one partition each (default 2); on the log, the
         partitions spread over `index_nodes`, fixed at creation (default 16). `embed_mode`: the vector node's,
@@ -93,7 +94,9 @@ class LocalCluster:
         the token file exists, i.e. once `quarry token create` made a token). `tls`: the nodes' certificate,
         key and CA: every node serves and calls with TLS (the certificate must name `host`).
         `ingest_roots`: the folders whose files may be ingested by path (`quarry ingest`; default: the
-        user's home folder and the cluster's home)."""
+        user's home folder and the cluster's home). `colocate` (the embedded default only): the query node
+        holds the partitions itself and searches them in-process; False: an index node per partition, as
+        on separate machines."""
         if log not in LOGS:
             raise QuarryError(
                 errors_pb2.INVALID_REQUEST, f"log {log!r} is not one of {', '.join(LOGS)}", parameter="log"
@@ -123,6 +126,7 @@ class LocalCluster:
         self.auth = self.tokens.exists() if auth is None else auth
         self.tls = tls
         self.ingest_roots = ingest_roots if ingest_roots is not None else [Path.home(), self.home]
+        self.colocate = colocate and log == DIRECT
         self.env = {**os.environ, **(env or {})}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.node_addresses: dict[str, str] = {}
@@ -166,6 +170,9 @@ class LocalCluster:
         return info
 
     def _start_direct(self, detach: bool) -> None:
+        if self.colocate:
+            self._start_colocated(detach)
+            return
         for partition in range(self.partitions):
             name = f"index-{partition}"
             args = [
@@ -184,6 +191,33 @@ class LocalCluster:
         self._spawn("ingest", ["ingest", "--index", index_list, *self._ingest_args()], detach)
         self._wait(["vector", "ingest"])
         self._spawn_query(["--index", index_list], detach)
+
+    def _start_colocated(self, detach: bool) -> None:
+        """The query node holding the partitions. The vector and ingest nodes reach them at its address,
+        so its port is chosen first; they start before it, since it calls them."""
+        from quarry.cluster.local_nats import free_port
+
+        self._adopt_split_partitions()
+        port = free_port(self.host)
+        address = f"{'127.0.0.1' if self.host in ('0.0.0.0', '::') else self.host}:{port}"
+        index_list = ",".join([address] * self.partitions)
+        self._spawn("vector", [*self._vector_args(), "--index", index_list], detach)
+        self._spawn("ingest", ["ingest", "--index", index_list, *self._ingest_args()], detach)
+        self._wait(["vector", "ingest"])
+        held = ["--partitions", str(self.partitions), "--data", str(self._data(QUERY_NODE)), "--port", str(port)]
+        self._spawn_query(held, detach)
+
+    def _adopt_split_partitions(self) -> None:
+        """Partitions an index node per partition held under this home (before the query node held them
+        itself): moved to the query node's data, so the archive stays whole."""
+        from quarry.index.partition_set import PARTITIONS_DIR
+
+        target = self._data(QUERY_NODE) / PARTITIONS_DIR
+        for held in sorted((self.home / "nodes").glob(f"index-*/{PARTITIONS_DIR}/*")):
+            moved = target / held.name
+            if held.is_dir() and not moved.exists():
+                target.mkdir(parents=True, exist_ok=True)
+                held.rename(moved)
 
     def _start_on_log(self, detach: bool) -> None:
         from quarry.cluster import local_nats
@@ -296,12 +330,17 @@ class LocalCluster:
             loop.stop()
 
     def info(self) -> ClusterInfo:
-        index = sorted(n for n in self.node_addresses if n.startswith("index-"))
+        """What the cluster records; `index`: where each partition is served, in partition order (the
+        query node's address for each when it holds them)."""
+        names = sorted((n for n in self.node_addresses if n.startswith("index-")), key=lambda n: int(n[6:]))
+        index = [self.node_addresses[n] for n in names]
+        if self.colocate:
+            index = [self.node_addresses[QUERY_NODE]] * self.partitions
         return ClusterInfo(
             home=str(self.home),
             ingest=self.node_addresses["ingest"],
             query=self.node_addresses["query"],
-            index=[self.node_addresses[n] for n in index],
+            index=index,
             vector=self.node_addresses["vector"],
             pids=self.pids,
             embedder=self.embedder,

@@ -10,12 +10,16 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+if TYPE_CHECKING:
+    from quarry.core.in_process import HeldServices
+
 node_app = typer.Typer(help="Run one node of a cluster (what `quarry up`, docker-compose and Kubernetes start).")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+WRITER_BUDGET_MB = 128  # Tantivy's indexing memory, shared by a node's partitions
 
 
 @node_app.callback()
@@ -86,23 +90,28 @@ class Serving:
         """(host, port, run file): where the node's server binds, and announces the bound address."""
         return self.host, self.port, self.run_file
 
-    def secure(self, role: str, host: str | None = None) -> None:
+    def secure(self, role: str, host: str | None = None, holds_partitions: bool = False) -> None:
         """Authentication (quarry.core.auth) and TLS (quarry.core.tls) of this node; `host`: the
         interface whose reach decides what authentication needs (default: the one it listens on)."""
         from quarry.core import tls
         from quarry.core.auth import configure_node
 
-        configure_node(role, host or self.host, self.tokens, self.cluster_key_file)
+        configure_node(role, host or self.host, self.tokens, self.cluster_key_file, holds_partitions)
         tls.configure_node(tls.TlsFiles.of_options(self.tls_cert, self.tls_key, self.tls_ca), role)
 
     def start(
-        self, role: str, nats_credentials: Path | None, nats_tls_ca: Path | None, host: str | None = None
+        self,
+        role: str,
+        nats_credentials: Path | None,
+        nats_tls_ca: Path | None,
+        host: str | None = None,
+        holds_partitions: bool = False,
     ) -> None:
         """What a node does before it serves: its security, its NATS connections' user and TLS, and
         its telemetry (the service `quarry-<role>`)."""
         from quarry.core.telemetry import setup_telemetry
 
-        self.secure(role, host)
+        self.secure(role, host, holds_partitions)
         _reach_nats(nats_credentials, nats_tls_ca)
         setup_telemetry(f"quarry-{role}")
 
@@ -259,7 +268,7 @@ def node_index(
     ] = None,
     writer_budget_mb: Annotated[
         int, typer.Option("--writer-budget-mb", min=15, help="Tantivy indexing memory shared by the node's partitions.")
-    ] = 128,
+    ] = WRITER_BUDGET_MB,
     home: Annotated[
         Path | None, typer.Option("--home", help="--join: the local cluster to join (default: $QUARRY_HOME).")
     ] = None,
@@ -385,6 +394,15 @@ def node_ingest(
 @node_command("query", tokens=True)
 def node_query(
     index: Annotated[str | None, typer.Option(help="Comma-separated index node addresses, in partition order.")] = None,
+    partitions: Annotated[
+        int | None,
+        typer.Option(
+            "--partitions",
+            min=1,
+            help="Hold the cluster's partitions itself (one machine: no index node to call), with --data.",
+        ),
+    ] = None,
+    data: Annotated[Path | None, typer.Option(help="With --partitions: where the partitions live.")] = None,
     nats: Nats = None,
     nats_credentials: NatsCredentials = None,
     nats_tls_ca: NatsTlsCa = None,
@@ -395,21 +413,26 @@ def node_query(
     *,
     serving: Serving,
 ) -> None:
-    """The query node: over fixed partitions (--index) or the cluster map on the log (--nats)."""
+    """The query node: over fixed partitions (--index), the cluster map on the log (--nats), or holding
+    the partitions itself (--partitions N --data DIR: the embedded default on one machine, its searches
+    calling them in-process; the ingest and vector nodes reach them at its address)."""
     from quarry.core.addresses import is_loopback
     from quarry.query.server import serve_query
     from quarry.query.topology import StaticTopology, Topology
 
-    addresses, urls = _mode(index, nats)
+    held = _held_partitions(partitions, data, index, nats)
+    addresses, urls = _mode(index, nats) if held is None else ([], [])
     check_http_allowed_hosts(http, http_allowed_host or [])
     bound = [serving.host, host_port(http, "--http")[0]] if http else [serving.host]
     beyond = next((h for h in bound if not is_loopback(h)), serving.host)
-    serving.start("query", nats_credentials, nats_tls_ca, host=beyond)
+    serving.start("query", nats_credentials, nats_tls_ca, host=beyond, holds_partitions=held is not None)
     topology: Topology
     if urls:
         from quarry.query.watched_topology import WatchedTopology
 
         topology = WatchedTopology(urls)
+    elif held is not None and partitions is not None:
+        topology = StaticTopology.held_by(held.node, partitions)
     else:
         topology = StaticTopology(addresses)
     serve_query(
@@ -419,4 +442,52 @@ def node_query(
         *serving.listen,
         http=host_port(http, "--http") if http else None,
         http_allowed_hosts=http_allowed_host or [],
+        held=held.open() if held is not None else None,
     )
+
+
+@dataclass(frozen=True)
+class _HeldPartitions:
+    """The partitions a query node holds itself (`quarry node query --partitions N --data DIR`)."""
+
+    node: str
+    partitions: int
+    data: Path
+
+    def open(self) -> HeldServices:
+        from quarry.core.in_process import HeldServices
+        from quarry.index.partition_set import PartitionSet
+        from quarry.index.server import index_services
+
+        held = PartitionSet(self.data, WRITER_BUDGET_MB * 1_000_000, expected_partitions=self.partitions)
+        for partition in range(self.partitions):
+            held.open(partition)
+        services = index_services(held, lambda: self.partitions, writable=True)
+        return HeldServices(self.node, services, held.close_all)
+
+
+def _held_partitions(
+    partitions: int | None, data: Path | None, index: str | None, nats: str | None
+) -> _HeldPartitions | None:
+    """The partitions to hold, given --partitions and --data (neither: None); refused beside --index or
+    --nats, or without --data."""
+    from quarry.core.errors import QuarryError
+    from quarry.v1 import errors_pb2
+
+    if partitions is None and data is None:
+        return None
+    if index or nats:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            "--partitions holds the partitions in the query node: drop --index / --nats (they name nodes holding them)",
+            parameter="--partitions",
+        )
+    if partitions is None or data is None:
+        raise QuarryError(
+            errors_pb2.INVALID_REQUEST,
+            "a query node holding the partitions needs both --partitions N and --data DIR",
+            parameter="--data" if data is None else "--partitions",
+        )
+    from quarry.core.config import QUERY_NODE
+
+    return _HeldPartitions(QUERY_NODE, partitions, data)

@@ -398,7 +398,7 @@ def status(
         return
     for node in response.nodes:
         up = "[green]up[/green]  " if node.up else "[red]down[/red]"
-        if node.role == "index":
+        if node.role == "index" or node.partitions:  # a query node holding the partitions shows them too
             held = ",".join(str(p) for p in node.partitions)
             counts = f"partitions {held or '-'} · {node.sessions} sessions · {node.documents} documents"
         elif node.role == "vector":

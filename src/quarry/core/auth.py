@@ -292,6 +292,25 @@ class NodeInterceptor(grpc.ServerInterceptor):
         return _with_context(handler, admit)
 
 
+# The services of the partitions, which only nodes call (with the cluster key), also on a query node
+# that holds the partitions itself.
+PARTITION_SERVICES = ("quarry.v1.IndexService", "quarry.v1.AssertionService", "quarry.v1.SessionStoreService")
+_PARTITION_PREFIXES = tuple(f"/{service}/" for service in PARTITION_SERVICES)
+
+
+class SplitInterceptor(grpc.ServerInterceptor):
+    """On a query node holding the partitions: calls of the partitions' services are checked as on an
+    index node (`partitions`: the cluster key), every other call as on a public node (`public`)."""
+
+    def __init__(self, public: grpc.ServerInterceptor | None, partitions: grpc.ServerInterceptor) -> None:
+        self.public = public
+        self.partitions = partitions
+
+    def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
+        chosen = self.partitions if details.method.startswith(_PARTITION_PREFIXES) else self.public
+        return chosen.intercept_service(continuation, details) if chosen is not None else continuation(details)
+
+
 def parse_scopes(header: str | None) -> frozenset[str] | None:
     if header is None:
         return None
@@ -311,18 +330,24 @@ class NodeSecurity:
 _security = NodeSecurity()
 
 
-def configure_node(role: str, host: str, tokens: Path | None, cluster_key_file: Path | None) -> NodeSecurity:
+def configure_node(
+    role: str, host: str, tokens: Path | None, cluster_key_file: Path | None, holds_partitions: bool = False
+) -> NodeSecurity:
     """This process is a node of `role` bound to `host`. A public node (query, ingest) checks bearer
     tokens against `tokens`; index and vector nodes check the cluster key. Calls to other nodes carry the
     key, and a public node's carry its caller's scopes, failing closed. Beyond loopback, a node without
-    its authentication refuses to start."""
+    its authentication refuses to start. A query node that `holds_partitions` serves their services on
+    its port too, to the other nodes: those calls need the cluster key, and a node checking tokens
+    refuses to start without one (its partitions would be open to anyone who reaches the port)."""
     global _security
     public = role in ("query", "ingest")
     cluster_key = read_cluster_key(cluster_key_file)
     gate = Gate(TokenStore(tokens) if tokens is not None and public else None)
     require_auth_off_loopback(role, host, gate.enabled if public else cluster_key is not None)
     server: grpc.ServerInterceptor | None
-    if public:
+    if holds_partitions:
+        server = _holding_partitions(gate, cluster_key)
+    elif public:
         server = PublicInterceptor(gate) if gate.enabled else None
     else:
         server = NodeInterceptor(cluster_key) if cluster_key is not None else None
@@ -333,6 +358,19 @@ def configure_node(role: str, host: str, tokens: Path | None, cluster_key_file: 
     _security = NodeSecurity(gate, server, outgoing, cluster_key)
     outgoing_calls.configure(outgoing)
     return _security
+
+
+def _holding_partitions(gate: Gate, cluster_key: str | None) -> grpc.ServerInterceptor | None:
+    if cluster_key is None:
+        if gate.enabled:
+            raise QuarryError(
+                errors_pb2.INVALID_REQUEST,
+                "a query node holding the partitions serves them on its port to the other nodes: with --tokens "
+                "it needs --cluster-key-file too",
+                parameter="--cluster-key-file",
+            )
+        return None
+    return SplitInterceptor(PublicInterceptor(gate) if gate.enabled else None, NodeInterceptor(cluster_key))
 
 
 def security() -> NodeSecurity:

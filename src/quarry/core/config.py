@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 
 CLUSTER_FILE = "cluster.json"
+QUERY_NODE = "query"  # the query node's name; also its name in the map when it holds the partitions itself
 
 
 def default_home() -> Path:

@@ -31,6 +31,7 @@ import grpc
 from quarry.core import telemetry
 from quarry.core.errors import QuarryError, from_rpc_error
 from quarry.core.fanout import submit_in_context
+from quarry.core.in_process import LocalNode
 from quarry.core.routing import partition_for
 from quarry.query.partial import Fanned, brief, unavailable
 from quarry.query.placement import Placement, no_replica
@@ -73,12 +74,23 @@ class _Stubs:
 Select = Callable[[_Stubs], Any]  # the remote method a call makes, out of a node's stubs
 
 
+def _stubs_on(channel: Any) -> _Stubs:
+    return _Stubs(
+        channel,
+        index_pb2_grpc.IndexServiceStub(channel),
+        assertions_pb2_grpc.AssertionServiceStub(channel),
+        sessions_pb2_grpc.SessionStoreServiceStub(channel),
+    )
+
+
 class _Engine:
     """The fan-out, retry and partial-result engine behind the typed calls."""
 
-    def __init__(self, topology: Topology, placement: Placement) -> None:
+    def __init__(self, topology: Topology, placement: Placement, local: LocalNode | None) -> None:
         self.topology = topology
         self.placement = placement
+        self.local = local
+        self._local_stubs = _stubs_on(local.services.channel()) if local is not None else None
         self._stubs: dict[str, _Stubs] = {}
         self._lock = threading.Lock()
 
@@ -197,20 +209,15 @@ class _Engine:
         return out
 
     def _stubs_for(self, view: ClusterView, node: str) -> _Stubs:
+        if self._local_stubs is not None and self.local is not None and node == self.local.name:
+            return self._local_stubs
         address = view.address(node)
         if address is None:
             raise QuarryError(errors_pb2.NODE_UNAVAILABLE, f"{node} has no known address")
         with self._lock:
             stubs = self._stubs.get(address)
             if stubs is None:
-                channel = telemetry.traced_channel(address)
-                stubs = _Stubs(
-                    channel,
-                    index_pb2_grpc.IndexServiceStub(channel),
-                    assertions_pb2_grpc.AssertionServiceStub(channel),
-                    sessions_pb2_grpc.SessionStoreServiceStub(channel),
-                )
-                self._stubs[address] = stubs
+                stubs = self._stubs[address] = _stubs_on(telemetry.traced_channel(address))
         return stubs
 
 
@@ -291,10 +298,13 @@ class ClusterClient:
     """The index nodes' IndexService, one typed call per remote call, and their other services as
     `sessions` (SessionStoreCalls) and `assertions` (AssertionCalls)."""
 
-    def __init__(self, topology: Topology) -> None:
+    def __init__(self, topology: Topology, local: LocalNode | None = None) -> None:
+        """`local`: the node of the topology that is this process (a query node holding the partitions),
+        called in-process."""
         self.topology = topology
         self.placement = Placement()
-        self._engine = engine = _Engine(topology, self.placement)
+        self.local = local
+        self._engine = engine = _Engine(topology, self.placement, local)
         self.sessions = SessionStoreCalls(engine)
         self.assertions = AssertionCalls(engine)
         # Rankings: a lexical search; several of the same partitions at once (and sessions' summaries);

@@ -80,7 +80,7 @@ class Lanes:
             affinity = {p: a.node for p, a in anchors.items() if a.node}
             fanned = self.cluster.search_sessions(build, run.deadline, prefer=affinity)
         run.missing.update(fanned.missing)
-        return _merged(run, lane, fanned, depth, started)
+        return _merged(run, lane, fanned, depth, started, self._one_copy())
 
     def semantic(self, run: Run, depth: int) -> list[LaneHit]:
         """The nearest `depth` sessions the allow-list admits, above the similarity threshold."""
@@ -148,9 +148,15 @@ class Lanes:
             )
         run.missing.update(fanned.missing)
         text, action = (
-            _merged(run, lane, _lane_of(fanned, i), depth, started) for i, lane in enumerate((DIALOGUE, ACTIONS))
+            _merged(run, lane, _lane_of(fanned, i), depth, started, self._one_copy())
+            for i, lane in enumerate((DIALOGUE, ACTIONS))
         )
         return text, action
+
+    def _one_copy(self) -> bool:
+        """Whether each partition has a single copy (the embedded default): then no replica is remembered
+        for a cursor walk to ask again, and every query node of the cluster writes the same cursor."""
+        return self.cluster.view().replicas_wanted == 1
 
     def _ranked_request(
         self, run: Run, lane: str, depth: int, rank_only: bool = False
@@ -191,11 +197,20 @@ def partition_anchor(partition: int, anchor: Anchor | None) -> index_pb2.Partiti
 
 
 def _merged(
-    run: Run, lane: str, fanned: Fanned[index_pb2.PartitionSearchResponse], depth: int, started: float
+    run: Run,
+    lane: str,
+    fanned: Fanned[index_pb2.PartitionSearchResponse],
+    depth: int,
+    started: float,
+    one_copy: bool,
 ) -> list[LaneHit]:
-    """The partitions' answers merged into the lane's top `depth`, with the lane's timings."""
+    """The partitions' answers merged into the lane's top `depth`, with the lane's timings; each hit with
+    the replica that served it where there is a choice of replicas (not `one_copy`)."""
     tagged = [
-        [LaneHit(h.session.id, partition_hit=h, partition=p, node=fanned.served_by[p]) for h in r.hits]
+        [
+            LaneHit(h.session.id, partition_hit=h, partition=p, node="" if one_copy else fanned.served_by[p])
+            for h in r.hits
+        ]
         for p, r in fanned.results.items()
     ]
     answered = ms(started)

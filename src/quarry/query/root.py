@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 from quarry.core import telemetry
 from quarry.core.errors import QuarryError
+from quarry.core.in_process import LocalNode
 from quarry.core.lanes import AUTO, DIALOGUE, HYBRID, LANES, SEMANTIC
 from quarry.dsl import CompiledQuery, compile_query, explain
 from quarry.dsl.reading import PROSE, READINGS, Reading, read
@@ -69,13 +70,15 @@ class Coordinator:
         vector_address: str | None,
         ingest_address: str | None,
         clock: Callable[[], int] | None = None,
+        local: LocalNode | None = None,
     ) -> None:
         """`topology`: the cluster's partitions and replicas (a cluster on the log also carries its NATS
         connection, through which assertion writes go); `clock` gives the time (epoch ms) relative
-        dates (`since:7d`, `yesterday`) count from; the wall clock by default."""
+        dates (`since:7d`, `yesterday`) count from; the wall clock by default. `local`: the node of the
+        topology this process is (holding the partitions itself), called in-process."""
         self.clock = clock
         self.ingest_address = ingest_address
-        self.cluster = ClusterClient(topology)
+        self.cluster = ClusterClient(topology, local)
         self.vector = VectorClient(vector_address)
         self.allow_lists = AllowLists(self.cluster, self.vector)
         self.assertions = AssertionRouter(self.cluster, topology.assertion_log(self.cluster))

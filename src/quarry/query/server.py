@@ -8,6 +8,7 @@ from pathlib import Path
 import grpc
 
 from quarry.core import auth
+from quarry.core.in_process import HeldServices
 from quarry.core.node import Service, serve, typed_errors
 from quarry.query import cursor_seal
 from quarry.query.embedding import EmbeddingOps
@@ -146,12 +147,16 @@ def serve_query(
     run_file: Path | None,
     http: tuple[str, int] | None = None,
     http_allowed_hosts: Sequence[str] = (),
+    held: HeldServices | None = None,
 ) -> None:
     """Serve QueryService, SessionQueryService and EmbeddingService over the cluster `topology` describes,
     and with `http` (host, port) the HTTP JSON API beside them (answering the loopback names, its host
-    and `http_allowed_hosts`), until SIGTERM. Cursors are sealed with the node's cluster key."""
+    and `http_allowed_hosts`), until SIGTERM. Cursors are sealed with the node's cluster key. `held`: the
+    services of the partitions this node holds itself, served beside its own to the other nodes and
+    called in-process by its own searches."""
     cursor_seal.configure(auth.security().cluster_key)
-    coordinator = Coordinator(topology, vector_address, ingest_address)
+    local = held.local_node() if held is not None else None
+    coordinator = Coordinator(topology, vector_address, ingest_address, local=local)
     embedding = EmbeddingOps(coordinator.cluster, coordinator.vector.stub, vector_address or "")
     sessions = SessionQueries(coordinator.cluster)
     if http is not None:
@@ -172,5 +177,12 @@ def serve_query(
             embedding_pb2_grpc.add_EmbeddingServiceServicer_to_server,
             EmbeddingServicer(embedding),
         ),
+        *(held.services if held is not None else ()),
     ]
-    serve("query", "query", services, host, port, run_file, workers=32, on_stop=coordinator.cluster.close)
+
+    def stop() -> None:
+        coordinator.cluster.close()
+        if held is not None:
+            held.close()
+
+    serve("query", "query", services, host, port, run_file, workers=32, on_stop=stop)

@@ -13,6 +13,7 @@ from concurrent.futures import Future
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from quarry.core import telemetry
+from quarry.core.config import QUERY_NODE
 from quarry.core.errors import from_rpc_error
 from quarry.core.fanout import submit_in_context
 from quarry.query.cluster_client import ClusterClient
@@ -53,7 +54,13 @@ def cluster_status(
         nodes.append(_vector(vector, vector_address or ""))
     if ingest_address:
         nodes.append(_health("ingest", "ingest", ingest_address))
-    nodes.append(query_pb2.NodeStatus(name="query", role="query", up=True))
+    query = query_pb2.NodeStatus(name=QUERY_NODE, role="query", up=True)
+    held = next((n for n in nodes if cluster.local is not None and n.name == cluster.local.name), None)
+    if held is not None:  # this node holds the partitions: one entry, with theirs
+        nodes.remove(held)
+        query.partitions.extend(held.partitions)
+        query.sessions, query.documents = held.sessions, held.documents
+    nodes.append(query)
     response = query_pb2.ClusterStatusResponse(nodes=nodes, map=_map(view))
     log = cluster.topology.log_status()
     if log is not None:

@@ -22,6 +22,7 @@ ACTIVE = "active"
 CATCHING_UP = "catching_up"
 DRAINING = "draining"
 DIRECT = "direct"
+IN_PROCESS = "in-process"  # the address of a node that is the query node's own process
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class Topology(Protocol):
 
 
 class StaticTopology:
-    """The embedded default: index node i holds partition i, the only copy."""
+    """The embedded default, one copy of each partition: index node i holds partition i, or with `held_by`
+    one node holds them all (the query node itself, when it holds the partitions)."""
 
     def __init__(self, index_addresses: Sequence[str]) -> None:
         names = [f"index-{i}" for i in range(len(index_addresses))]
@@ -85,6 +87,20 @@ class StaticTopology:
                 for i, (name, address) in enumerate(zip(names, index_addresses, strict=True))
             },
         )
+
+    @classmethod
+    def held_by(cls, node: str, partitions: int) -> StaticTopology:
+        """Every partition on `node`, this very process (its address says so: it is called in-process)."""
+        topology = cls([])
+        topology._view = ClusterView(
+            mode=DIRECT,
+            generation=0,
+            partitions=partitions,
+            replicas_wanted=1,
+            replicas={i: (ReplicaView(node, ACTIVE),) for i in range(partitions)},
+            nodes={node: NodeView(node, IN_PROCESS, alive=True, partitions=tuple(range(partitions)))},
+        )
+        return topology
 
     def view(self) -> ClusterView:
         return self._view
