@@ -205,7 +205,8 @@ def run_quarry_lexical(
         log("Quarry: the default search of the same words, interleaved with their dialogue search")
         described_latency, default_latency = paired_latency(client, _described(queries))
         memory = {name: process_memory(pid) for name, pid in cluster.pids.items()}
-        partitions = [name for name in cluster.pids if name.startswith("index-")]
+        # The nodes holding partitions: the query node itself in the embedded default, else the index nodes.
+        partitions = [name for name in cluster.pids if name.startswith("index-")] or ["query"]
         log("Quarry: timing the CLI against the warm cluster")
         cli = cli_start(home, queries[0].words[0])
     finally:

@@ -20,7 +20,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from quarry.core import auth, telemetry, tls
+from quarry.core import admission, auth, telemetry, tls
 from quarry.core.errors import QuarryError, abort_with, from_rpc_error
 from quarry.core.stop_signal import StopSignal
 from quarry.v1 import errors_pb2
@@ -79,7 +79,11 @@ class Node:
         self.name = name
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name),
-            interceptors=[*telemetry.server_interceptors(), *auth.server_interceptors()],
+            interceptors=[
+                *telemetry.server_interceptors(),
+                *auth.server_interceptors(),
+                *admission.server_interceptors(),
+            ],
             options=[
                 ("grpc.max_send_message_length", telemetry.MAX_MESSAGE_BYTES),
                 ("grpc.max_receive_message_length", telemetry.MAX_MESSAGE_BYTES),

@@ -45,6 +45,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from quarry.core import auth, tls
+from quarry.core.admission import run_admitted
 from quarry.core.errors import QuarryError
 from quarry.core.proto_json import error_json, to_json
 from quarry.core.tokens import READ
@@ -121,7 +122,7 @@ def _endpoint(operation: Operation, gate: auth.Gate) -> Callable[[Request], Any]
     async def endpoint(request: Request) -> Response:
         try:
             caller, scopes, message = _admitted(operation, gate, request)
-            body = await run_in_threadpool(auth.run_as, caller, scopes, answer, message)
+            body = await run_in_threadpool(run_admitted, auth.run_as, caller, scopes, answer, message)
         except QuarryError as error:
             return error_response(error)
         return Response(body, media_type="application/json")
@@ -141,7 +142,7 @@ def _stream_endpoint(operation: Operation, gate: auth.Gate) -> Callable[[Request
         try:
             caller, scopes, message = _admitted(operation, gate, request)
             messages = iter(operation.call(message))  # a generator: its work runs at each next()
-            first = await run_in_threadpool(auth.run_as, caller, scopes, line, messages)
+            first = await run_in_threadpool(run_admitted, auth.run_as, caller, scopes, line, messages)
         except QuarryError as error:
             return error_response(error)
 
@@ -149,7 +150,7 @@ def _stream_endpoint(operation: Operation, gate: auth.Gate) -> Callable[[Request
             following = first
             while following is not None:
                 yield following
-                following = await run_in_threadpool(auth.run_as, caller, scopes, line, messages)
+                following = await run_in_threadpool(run_admitted, auth.run_as, caller, scopes, line, messages)
 
         return StreamingResponse(lines(), media_type=NDJSON)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import grpc
 
-from quarry.core import auth
+from quarry.core import admission, auth
 from quarry.core.in_process import HeldServices
 from quarry.core.node import Service, serve, typed_errors
 from quarry.query import cursor_seal
@@ -156,6 +156,8 @@ def serve_query(
     called in-process by its own searches."""
     cursor_seal.configure(auth.security().cluster_key)
     local = held.local_node() if held is not None else None
+    if held is not None:  # a search's Python work all in this process: admission.py
+        admission.limit_to_cpus()
     coordinator = Coordinator(topology, vector_address, ingest_address, local=local)
     embedding = EmbeddingOps(coordinator.cluster, coordinator.vector.stub, vector_address or "")
     sessions = SessionQueries(coordinator.cluster)

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from quarry.core import auth
+from quarry.core.admission import run_admitted
 from quarry.core.errors import QuarryError
 from quarry.core.tokens import READ
 from quarry.query.http_status import http_status
@@ -47,7 +48,7 @@ class Web:
             answer = fn(*args)
             return auth.redact_local_paths(answer) if isinstance(answer, ProtoMessage) else answer
 
-        return await run_in_threadpool(auth.run_as, visitor.caller, visitor.scopes, as_visitor)
+        return await run_in_threadpool(run_admitted, auth.run_as, visitor.caller, visitor.scopes, as_visitor)
 
     def html(
         self, request: Request, visitor: Visitor, template: str, status: int = 200, **context: Any
