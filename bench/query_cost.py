@@ -6,17 +6,19 @@ HTTP, beside SQLite FTS5 in-process driven by as many threads, in one run.
 
 1. Generates the synthetic archive (`generate_sessions`, as bench/run.py does) and the query classes of
    bench/queries.py (their first `--per-class` queries each, cycled).
-2. FTS5: builds the same archive into SQLite FTS5 (bench/fts5_baseline.py), then for each client count
-   runs `--requests` searches from that many threads, each with its own read-only connection (SQLite
-   runs them in parallel), and takes this process's CPU time across them.
-3. For each shape of the embedded default, a fresh local cluster (2 partitions, no embedder, the HTTP
-   API on a free port) ingests the archive through IngestSessions; then for each surface (gRPC through
-   QuarryClient, HTTP through keep-alive connections), lane (dialogue, actions) and client count, one
-   untimed warm-up of a tenth of the requests and `--requests` timed ones, each client thread taking
-   the next as soon as its previous one is answered. The CPU of every node process (from /proc) and of
-   this process (the clients) across the timed requests, per request.
+2. FTS5: builds the same archive into SQLite FTS5 (bench/fts5_baseline.py); its cells run `--requests`
+   searches from as many threads as clients, each with its own read-only connection (SQLite runs them
+   in parallel), and take this process's CPU time across them.
+3. Starts a fresh local cluster of each shape of the embedded default (2 partitions, no embedder, the
+   HTTP API on a free port), both at once, each ingesting the archive through IngestSessions:
    - `colocated`: the query node holds the partitions and calls them in-process (`quarry up`);
-   - `split`: an index node per partition, called over gRPC (index nodes on other machines).
+   - `split`: an index node per partition, called over gRPC (as index nodes on other machines).
+   Then for each client count, surface (gRPC through QuarryClient, HTTP through keep-alive
+   connections) and lane (dialogue, actions), a cell of `--requests` searches per shape, each client
+   thread taking the next as soon as its previous one is answered, after an untimed warm-up of a
+   tenth as many; the CPU of every node process (from /proc) and of this process (the clients) across
+   them, per request. Each cell runs in two halves in mirrored order (colocated, split, split,
+   colocated; FTS5 before and after its client count's cells), so the machine's swings fall on all.
 4. Prints requests/s, latency p50/p95 and CPU ms per request (nodes, clients), and the ratios the
    cost of a query is judged by: CPU per request ÷ FTS5's, requests/s ÷ FTS5's, HTTP ÷ gRPC, and
    colocated ÷ split. Every failed request is an error: the bench exits 1 after writing its results.
@@ -74,6 +76,17 @@ class Cell:
     latencies_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     cpu_s: dict[str, float] = field(default_factory=dict)
+
+    def merged(self, other: Cell) -> Cell:
+        """Two halves of one cell as the whole (their requests, time, latencies and CPU summed)."""
+        cpu = {k: self.cpu_s.get(k, 0.0) + other.cpu_s.get(k, 0.0) for k in {*self.cpu_s, *other.cpu_s}}
+        return Cell(
+            self.requests + other.requests,
+            self.seconds + other.seconds,
+            self.latencies_ms + other.latencies_ms,
+            self.errors + other.errors,
+            cpu,
+        )
 
     def summary(self) -> dict[str, Any]:
         p50, p95 = np.percentile(self.latencies_ms, [50, 95]) if self.latencies_ms else (0.0, 0.0)
@@ -143,18 +156,16 @@ def measured(workers: Sequence[Callable[[int], None]], requests: int, pids: dict
 # ----- FTS5 in-process ------------------------------------------------------------------------------
 
 
-def fts5_cells(db: Path, queries: Sequence[BenchQuery], clients: Sequence[int], requests: int) -> dict[str, Any]:
-    out = {}
-    for count in clients:
-        readers = [Fts5Archive.reader(db) for _ in range(count)]
-        workers = [_fts5_worker(reader, queries) for reader in readers]
-        cell = measured(workers, requests, {})
-        cell.cpu_s = {"in_process": cell.cpu_s.pop("clients")}
+def fts5_cell(db: Path, queries: Sequence[BenchQuery], count: int, requests: int) -> Cell:
+    """`requests` FTS5 searches from `count` threads, each with its own read-only connection."""
+    readers = [Fts5Archive.reader(db) for _ in range(count)]
+    try:
+        cell = measured([_fts5_worker(reader, queries) for reader in readers], requests, {})
+    finally:
         for reader in readers:
             reader.close()
-        out[str(count)] = cell.summary()
-        log(f"FTS5, {count} threads: {out[str(count)]['requests_per_s']} req/s")
-    return out
+    cell.cpu_s = {"in_process": cell.cpu_s.pop("clients")}
+    return cell
 
 
 def _fts5_worker(reader: Fts5Archive, queries: Sequence[BenchQuery]) -> Callable[[int], None]:
@@ -168,29 +179,57 @@ def _fts5_worker(reader: Fts5Archive, queries: Sequence[BenchQuery]) -> Callable
 # ----- Quarry -------------------------------------------------------------------------------------------
 
 
-def quarry_cells(
-    cluster: LocalCluster, http_port: int, queries: Sequence[BenchQuery], clients: Sequence[int], requests: int
-) -> dict[str, Any]:
-    info = cluster.info()
-    pids = dict(cluster.pids)
-    out: dict[str, Any] = {}
-    for surface in SURFACES:
-        for lane in LANES:
-            for count in clients:
-                if surface == "grpc":
-                    connections: list[Any] = [QuarryClient(info.query, info.ingest) for _ in range(count)]
-                    workers = [_grpc_worker(c, queries, lane) for c in connections]
-                else:
-                    connections = [HttpClient("127.0.0.1", http_port) for _ in range(count)]
-                    workers = [_http_worker(c, queries, lane) for c in connections]
-                cell = measured(workers, requests, pids)
-                for connection in connections:
-                    connection.close()
+@dataclass
+class Shape:
+    """A running local cluster of one shape, with its HTTP API's port."""
+
+    name: str
+    cluster: LocalCluster
+    http_port: int
+
+
+def cell_of(shape: Shape, surface: str, lane: str, count: int, queries: Sequence[BenchQuery], requests: int) -> Cell:
+    info = shape.cluster.info()
+    if surface == "grpc":
+        connections: list[Any] = [QuarryClient(info.query, info.ingest) for _ in range(count)]
+        workers = [_grpc_worker(c, queries, lane) for c in connections]
+    else:
+        connections = [HttpClient("127.0.0.1", shape.http_port) for _ in range(count)]
+        workers = [_http_worker(c, queries, lane) for c in connections]
+    try:
+        return measured(workers, requests, dict(shape.cluster.pids))
+    finally:
+        for connection in connections:
+            connection.close()
+
+
+def every_cell(
+    shapes: Sequence[Shape], db: Path, queries: Sequence[BenchQuery], clients: Sequence[int], requests: int
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Each Quarry cell of each shape, and FTS5's per client count. A cell's requests are cut in two
+    halves run in mirrored order (shapes A B, then B A; FTS5 before and after its client count's Quarry
+    cells), so that the machine's swings fall on every contender alike."""
+    cells: dict[str, dict[str, Any]] = {shape.name: {} for shape in shapes}
+    fts5: dict[str, Any] = {}
+    half = requests // 2
+    for count in clients:
+        fts5_first = fts5_cell(db, queries, count, half)
+        for surface in SURFACES:
+            for lane in LANES:
+                halves: dict[str, list[Cell]] = {shape.name: [] for shape in shapes}
+                for shape in [*shapes, *reversed(shapes)]:
+                    halves[shape.name].append(cell_of(shape, surface, lane, count, queries, half))
                 key = f"{surface}/{lane}/{count}"
-                out[key] = cell.summary()
-                out[key]["first_errors"] = cell.errors[:3]
-                log(f"{key}: {out[key]['requests_per_s']} req/s, {out[key]['cpu_ms_per_request_total']} ms CPU each")
-    return out
+                for name, (first, second) in halves.items():
+                    whole = first.merged(second)
+                    cells[name][key] = {**whole.summary(), "first_errors": whole.errors[:3]}
+                    log(
+                        f"{name}/{key}: {cells[name][key]['requests_per_s']} req/s, "
+                        f"{cells[name][key]['cpu_ms_per_request_total']} ms CPU each"
+                    )
+        fts5[str(count)] = fts5_first.merged(fts5_cell(db, queries, count, half)).summary()
+        log(f"FTS5, {count} threads: {fts5[str(count)]['requests_per_s']} req/s")
+    return cells, fts5
 
 
 def _grpc_worker(client: QuarryClient, queries: Sequence[BenchQuery], lane: str) -> Callable[[int], None]:
@@ -254,27 +293,22 @@ def during_ingest(cluster: LocalCluster, queries: Sequence[BenchQuery], more: Se
     }
 
 
-def run_shape(
-    shape: str, sessions: Sequence[Any], more: Sequence[Any], queries: Sequence[BenchQuery], args: argparse.Namespace
-) -> Any:
-    with tempfile.TemporaryDirectory(prefix=f"quarry-cost-{shape}-") as tmp:
-        port = free_port()
-        cluster = LocalCluster(
-            Path(tmp) / "home", partitions=2, embedder="none", http=f"127.0.0.1:{port}", colocate=shape == "colocated"
-        )
-        cluster.start()
-        try:
-            wait_http("127.0.0.1", port)
-            with QuarryClient(cluster.info().query, cluster.info().ingest) as client:
-                for start in range(0, len(sessions), INGEST_BATCH):
-                    client.ingest_sessions(sessions[start : start + INGEST_BATCH])
-                wait_visible(client, sessions)
-            log(f"{shape}: ingested; measuring")
-            cells = quarry_cells(cluster, port, queries, args.clients, args.requests)
-            log(f"{shape}: searching while {len(more)} more sessions are ingested")
-            return {"cells": cells, "during_ingest": during_ingest(cluster, queries, more)}
-        finally:
-            cluster.stop()
+def start_shape(name: str, home: Path, sessions: Sequence[Any]) -> Shape:
+    """A fresh local cluster of the shape `name`, holding `sessions`."""
+    port = free_port()
+    cluster = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}", colocate=name == "colocated")
+    cluster.start()
+    try:
+        wait_http("127.0.0.1", port)
+        with QuarryClient(cluster.info().query, cluster.info().ingest) as client:
+            for start in range(0, len(sessions), INGEST_BATCH):
+                client.ingest_sessions(sessions[start : start + INGEST_BATCH])
+            wait_visible(client, sessions)
+    except BaseException:
+        cluster.stop()
+        raise
+    log(f"{name}: ingested")
+    return Shape(name, cluster, port)
 
 
 # ----- the report ------------------------------------------------------------------------------------
@@ -349,25 +383,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"generating {args.messages:,} messages")
     sessions = list(generate_sessions(args.messages, seed=args.seed))
     queries = build_queries(per_class=args.per_class)
-    with tempfile.TemporaryDirectory(prefix="quarry-cost-fts5-") as tmp:
-        db = Path(tmp) / "fts5.db"
-        archive = Fts5Archive(db)
-        archive.build(sessions)
-        archive.close()
-        fts5 = fts5_cells(db, queries, args.clients, args.requests)
     result: dict[str, Any] = {
         "messages": args.messages,
         "requests": args.requests,
         "cpus": len(os.sched_getaffinity(0)),
         "command": " ".join(["python bench/query_cost.py", *(sys.argv[1:] if argv is None else argv)]),
-        "fts5": fts5,
-        "shapes": {},
     }
     more = list(generate_sessions(args.messages, seed=args.seed + 1))  # the concurrent ingest's archive
-    for shape in args.shapes:
-        measured_shape = run_shape(shape, sessions, more, queries, args)
-        result["shapes"][shape] = measured_shape["cells"]
-        result.setdefault("during_ingest", {})[shape] = measured_shape["during_ingest"]
+    with tempfile.TemporaryDirectory(prefix="quarry-cost-") as tmp:
+        db = Path(tmp) / "fts5.db"
+        archive = Fts5Archive(db)
+        archive.build(sessions)
+        archive.close()
+        shapes: list[Shape] = []
+        try:
+            for name in args.shapes:
+                shapes.append(start_shape(name, Path(tmp) / name, sessions))
+            result["shapes"], result["fts5"] = every_cell(shapes, db, queries, args.clients, args.requests)
+            result["during_ingest"] = {}
+            for shape in shapes:
+                log(f"{shape.name}: searching while {len(more)} more sessions are ingested")
+                result["during_ingest"][shape.name] = during_ingest(shape.cluster, queries, more)
+        finally:
+            for shape in shapes:
+                shape.cluster.stop()
     result["ratios"] = ratios(result)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

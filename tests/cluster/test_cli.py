@@ -84,6 +84,22 @@ def test_up_ingest_search_status_down(tmp_path):
     assert "no cluster is running" in quarry(home, "status", check=False).stderr
 
 
+def test_up_with_index_processes_runs_a_node_per_partition_and_finds_the_same(tmp_path):
+    home = tmp_path / "home"
+    archive = write_corpus(tmp_path / "archive")
+    quarry(home, "up", "--detach", "--embedder", "none", "--index-processes", "--ingest-root", str(tmp_path))
+    try:
+        quarry(home, "ingest", str(tmp_path / "archive"))
+        status = orjson.loads(quarry(home, "--format", "json", "status").stdout)
+        held = {n["name"]: n.get("partitions", []) for n in status["nodes"] if n["role"] == "index"}
+        assert held == {"index-0": [0], "index-1": [1]}
+        assert sum(int(n.get("sessions", 0)) for n in status["nodes"] if n["role"] == "index") == len(archive)
+        envelope = orjson.loads(quarry(home, "--format", "json", "sqlite locking").stdout)
+        assert envelope["hits"][0]["session"]["id"] == session_id("sqlite")
+    finally:
+        quarry(home, "down", check=False)
+
+
 def test_ctrl_c_stops_every_node_of_a_foreground_cluster(tmp_path):
     home = tmp_path / "home"
     up = subprocess.Popen(

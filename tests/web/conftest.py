@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from quarry.client.client import QuarryClient
@@ -125,8 +126,11 @@ class Page:
         with self.step(f"sign in as {who}"):
             self.open("/signin?" + urllib.parse.urlencode({"next": then}))
             self.driver.find_element(By.NAME, "token").send_keys(self.site.tokens[who])
-            self.driver.find_element(By.CSS_SELECTOR, ".signin button[type=submit]").click()
-            # the click returns before the form's POST has answered: wait for the page it goes to
+            submit = self.driver.find_element(By.CSS_SELECTOR, ".signin button[type=submit]")
+            submit.click()
+            # the click returns before the form's POST has answered: wait until the form's page is gone
+            # (`then` may be the sign-in page itself), then for the page it goes to
+            WebDriverWait(self.driver, 30).until(expected_conditions.staleness_of(submit))
             WebDriverWait(self.driver, 30).until(lambda d: urllib.parse.urlparse(d.current_url).path == then)
 
     def pwned(self) -> object:

@@ -7,6 +7,8 @@ import urllib.request
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 
 from quarry.query.response_headers import CONTENT_SECURITY_POLICY
 from quarry.query.web.signin import COOKIE
@@ -57,7 +59,11 @@ def test_a_wrong_token_is_refused_with_the_reason(page: Page) -> None:
         page.open("/signin")
         page.driver.find_element(By.NAME, "token").send_keys("qk_not_a_token")
         page.driver.find_element(By.CSS_SELECTOR, ".signin button[type=submit]").click()
-        assert "not valid" in page.driver.find_element(By.CSS_SELECTOR, ".problem").text
+        # the click returns before the form's POST has answered: wait for the page that answers it
+        problem = WebDriverWait(page.driver, 30).until(
+            expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ".problem"))
+        )
+        assert "not valid" in problem.text
         assert page.driver.get_cookie(COOKIE) is None
 
 

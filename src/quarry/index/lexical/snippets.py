@@ -104,19 +104,30 @@ class _Words:
         self.text = text
         self.starts = [start for start, _ in spans]
         self.ends = [end for _, end in spans]
+        # Without separators (no Chinese words segmented) every character is visible: a window's edges
+        # are found by bisection alone, not by counting separators word by word.
+        self.plain = analyzer.SEPARATOR not in text
 
     def begin(self, anchor: int, before: int) -> int:
         """The start of the earliest word from which `anchor` is at most `before` visible characters on
         (`anchor` itself when the word holding it starts further back)."""
-        index = max(0, bisect_right(self.starts, anchor) - 1)
-        while index > 0 and _visible(self.text, self.starts[index - 1], anchor) <= before:
-            index -= 1
+        holder = max(0, bisect_right(self.starts, anchor) - 1)
+        if self.plain:
+            index = min(bisect_left(self.starts, anchor - before), holder)
+        else:
+            index = holder
+            while index > 0 and _visible(self.text, self.starts[index - 1], anchor) <= before:
+                index -= 1
         return min(self.starts[index], anchor)
 
     def end(self, begin: int) -> int:
         """The end of the last word that keeps [begin, end) within SNIPPET_CHARS visible characters."""
         first = bisect_left(self.starts, begin)
-        # Separators at most double a text's length: no word starting 3 windows on can fit.
-        reach = bisect_left(self.starts, begin + 3 * SNIPPET_CHARS, lo=first)
-        fits = bisect_right(range(first, reach), SNIPPET_CHARS, key=lambda i: _visible(self.text, begin, self.ends[i]))
+        if self.plain:
+            fits = bisect_right(self.ends, begin + SNIPPET_CHARS, lo=first) - first
+        else:
+            # Separators at most double a text's length: no word starting 3 windows on can fit.
+            reach = bisect_left(self.starts, begin + 3 * SNIPPET_CHARS, lo=first)
+            visible = lambda i: _visible(self.text, begin, self.ends[i])  # noqa: E731
+            fits = bisect_right(range(first, reach), SNIPPET_CHARS, key=visible)
         return self.ends[first + fits - 1] if fits else self.ends[first]
