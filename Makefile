@@ -9,7 +9,7 @@ DATASET ?= ../shared/datasets/scifact
 REAL_LOGS ?= ../shared/real-logs
 BENCH_MESSAGES ?= 100000
 
-.PHONY: install run test proto lint proto-lint bench bench-full bench-quality bench-hybrid bench-sessions bench-http bench-web node-deps vendor-web clean
+.PHONY: install run test proto lint proto-lint bench bench-full bench-quality bench-hybrid bench-sessions bench-http bench-cost bench-web node-deps vendor-web clean
 
 $(STAMP): pyproject.toml requirements/nats-server.txt
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,11 @@ bench-sessions: install
 ## bench-http: the HTTP JSON API beside gRPC, 10,000 requests each from 32 clients, on BENCH_MESSAGES (default 100k)
 bench-http: install
 	$(BIN)/python bench/http_api.py --messages $(BENCH_MESSAGES)
+
+## bench-cost: CPU per search and searches per second at 8/32/128 clients, per lane, over gRPC and HTTP, in the
+## embedded default (partitions in the query node) and with an index node per partition, beside FTS5 in-process
+bench-cost: install
+	$(BIN)/python bench/query_cost.py --messages $(BENCH_MESSAGES)
 
 ## bench-web: the web reader's server time (search page vs /api, a 1,000-message session page) and a
 ## screenshot of each page into docs/images (needs chromium and chromium-driver for the screenshots)
