@@ -108,9 +108,9 @@ def own_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def drive(workers: Sequence[Callable[[int], None]], requests: int) -> Cell:
+def drive(workers: Sequence[Callable[[int], None]], requests: int, stop: threading.Event | None = None) -> Cell:
     """`requests` calls spread over the workers (one thread each), each taking the next request number
-    as soon as its previous call returned."""
+    as soon as its previous call returned; with `stop`, calls until it is set."""
     counter = itertools.count()
     lock = threading.Lock()
     cell = Cell(requests, 0.0)
@@ -119,7 +119,7 @@ def drive(workers: Sequence[Callable[[int], None]], requests: int) -> Cell:
     def work(call: Callable[[int], None]) -> None:
         mine: list[float] = []
         barrier.wait()
-        while (i := next(counter)) < requests:
+        while not (stop is not None and stop.is_set()) and (i := next(counter)) < requests:
             started = time.perf_counter()
             try:
                 call(i)
@@ -139,6 +139,8 @@ def drive(workers: Sequence[Callable[[int], None]], requests: int) -> Cell:
     for thread in threads:
         thread.join()
     cell.seconds = time.perf_counter() - started
+    if stop is not None:  # as many as were made before it was set
+        cell.requests = len(cell.latencies_ms) + len(cell.errors)
     return cell
 
 
@@ -261,34 +263,22 @@ def during_ingest(cluster: LocalCluster, queries: Sequence[BenchQuery], more: Se
     workers = [_grpc_worker(c, queries, "dialogue") for c in clients]
     idle = drive(workers, DURING_IDLE_REQUESTS)
     done = threading.Event()
-    latencies: list[float] = []
-
-    def search_until_done(call: Callable[[int], None]) -> None:
-        for i in itertools.count():
-            if done.is_set():
-                return
-            started = time.perf_counter()
-            call(i)
-            latencies.append((time.perf_counter() - started) * 1000)
-
-    threads = [threading.Thread(target=search_until_done, args=(w,), daemon=True) for w in workers]
-    for thread in threads:
-        thread.start()
+    during: list[Cell] = []
+    searching = threading.Thread(target=lambda: during.append(drive(workers, sys.maxsize, done)), daemon=True)
+    searching.start()
     started = time.perf_counter()
     with QuarryClient(info.query, info.ingest) as writer:
         for start in range(0, len(more), INGEST_BATCH):
             writer.ingest_sessions(more[start : start + INGEST_BATCH])
     ingest_s = time.perf_counter() - started
     done.set()
-    for thread in threads:
-        thread.join()
+    searching.join()
     for client in clients:
         client.close()
-    p50, p95 = np.percentile(latencies, [50, 95])
     messages = sum(len(s.messages) for s in more)
     return {
         "idle": idle.summary(),
-        "during": {"searches": len(latencies), "p50_ms": round(float(p50), 3), "p95_ms": round(float(p95), 3)},
+        "during": during[0].summary(),
         "ingest_messages_per_s": round(messages / ingest_s, 1),
     }
 
@@ -413,6 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(render(result))
     print(f"\nresult: {out}")
     failed = sum(c["errors"] for cells in result["shapes"].values() for c in cells.values())
+    failed += sum(d[phase]["errors"] for d in result["during_ingest"].values() for phase in ("idle", "during"))
     return 1 if failed else 0
 
 

@@ -40,6 +40,7 @@ from bench.queries import CLASSES, BenchQuery, Latency, build_queries, measure  
 from quarry.cli.local import LocalCluster  # noqa: E402
 from quarry.cli.synthetic import generate_sessions  # noqa: E402
 from quarry.client.client import QuarryClient  # noqa: E402
+from quarry.core.config import QUERY_NODE  # noqa: E402
 from quarry.core.dialogue import dialogue_items  # noqa: E402
 from quarry.core.errors import QuarryError  # noqa: E402
 from quarry.index.lexical.schema import dialogue_text  # noqa: E402
@@ -206,7 +207,7 @@ def run_quarry_lexical(
         described_latency, default_latency = paired_latency(client, _described(queries))
         memory = {name: process_memory(pid) for name, pid in cluster.pids.items()}
         # The nodes holding partitions: the query node itself in the embedded default, else the index nodes.
-        partitions = [name for name in cluster.pids if name.startswith("index-")] or ["query"]
+        partitions = [name for name in cluster.pids if name.startswith("index-")] or [QUERY_NODE]
         log("Quarry: timing the CLI against the warm cluster")
         cli = cli_start(home, queries[0].words[0])
     finally:

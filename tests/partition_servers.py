@@ -66,4 +66,4 @@ def one_partition_each(root: Path, count: int) -> list[PartitionServer]:
 
 
 def topology(servers: list[PartitionServer]) -> StaticTopology:
-    return StaticTopology([s.address for s in servers])
+    return StaticTopology.index_nodes([s.address for s in servers])

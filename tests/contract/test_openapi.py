@@ -33,7 +33,7 @@ OAS_SCHEMA = Path(__file__).with_name("openapi_3_1_schema.json")
 
 @pytest.fixture(scope="module")
 def app() -> Iterator[Starlette]:
-    coordinator = Coordinator(StaticTopology(["127.0.0.1:9"]), None, None)  # no node is asked
+    coordinator = Coordinator(StaticTopology.index_nodes(["127.0.0.1:9"]), None, None)  # no node is asked
     try:
         yield build_app(coordinator, EmbeddingOps(coordinator.cluster, None, ""), AllowedHosts.of("127.0.0.1"))
     finally:

@@ -229,7 +229,7 @@ def test_an_unknown_embed_mode_is_a_bad_value(tmp_path: Path) -> None:
 
 
 def cluster(partitions: list[FeedServer]) -> ClusterClient:
-    return ClusterClient(StaticTopology([s.address for s in partitions]))
+    return ClusterClient(StaticTopology.index_nodes([s.address for s in partitions]))
 
 
 def test_without_a_vector_node_status_answers_and_operations_are_unavailable(partitions: list[FeedServer]) -> None:

@@ -209,7 +209,7 @@ def test_validation_comes_before_the_vector_capability() -> None:
     # no partition and no vector node answers at these addresses: only validation can reply in time
     from quarry.query.root import Coordinator
 
-    nowhere = Coordinator(StaticTopology(["127.0.0.1:9"]), None, None)
+    nowhere = Coordinator(StaticTopology.index_nodes(["127.0.0.1:9"]), None, None)
     request = query_pb2.SearchRequest(query="tests", lane="semantic", deadline_ms=500, controls=weights(text=1.0))
     with pytest.raises(QuarryError) as raised:
         nowhere.search(request)

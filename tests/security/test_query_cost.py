@@ -107,7 +107,7 @@ def test_every_field_a_partition_reads_from_stored_rows_is_priced() -> None:
 
 def test_the_budget_is_checked_before_any_partition_is_asked() -> None:
     """Over an index node that is not there: refused as too costly, not as unavailable."""
-    coordinator = Coordinator(StaticTopology(["127.0.0.1:9"]), None, None)
+    coordinator = Coordinator(StaticTopology.index_nodes(["127.0.0.1:9"]), None, None)
     try:
         for call, request in (
             (coordinator.search, query_pb2.SearchRequest(query=FLOOD)),

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
 from quarry.client.client import QuarryClient
@@ -130,12 +131,22 @@ class Page:
             submit.click()
             # the click returns before the form's POST has answered: wait until the form's page is gone
             # (`then` may be the sign-in page itself), then for the page it goes to
-            WebDriverWait(self.driver, 30).until(expected_conditions.staleness_of(submit))
+            WebDriverWait(self.driver, 30).until(lambda _: left_the_page(submit))
             WebDriverWait(self.driver, 30).until(lambda d: urllib.parse.urlparse(d.current_url).path == then)
 
     def pwned(self) -> object:
         """What a hostile session's script would have set, had any run (None: nothing ran)."""
         return self.driver.execute_script("return window.pwned")
+
+
+def left_the_page(element: WebElement) -> bool:
+    """Whether the page holding `element` was replaced: the element is stale, or (mid-navigation, in
+    chromedriver) no longer in any document."""
+    try:
+        element.is_enabled()
+    except WebDriverException:
+        return True
+    return False
 
 
 @pytest.fixture

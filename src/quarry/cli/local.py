@@ -196,10 +196,11 @@ class LocalCluster:
         """The query node holding the partitions. The vector and ingest nodes reach them at its address,
         so its port is chosen first; they start before it, since it calls them."""
         from quarry.cluster.local_nats import free_port
+        from quarry.core.addresses import dialed_host
 
         self._adopt_split_partitions()
         port = free_port(self.host)
-        address = f"{'127.0.0.1' if self.host in ('0.0.0.0', '::') else self.host}:{port}"
+        address = f"{dialed_host(self.host)}:{port}"
         index_list = ",".join([address] * self.partitions)
         self._spawn("vector", [*self._vector_args(), "--index", index_list], detach)
         self._spawn("ingest", ["ingest", "--index", index_list, *self._ingest_args()], detach)
@@ -332,10 +333,11 @@ class LocalCluster:
     def info(self) -> ClusterInfo:
         """What the cluster records; `index`: where each partition is served, in partition order (the
         query node's address for each when it holds them)."""
-        names = sorted((n for n in self.node_addresses if n.startswith("index-")), key=lambda n: int(n[6:]))
-        index = [self.node_addresses[n] for n in names]
         if self.colocate:
             index = [self.node_addresses[QUERY_NODE]] * self.partitions
+        else:
+            names = sorted((n for n in self.node_addresses if n.startswith("index-")), key=lambda n: int(n[6:]))
+            index = [self.node_addresses[n] for n in names]
         return ClusterInfo(
             home=str(self.home),
             ingest=self.node_addresses["ingest"],

@@ -431,10 +431,10 @@ def node_query(
         from quarry.query.watched_topology import WatchedTopology
 
         topology = WatchedTopology(urls)
-    elif held is not None and partitions is not None:
-        topology = StaticTopology.held_by(held.node, partitions)
+    elif held is not None:
+        topology = StaticTopology.held_by(held.node, held.partitions)
     else:
-        topology = StaticTopology(addresses)
+        topology = StaticTopology.index_nodes(addresses)
     serve_query(
         topology,
         vector,

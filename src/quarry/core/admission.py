@@ -20,6 +20,8 @@ from typing import Any
 
 import grpc
 
+from quarry.core.handlers import rebuilt
+
 ADMITTED_PER_CPU = 2
 ADMITTED_SERVICES = ("/quarry.v1.QueryService/", "/quarry.v1.SessionQueryService/")
 
@@ -50,33 +52,33 @@ def run_admitted(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 class AdmissionInterceptor(grpc.ServerInterceptor):
-    """Every client's call (ADMITTED_SERVICES) waits for a slot."""
+    """Every client's call (ADMITTED_SERVICES) waits for a slot; a streaming call for one per answer, so
+    a slow reader holds none."""
 
     def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
         handler = continuation(details)
         if handler is None or not details.method.startswith(ADMITTED_SERVICES):
             return handler
-        if handler.unary_unary:
-            behaviour = handler.unary_unary
+        streaming = handler.unary_stream or handler.stream_stream
+        return rebuilt(handler, _answer_by_answer if streaming else _admitting)
 
-            def unary(request: Any, context: grpc.ServicerContext) -> Any:
-                with admitted():
-                    return behaviour(request, context)
 
-            return grpc.unary_unary_rpc_method_handler(unary, handler.request_deserializer, handler.response_serializer)
-        if handler.unary_stream:
-            streaming = handler.unary_stream
+def _admitting(behaviour: Callable[..., Any]) -> Callable[..., Any]:
+    def unary(request: Any, context: grpc.ServicerContext) -> Any:
+        with admitted():
+            return behaviour(request, context)
 
-            def stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-                answers = iter(streaming(request, context))  # a slot per answer: a slow reader holds none
-                while True:
-                    with admitted():
-                        answer = next(answers, _DONE)
-                    if answer is _DONE:
-                        return
-                    yield answer
+    return unary
 
-            return grpc.unary_stream_rpc_method_handler(
-                stream, handler.request_deserializer, handler.response_serializer
-            )
-        return handler
+
+def _answer_by_answer(behaviour: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    def stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        answers = iter(behaviour(request, context))
+        while True:
+            with admitted():
+                answer = next(answers, _DONE)
+            if answer is _DONE:
+                return
+            yield answer
+
+    return stream

@@ -34,6 +34,7 @@ from google.protobuf.message import Message
 from quarry.core import outgoing as outgoing_calls
 from quarry.core.addresses import is_loopback
 from quarry.core.errors import QuarryError
+from quarry.core.handlers import rebuilt
 from quarry.core.outgoing import CLUSTER_KEY_HEADER, SCOPES, SCOPES_HEADER, OutgoingInterceptor
 from quarry.core.tokens import ADMIN, READ, WRITE, Caller, TokenStore
 from quarry.v1 import errors_pb2
@@ -187,25 +188,6 @@ def _abort(context: grpc.ServicerContext, error: QuarryError) -> None:
     context.abort_with_status(error.to_status())
 
 
-def _rebuild(handler: grpc.RpcMethodHandler, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Any:
-    """The same handler with its behavior wrapped (one of the four call shapes)."""
-    if handler.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(
-            wrap(handler.unary_unary), handler.request_deserializer, handler.response_serializer
-        )
-    if handler.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(
-            wrap(handler.unary_stream), handler.request_deserializer, handler.response_serializer
-        )
-    if handler.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(
-            wrap(handler.stream_unary), handler.request_deserializer, handler.response_serializer
-        )
-    return grpc.stream_stream_rpc_method_handler(
-        wrap(handler.stream_stream), handler.request_deserializer, handler.response_serializer
-    )
-
-
 def _with_context(
     handler: grpc.RpcMethodHandler,
     admit: Callable[[dict[str, str]], tuple[Caller | None, frozenset[str] | None]],
@@ -246,7 +228,7 @@ def _with_context(
 
         return stream if streaming else unary
 
-    return _rebuild(handler, wrap)
+    return rebuilt(handler, wrap)
 
 
 class PublicInterceptor(grpc.ServerInterceptor):

@@ -21,6 +21,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from quarry.core import admission, auth, telemetry, tls
+from quarry.core.addresses import dialed_host
 from quarry.core.errors import QuarryError, abort_with, from_rpc_error
 from quarry.core.stop_signal import StopSignal
 from quarry.v1 import errors_pb2
@@ -102,7 +103,7 @@ class Node:
         )
         if self.port == 0:
             raise OSError(f"{name}: could not bind {host}:{port}")
-        self.address = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{self.port}"
+        self.address = f"{dialed_host(host)}:{self.port}"
         self.server.start()
         for service in ["", *names]:
             self.health.set(service, health_pb2.HealthCheckResponse.SERVING)

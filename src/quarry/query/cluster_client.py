@@ -89,8 +89,7 @@ class _Engine:
     def __init__(self, topology: Topology, placement: Placement, local: LocalNode | None) -> None:
         self.topology = topology
         self.placement = placement
-        self.local = local
-        self._local_stubs = _stubs_on(local.services.channel()) if local is not None else None
+        self._local = (local.name, _stubs_on(local.services.channel())) if local is not None else None
         self._stubs: dict[str, _Stubs] = {}
         self._lock = threading.Lock()
 
@@ -209,8 +208,8 @@ class _Engine:
         return out
 
     def _stubs_for(self, view: ClusterView, node: str) -> _Stubs:
-        if self._local_stubs is not None and self.local is not None and node == self.local.name:
-            return self._local_stubs
+        if self._local is not None and node == self._local[0]:
+            return self._local[1]
         address = view.address(node)
         if address is None:
             raise QuarryError(errors_pb2.NODE_UNAVAILABLE, f"{node} has no known address")

@@ -71,36 +71,35 @@ class Topology(Protocol):
 
 
 class StaticTopology:
-    """The embedded default, one copy of each partition: index node i holds partition i, or with `held_by`
-    one node holds them all (the query node itself, when it holds the partitions)."""
+    """The embedded default, one copy of each partition, fixed at start: `holders[i]` is the (node, address)
+    holding partition i. Index node i holds partition i (`index_nodes`), or one node holds them all
+    (`held_by`: the query node itself)."""
 
-    def __init__(self, index_addresses: Sequence[str]) -> None:
-        names = [f"index-{i}" for i in range(len(index_addresses))]
+    def __init__(self, holders: Sequence[tuple[str, str]]) -> None:
+        addresses = dict(holders)
         self._view = ClusterView(
             mode=DIRECT,
             generation=0,
-            partitions=len(index_addresses),
+            partitions=len(holders),
             replicas_wanted=1,
-            replicas={i: (ReplicaView(name, ACTIVE),) for i, name in enumerate(names)},
+            replicas={i: (ReplicaView(node, ACTIVE),) for i, (node, _) in enumerate(holders)},
             nodes={
-                name: NodeView(name, address, alive=True, partitions=(i,))
-                for i, (name, address) in enumerate(zip(names, index_addresses, strict=True))
+                node: NodeView(
+                    node, address, alive=True, partitions=tuple(i for i, h in enumerate(holders) if h[0] == node)
+                )
+                for node, address in addresses.items()
             },
         )
 
     @classmethod
+    def index_nodes(cls, addresses: Sequence[str]) -> StaticTopology:
+        """Partition i on index node i, at `addresses[i]`."""
+        return cls([(f"index-{i}", address) for i, address in enumerate(addresses)])
+
+    @classmethod
     def held_by(cls, node: str, partitions: int) -> StaticTopology:
         """Every partition on `node`, this very process (its address says so: it is called in-process)."""
-        topology = cls([])
-        topology._view = ClusterView(
-            mode=DIRECT,
-            generation=0,
-            partitions=partitions,
-            replicas_wanted=1,
-            replicas={i: (ReplicaView(node, ACTIVE),) for i in range(partitions)},
-            nodes={node: NodeView(node, IN_PROCESS, alive=True, partitions=tuple(range(partitions)))},
-        )
-        return topology
+        return cls([(node, IN_PROCESS)] * partitions)
 
     def view(self) -> ClusterView:
         return self._view

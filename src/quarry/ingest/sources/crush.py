@@ -68,7 +68,7 @@ from quarry.ingest.sources import (
     to_ms,
 )
 from quarry.ingest.sources.paths import folder_name
-from quarry.ingest.sources.sqlite_snapshot import table_columns, table_rows
+from quarry.ingest.sources.sqlite_snapshot import json_column, table_columns, table_rows
 from quarry.ingest.sources.tool_calls import patch_path, tool_use_block
 
 FORMAT = "crush"
@@ -248,9 +248,7 @@ class _Session:
 
     def _decode(self, parts: Any, message_id: str) -> list[Any] | None:
         """The message's parts as a list; None (and an issue) when the column is not a JSON array."""
-        if isinstance(parts, bytes):
-            parts = parts.decode("utf-8", errors="replace")
-        decoded = json_or_none(parts) if isinstance(parts, str) else None
+        decoded = json_column(parts)
         if isinstance(decoded, list):
             return decoded
         reason = f"message {message_id or '(no id)'}: parts is not a JSON array"

@@ -31,7 +31,7 @@ from typing import Any
 
 from quarry.ingest.reader import issue
 from quarry.ingest.sources import SourceResult, as_dict, as_str, json_or_none, opencode
-from quarry.ingest.sources.sqlite_snapshot import table_rows
+from quarry.ingest.sources.sqlite_snapshot import json_column, table_rows
 
 FORMAT = "opencode-db"
 SESSION_COLUMNS = frozenset({"id", "directory", "title", "time_created", "time_updated"})
@@ -105,10 +105,7 @@ def parse(conn: sqlite3.Connection, path: str) -> SourceResult:
 
 def _object(row: dict[str, Any], table: str, path: str, result: SourceResult) -> dict[str, Any] | None:
     """The row's `data` as a JSON object; None, and an issue naming the row, when it is not one."""
-    data = row.get("data")
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", errors="replace")
-    value = json_or_none(data) if isinstance(data, str) else None
+    value = json_column(row.get("data"))
     if isinstance(value, dict):
         return value
     reason = f"{table} {as_str(row.get('id')) or '(no id)'}: data is not a JSON object"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quarry.ingest.reader import issue
+from quarry.ingest.sources import json_or_none
 
 if TYPE_CHECKING:
     from quarry.ingest.sources import SourceResult
@@ -46,6 +47,14 @@ def is_sqlite(data: bytes) -> bool:
 
 def _text(value: bytes) -> str:
     return value.decode("utf-8", errors="replace")
+
+
+def json_column(value: Any) -> Any:
+    """A column holding JSON, decoded (a BLOB read as UTF-8, as the snapshot reads text); None for NULL or
+    for text that is not JSON."""
+    if isinstance(value, bytes):
+        value = _text(value)
+    return json_or_none(value) if isinstance(value, str) else None
 
 
 def _connect(target: str | Path) -> sqlite3.Connection:
