@@ -312,6 +312,8 @@ def _http(address: str, path: str, headers: dict[bytes, bytes], body: bytes | No
         connection.putrequest("GET" if body is None else "POST", path)
         for name, value in headers.items():
             connection.putheader(name, value)
+        if body is not None:
+            connection.putheader("Content-Length", str(len(body)))
         connection.endheaders(body)
         response = connection.getresponse()
         return response.status, response.read()

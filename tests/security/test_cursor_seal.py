@@ -112,8 +112,9 @@ def test_a_cursor_reveals_nothing_of_the_walk(nodes: QueryNodes, kind: str) -> N
     ids = [h.session.id for h in getattr(page, "hits", [])] + [r.session_id for r in getattr(page, "rows", [])]
     ids += [item.header.id for item in getattr(page, "items", [])]
     assert ids
-    for visible in [*ids, "served", "after", "limit", "partitions", '{"']:
+    for visible in [*ids, "served", "after", "limit", "partitions"]:
         assert visible.encode() not in raw, visible
+    # Not JSON (two bytes such as `{"` turn up by chance in ciphertext: one cursor in a few hundred)
     with pytest.raises(orjson.JSONDecodeError):
         orjson.loads(raw)
 

@@ -1,22 +1,40 @@
 """Proto3 JSON, the one JSON form of Quarry's messages on every surface that is not gRPC (HTTP, MCP).
 
-`json_format` writes lowerCamelCase names and 64-bit integers as strings, as the proto3 JSON mapping says;
-it reads either spelling of a field's name. A failure is `{"error": ErrorDetail}` in the same form.
+The proto3 JSON mapping writes lowerCamelCase names, 64-bit integers as strings, enums by name, bytes
+in base64 and NaN / ±Infinity as strings; a reader takes either spelling of a field's name. A failure
+is `{"error": ErrorDetail}` in the same form.
+
+`to_json` gives exactly what `json_format.MessageToDict` gives (tests/core/test_proto_json.py holds it
+to that on random messages of every type the API answers with), from an encoder compiled once per
+message type: `json_format` re-inspects each field's descriptor for every value it writes, which made
+the JSON of a page of hits a fifth of an HTTP search's CPU (bench/RESULTS.md, "HTTP beside gRPC").
+Well-known types (Struct, Value, Timestamp, wrappers, Any) keep `json_format`'s own forms.
 """
 
 from __future__ import annotations
 
+import base64
+import math
+from collections.abc import Callable
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.internal.type_checkers import ToShortestFloat
 from google.protobuf.message import Message
 
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2
 
+Convert = Callable[[Any], Any]
+_WELL_KNOWN_PACKAGE = "google.protobuf."
+_INT64_TYPES = frozenset((FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64))
+_encoders: dict[str, Callable[[Message], Any]] = {}
 
-def to_json(message: Message) -> dict[str, Any]:
-    return json_format.MessageToDict(message)
+
+def to_json(message: Message) -> Any:
+    """The message in proto3 JSON, as `json_format.MessageToDict(message)` writes it."""
+    return _encoder(message.DESCRIPTOR)(message)
 
 
 def error_json(error: QuarryError) -> dict[str, Any]:
@@ -29,3 +47,95 @@ def from_json(message_type: type[Message], fields: dict[str, Any]) -> Message:
         return json_format.ParseDict(fields, message_type())
     except json_format.ParseError as error:
         raise QuarryError(errors_pb2.INVALID_REQUEST, f"invalid arguments: {error}") from None
+
+
+def _encoder(descriptor: Descriptor) -> Callable[[Message], Any]:
+    """The encoder of one message type, compiled on first use (a field of a message type reaches its own
+    type's encoder when it has a value, so recursive types compile)."""
+    encoder = _encoders.get(descriptor.full_name)
+    if encoder is None:
+        encoder = _encoders[descriptor.full_name] = _compile(descriptor)
+    return encoder
+
+
+def _compile(descriptor: Descriptor) -> Callable[[Message], Any]:
+    if descriptor.full_name.startswith(_WELL_KNOWN_PACKAGE):
+        return json_format.MessageToDict
+    plan = {field.number: (field.json_name, _field_converter(field)) for field in descriptor.fields}
+
+    def encode(message: Message) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for field, value in message.ListFields():
+            entry = plan.get(field.number)
+            if entry is None:  # an extension (Quarry's messages have none): written as json_format does
+                return json_format.MessageToDict(message)
+            name, convert = entry
+            out[name] = value if convert is None else convert(value)
+        return out
+
+    return encode
+
+
+def _field_converter(field: FieldDescriptor) -> Convert | None:
+    """How a present field's value is written (None: as it is)."""
+    if _is_map(field):
+        key_field, value_field = field.message_type.fields_by_name["key"], field.message_type.fields_by_name["value"]
+        key_of = _map_key(key_field)
+        value_of = _value_converter(value_field)
+        if value_of is None:
+            return lambda entries: {key_of(k): v for k, v in entries.items()}
+        return lambda entries: {key_of(k): value_of(v) for k, v in entries.items()}
+    convert = _value_converter(field)
+    if field.is_repeated:
+        return list if convert is None else (lambda values: [convert(v) for v in values])
+    return convert
+
+
+def _is_map(field: FieldDescriptor) -> bool:
+    return field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.GetOptions().map_entry
+
+
+def _map_key(field: FieldDescriptor) -> Convert:
+    if field.cpp_type == FieldDescriptor.CPPTYPE_BOOL:
+        return lambda key: "true" if key else "false"
+    return str
+
+
+def _value_converter(field: FieldDescriptor) -> Convert | None:
+    """How one value of the field's type is written (None: as it is: strings, booleans, 32-bit integers)."""
+    kind = field.cpp_type
+    if kind == FieldDescriptor.CPPTYPE_MESSAGE:
+        message_type = field.message_type
+        return lambda value: _encoder(message_type)(value)
+    if kind == FieldDescriptor.CPPTYPE_ENUM:
+        if field.enum_type.full_name == "google.protobuf.NullValue":
+            return lambda _: None
+        names = {number: value.name for number, value in field.enum_type.values_by_number.items()}
+        return lambda number: names.get(number, number)  # an open enum's unknown value: its number
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return lambda value: base64.b64encode(value).decode("utf-8")
+    if kind in _INT64_TYPES:
+        return str
+    if kind == FieldDescriptor.CPPTYPE_DOUBLE:
+        return _double
+    if kind == FieldDescriptor.CPPTYPE_FLOAT:
+        return _float
+    return None
+
+
+def _double(value: float) -> float | str:
+    if math.isfinite(value):
+        return value
+    return _non_finite(value)
+
+
+def _float(value: float) -> float | str:
+    if math.isfinite(value):
+        return ToShortestFloat(value)
+    return _non_finite(value)
+
+
+def _non_finite(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    return "-Infinity" if value < 0 else "Infinity"

@@ -235,6 +235,8 @@ def serve_http(
         host=host,
         port=port,
         log_level="warning",
+        loop="uvloop",
+        http="httptools",
         timeout_keep_alive=75,  # a dashboard polling every minute keeps its connection
         ssl_certfile=certificate[0] if certificate else None,
         ssl_keyfile=certificate[1] if certificate else None,
