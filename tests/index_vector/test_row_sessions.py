@@ -17,3 +17,12 @@ def test_codes_follow_adds_and_removals_and_unknown_rowids_have_none() -> None:
     assert list(codes[4:]) == [-1, -1]
     sessions.remove([2, 10**9])
     assert list(sessions.codes(np.array([2, 1]))) == [-1, codes[2]]
+
+
+def test_a_filters_allowed_rowids_are_its_sessions_vectors_that_are_held() -> None:
+    sessions = RowSessions()
+    sessions.add(np.array([1, 2, 7, 9]), ["s:a", "s:b", "s:a", "s:c"])
+    sessions.remove([9])
+    assert sessions.rowids_of(["s:a", "s:unknown"]).tolist() == [1, 7]
+    assert sessions.rowids_of(["s:c"]).tolist() == []  # its one vector was removed
+    assert sessions.rowids_of([]).dtype == np.int64 and sessions.rowids_of(["s:b"]).tolist() == [2]

@@ -89,21 +89,26 @@ def rrf(
     selected: set[str] = set()
     for channel, ranking in rankings.items():
         w = weights.get(channel, DEFAULT_WEIGHT)
+        rank_key, rrf_key = f"{channel}_rank", f"{channel}_rrf"
         for rank, session_id in enumerate(ranking, start=1):
-            hit = fused.setdefault(session_id, FusedHit(session_id, 0.0))
+            hit = fused.get(session_id) or fused.setdefault(session_id, FusedHit(session_id, 0.0))
             contribution = w / (k + rank)
             hit.score += contribution
-            hit.components[f"{channel}_rank"] = float(rank)
-            hit.components[f"{channel}_rrf"] = contribution
-            if w > 0:
-                selected.add(session_id)
+            hit.components[rank_key] = float(rank)
+            hit.components[rrf_key] = contribution
+        if w > 0:
+            selected.update(ranking)
     best = sum(weights.get(channel, DEFAULT_WEIGHT) / (k + 1) for channel in rankings)
+    partly = _partly_rankable(unrankable)
     for hit in fused.values():
-        could = sum(
-            weights.get(c, DEFAULT_WEIGHT) / (k + 1) for c in rankings if hit.session_id not in unrankable.get(c, ())
-        )
-        if 0 < could < best:
-            hit.score *= best / could
+        if hit.session_id in partly:
+            could = sum(
+                weights.get(c, DEFAULT_WEIGHT) / (k + 1)
+                for c in rankings
+                if hit.session_id not in unrankable.get(c, ())
+            )
+            if 0 < could < best:
+                hit.score *= best / could
         hit.retrieval = min(1.0, hit.score / best) if best > 0 else 0.0
     tiebreak = tiebreak or {}
     kept = (h for h in fused.values() if h.session_id in selected)
@@ -125,19 +130,29 @@ def minmax(
         w = weights.get(channel, DEFAULT_WEIGHT)
         top = [score for _, score in hits[:FUSION_DEPTH]]
         low, high = (min(top), max(top)) if top else (0.0, 0.0)
+        rank_key, norm_key = f"{channel}_rank", f"{channel}_norm"
         for rank, (session_id, score) in enumerate(hits, start=1):
             norm = 1.0 if high == low else min(1.0, max(0.0, (score - low) / (high - low)))
-            hit = fused.setdefault(session_id, FusedHit(session_id, 0.0))
+            hit = fused.get(session_id) or fused.setdefault(session_id, FusedHit(session_id, 0.0))
             hit.score += w * norm
-            hit.components[f"{channel}_rank"] = float(rank)
-            hit.components[f"{channel}_norm"] = norm
-            if w > 0:
-                selected.add(session_id)
+            hit.components[rank_key] = float(rank)
+            hit.components[norm_key] = norm
+        if w > 0:
+            selected.update(session_id for session_id, _ in hits)
+    every = sum(weights.get(c, DEFAULT_WEIGHT) for c in scored)
+    partly = _partly_rankable(unrankable)
     for hit in fused.values():
-        could = sum(weights.get(c, DEFAULT_WEIGHT) for c in scored if hit.session_id not in unrankable.get(c, ()))
+        could = every
+        if hit.session_id in partly:  # the same sum, in the same order, over the channels that could rank it
+            could = sum(weights.get(c, DEFAULT_WEIGHT) for c in scored if hit.session_id not in unrankable.get(c, ()))
         hit.score = min(1.0, hit.score / could) if could > 0 else 0.0
         hit.retrieval = hit.score
     return _ordered(h for h in fused.values() if h.session_id in selected)
+
+
+def _partly_rankable(unrankable: Unrankable) -> frozenset[str]:
+    """The sessions some channel cannot rank: the only ones whose sums leave a channel out."""
+    return frozenset().union(*unrankable.values())
 
 
 def _ordered(hits: Sequence[FusedHit] | object) -> list[FusedHit]:

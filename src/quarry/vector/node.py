@@ -273,7 +273,7 @@ class VectorNode:
         began = time.perf_counter()
         allowed = None
         if request.restrict_to_allowed:
-            allowed = state.store.rowids_for_sessions(list(request.allow_session_ids))
+            allowed = state.sessions.rowids_of(request.allow_session_ids)
             if not len(allowed):
                 return vector_pb2.VectorSearchResponse(search_ms=(time.perf_counter() - began) * 1000)
         looked_up = time.perf_counter()

@@ -1,7 +1,7 @@
 """Each stored vector's session, by rowid, in memory: collapsing FAISS's nearest messages to their
 sessions needs the session of every candidate (hundreds per search), and reading them from the store
 cost more than the search itself (~4 ms for 800 rows at 40k vectors); only the messages that make the
-answer are read there.
+answer are read there. The vectors a filtered search may return (its allowed sessions') come from it too.
 
 Sessions are numbered once seen (`-1`: no vector at that rowid). Writers hold the node's write lock; a
 reader sees either the array before a change or after it (a grown array is swapped in whole).
@@ -46,6 +46,14 @@ class RowSessions:
         out = np.full(len(rowids), _ABSENT, dtype=np.int32)
         out[inside] = current[rowids[inside]]
         return out
+
+    def rowids_of(self, session_ids: Sequence[str]) -> np.ndarray:
+        """The rowids of these sessions' vectors, ascending: a search's allowed candidates, found without
+        reading the store (which cost more than the search for a filter admitting thousands of sessions)."""
+        wanted = [code for s in session_ids if (code := self._code_of.get(s)) is not None]
+        if not wanted:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(np.isin(self._codes, np.array(wanted, dtype=np.int32))).astype(np.int64)
 
     def _code(self, session_id: str) -> int:
         return self._code_of.setdefault(session_id, len(self._code_of))

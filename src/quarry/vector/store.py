@@ -24,7 +24,6 @@ counts, exact search) use one connection per thread, which WAL lets run beside a
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
@@ -94,7 +94,7 @@ def _in_scopes(visible: Collection[str] | None) -> tuple[str, list[str]]:
     """An SQL condition on the `scope` column admitting the visible scopes ("1": every scope)."""
     if visible is None:
         return "1", []
-    return "scope IN (SELECT value FROM json_each(?))", [json.dumps(sorted(visible))]
+    return "scope IN (SELECT value FROM json_each(?))", [orjson.dumps(sorted(visible)).decode()]
 
 
 def text_hash(text: str) -> bytes:
@@ -164,7 +164,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _ids_json(ids: Sequence[int] | Sequence[str] | np.ndarray) -> str:
-    return json.dumps([int(i) for i in ids] if isinstance(ids, np.ndarray) else list(ids))
+    return orjson.dumps(ids.tolist() if isinstance(ids, np.ndarray) else list(ids)).decode()
 
 
 class VectorStore:
@@ -422,13 +422,6 @@ class VectorStore:
             (_ids_json(rowids),),
         )
         return {rowid: MessageRef(message_id, session_id) for rowid, message_id, session_id in rows}
-
-    def rowids_for_sessions(self, session_ids: Sequence[str]) -> np.ndarray:
-        rows = self._reader().execute(
-            "SELECT rowid FROM vectors WHERE session_id IN (SELECT value FROM json_each(?))",
-            (_ids_json(session_ids),),
-        )
-        return np.array([row[0] for row in rows], dtype=np.int64)
 
     def session_vectors(self, session_id: str) -> np.ndarray:
         """The stored vectors of one session's messages (rows of `dimension` floats; none: 0 rows)."""
