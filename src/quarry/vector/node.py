@@ -311,7 +311,7 @@ class VectorNode:
         """The text's vector, read-only since `_query_vector` hands the same array to every caller."""
         assert self._embedder is not None
         try:
-            vector = self._embedder.embed([text])[0]
+            vector = self._embedder.embed_query(text)
             vector.setflags(write=False)
             return vector
         except QuarryError:
