@@ -129,3 +129,17 @@ def test_proto3_json_is_json_formats_own(data: st.DataObject) -> None:
 def test_scores_that_are_not_numbers_are_named(value: float) -> None:
     envelope = query_pb2.SearchEnvelope(hits=[query_pb2.SearchHit(match=query_pb2.SessionSearchMatch(score=value))])
     assert to_json(envelope) == json_format.MessageToDict(envelope)
+
+
+def test_quarrys_own_messages_never_fall_back_to_json_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled encoder knows every field of a message Quarry declares (json_format is kept for the
+    well-known types only)."""
+    envelope = query_pb2.SearchEnvelope(hits=[query_pb2.SearchHit(match=query_pb2.SessionSearchMatch(score=0.5))])
+    envelope.hits[0].session.id = "codex:s1"
+    expected = json_format.MessageToDict(envelope)
+
+    def refused(*_: Any, **__: Any) -> Any:
+        raise AssertionError("json_format was used")
+
+    monkeypatch.setattr(json_format, "MessageToDict", refused)
+    assert to_json(envelope) == expected

@@ -4,10 +4,10 @@ The proto3 JSON mapping writes lowerCamelCase names, 64-bit integers as strings,
 in base64 and NaN / ±Infinity as strings; a reader takes either spelling of a field's name. A failure
 is `{"error": ErrorDetail}` in the same form.
 
-`to_json` gives exactly what `json_format.MessageToDict` gives (tests/core/test_proto_json.py holds it
+`to_json` gives exactly what `json_format.MessageToDict` gives (tests/contract/test_proto_json.py holds it
 to that on random messages of every type the API answers with), from an encoder compiled once per
 message type: `json_format` re-inspects each field's descriptor for every value it writes, which made
-the JSON of a page of hits a fifth of an HTTP search's CPU (bench/RESULTS.md, "HTTP beside gRPC").
+the JSON of a page of hits a fifth of an HTTP search's CPU (bench/RESULTS.md, "The cost of a query, continued").
 Well-known types (Struct, Value, Timestamp, wrappers, Any) keep `json_format`'s own forms.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,8 @@ Convert = Callable[[Any], Any]
 _WELL_KNOWN_PACKAGE = "google.protobuf."
 _INT64_TYPES = frozenset((FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64))
 _encoders: dict[str, Callable[[Message], Any]] = {}
+_compiling: dict[str, Callable[[Message], Any]] = {}  # types whose encoder is being compiled (a recursive field)
+_compiling_lock = threading.RLock()
 
 
 def to_json(message: Message) -> Any:
@@ -50,24 +53,35 @@ def from_json(message_type: type[Message], fields: dict[str, Any]) -> Message:
 
 
 def _encoder(descriptor: Descriptor) -> Callable[[Message], Any]:
-    """The encoder of one message type, compiled on first use (a field of a message type reaches its own
-    type's encoder when it has a value, so recursive types compile)."""
-    encoder = _encoders.get(descriptor.full_name)
-    if encoder is None:
-        encoder = _encoders[descriptor.full_name] = _compile(descriptor)
+    """The encoder of one message type, compiled on first use with those of the types its fields hold (a
+    recursive type reaches its own encoder, while it compiles, through a forwarding call)."""
+    name = descriptor.full_name
+    encoder = _encoders.get(name)
+    if encoder is not None:
+        return encoder
+    with _compiling_lock:
+        encoder = _encoders.get(name) or _compiling.get(name)
+        if encoder is None:
+            _compiling[name] = lambda message: _encoders[name](message)
+            try:
+                encoder = _encoders[name] = _compile(descriptor)
+            finally:
+                del _compiling[name]
     return encoder
 
 
 def _compile(descriptor: Descriptor) -> Callable[[Message], Any]:
     if descriptor.full_name.startswith(_WELL_KNOWN_PACKAGE):
         return json_format.MessageToDict
-    plan = {field.number: (field.json_name, _field_converter(field)) for field in descriptor.fields}
+    # Keyed by the field descriptors themselves: ListFields hands back the same objects, and their hash is
+    # cheaper than reading each one's number.
+    plan = {field: (field.json_name, _field_converter(field)) for field in descriptor.fields}
 
     def encode(message: Message) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for field, value in message.ListFields():
-            entry = plan.get(field.number)
-            if entry is None:  # an extension (Quarry's messages have none): written as json_format does
+            entry = plan.get(field)
+            if entry is None:  # a field the plan does not hold (an extension): written as json_format does
                 return json_format.MessageToDict(message)
             name, convert = entry
             out[name] = value if convert is None else convert(value)
@@ -105,8 +119,7 @@ def _value_converter(field: FieldDescriptor) -> Convert | None:
     """How one value of the field's type is written (None: as it is: strings, booleans, 32-bit integers)."""
     kind = field.cpp_type
     if kind == FieldDescriptor.CPPTYPE_MESSAGE:
-        message_type = field.message_type
-        return lambda value: _encoder(message_type)(value)
+        return _encoder(field.message_type)
     if kind == FieldDescriptor.CPPTYPE_ENUM:
         if field.enum_type.full_name == "google.protobuf.NullValue":
             return lambda _: None
