@@ -19,15 +19,20 @@ QUERY = compile_query("error OR test OR build").plan
 
 
 @pytest.fixture(scope="module")
-def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[index_pb2_grpc.IndexServiceStub]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PartitionServer]:
     server = PartitionServer(tmp_path_factory.mktemp("lanes"), list(range(PARTITIONS)), PARTITIONS)
     sessions = list(generate_sessions(1500, seed=3))
     for partition in range(PARTITIONS):
         mine = [s for s in sessions if partition_for(s.id, PARTITIONS) == partition]
         server.lexical(partition).upsert(mine)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def node(server: PartitionServer) -> Iterator[index_pb2_grpc.IndexServiceStub]:
     with grpc.insecure_channel(server.address) as channel:
         yield index_pb2_grpc.IndexServiceStub(channel)
-    server.stop()
 
 
 def search(lane: str, rank_only: bool, where: plan_pb2.Predicate | None = None) -> index_pb2.PartitionSearchRequest:
@@ -95,3 +100,70 @@ def test_a_partition_the_node_does_not_hold_fails_alone(node: index_pb2_grpc.Ind
     assert [p.partition for p in together.partitions] == [0]
     assert len(together.partitions[0].searches) == 2
     assert [f.partition for f in together.failures] == [7]
+
+
+def explaining(request: index_pb2.PartitionSearchRequest, hits: dict[int, list]) -> index_pb2.PartitionSearchRequest:
+    """`request` asking its partitions to explain rank-only `hits` (by partition) instead of searching."""
+    asked = index_pb2.PartitionSearchRequest()
+    asked.CopyFrom(request)
+    asked.rank_only = False
+    for partition, partition_hits in hits.items():
+        asked.explain.add(partition=partition, hits=partition_hits)
+    return asked
+
+
+@pytest.mark.parametrize("lane", ["dialogue", "actions"])
+def test_rank_only_hits_are_explained_where_ranked_as_the_search_explains_them(
+    node: index_pb2_grpc.IndexServiceStub, lane: str
+) -> None:
+    """The complete phase of a hybrid search: a rank-only answer names each hit's best message, and the
+    partition explains those hits from there exactly as the full search does, without searching again."""
+    ranked = apart(node, search(lane, rank_only=True))
+    assert all(h.HasField("best") for hits in ranked.values() for h in hits)
+    full = {h.session.id: h for hits in apart(node, search(lane, False)).values() for h in hits}
+    page = {p: hits[::3] for p, hits in ranked.items()}  # a page: some hits of each partition
+    together = node.SearchLanes(
+        index_pb2.PartitionLanesRequest(
+            searches=[explaining(search(lane, False), page)], partitions=anchors(list(range(PARTITIONS)))
+        ),
+        timeout=30,
+    )
+    explained = {h.session.id: h for p in together.partitions for h in p.searches[0].hits}
+    assert sorted(explained) == sorted(h.session.id for hits in page.values() for h in hits)
+    for session_id, hit in explained.items():
+        assert hit.message_id and hit.snippet and hit.session.origin
+        expected = full[session_id]
+        assert (hit.message_id, hit.snippet, list(hit.matched_terms), hit.session) == (
+            expected.message_id,
+            expected.snippet,
+            list(expected.matched_terms),
+            expected.session,
+        )
+        assert hit.score == expected.score and hit.match_surface == expected.match_surface
+
+
+def test_a_place_holding_another_session_explains_nothing(node: index_pb2_grpc.IndexServiceStub) -> None:
+    """A rank-only hit whose place now holds another session (replaced since it was ranked) is left out,
+    not explained with another session's message."""
+    ranked = apart(node, search("dialogue", rank_only=True))
+    partition, hits = next((p, hits) for p, hits in ranked.items() if len(hits) >= 2)
+    moved = index_pb2.PartitionHit()
+    moved.CopyFrom(hits[0])
+    moved.best.CopyFrom(hits[1].best)  # the place of another session
+    request = explaining(search("dialogue", False), {partition: [moved, hits[1]]})
+    request.partitions.extend(anchors([partition]))
+    together = node.SearchSessions(request, timeout=30)
+    assert [h.session.id for p in together.partitions for h in p.hits] == [hits[1].session.id]
+
+
+def test_hits_of_scopes_the_caller_cannot_see_are_not_explained(
+    server: PartitionServer, node: index_pb2_grpc.IndexServiceStub
+) -> None:
+    ranked = apart(node, search("dialogue", rank_only=True))
+    partition, hits = next((p, hits) for p, hits in ranked.items() if hits)
+    request = search("dialogue", False)
+    lexical = server.lexical(partition)
+    assert [h.session.id for h in lexical.explain(request, hits, visible=frozenset({"default"})).hits] == [
+        h.session.id for h in hits
+    ]
+    assert list(lexical.explain(request, hits, visible=frozenset({"another-team"})).hits) == []

@@ -14,9 +14,10 @@ from quarry.core.routing import partition_for
 from quarry.query import units
 from quarry.query.root import Coordinator
 from quarry.query.server import QueryServicer
+from quarry.query.topology import StaticTopology
 from quarry.v1 import index_pb2, plan_pb2, query_pb2, query_pb2_grpc, units_pb2
 from tests.index.sessions import BASE_MS, Msg, Tool, session
-from tests.partition_servers import one_partition_each, topology
+from tests.partition_servers import PartitionServer, one_partition_each, topology
 
 
 def corpus() -> list[units_pb2.Session]:
@@ -46,22 +47,31 @@ def corpus() -> list[units_pb2.Session]:
 
 
 class Cluster:
-    """`partitions` real partitions holding corpus(), one per in-process index node behind gRPC, a coordinator
-    over them, and a query node serving it."""
+    """`partitions` real partitions holding corpus(), one per in-process index node behind gRPC (or all on one
+    node: `one_node`), a coordinator over them, and a query node serving it."""
 
-    def __init__(self, root: Path, partitions: int) -> None:
-        self.nodes = one_partition_each(root, partitions)
-        self.partitions = [node.lexical(i) for i, node in enumerate(self.nodes)]
-        sessions = corpus()
-        for i, partition in enumerate(self.partitions):
-            partition.upsert([s for s in sessions if partition_for(s.id, partitions) == i])
+    def __init__(self, root: Path, partitions: int, one_node: bool = False) -> None:
+        if one_node:
+            self.nodes = [PartitionServer(root / "index", list(range(partitions)), partitions)]
+            shape = StaticTopology([("index", self.nodes[0].address)] * partitions)
+            self.partitions = [self.nodes[0].lexical(i) for i in range(partitions)]
+        else:
+            self.nodes = one_partition_each(root, partitions)
+            shape = topology(self.nodes)
+            self.partitions = [node.lexical(i) for i, node in enumerate(self.nodes)]
+        self.add(corpus())
         self.servers = []
-        self.coordinator = Coordinator(topology(self.nodes), None, None)
+        self.coordinator = Coordinator(shape, None, None)
         query = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         query_pb2_grpc.add_QueryServiceServicer_to_server(QueryServicer(self.coordinator), query)
         self.query_address = f"127.0.0.1:{query.add_insecure_port('127.0.0.1:0')}"
         query.start()
         self.servers.append(query)
+
+    def add(self, sessions: list[units_pb2.Session]) -> None:
+        """Store `sessions`, each in the partition its id routes to."""
+        for i, partition in enumerate(self.partitions):
+            partition.upsert([s for s in sessions if partition_for(s.id, len(self.partitions)) == i])
 
     def record(self, home: Path) -> None:
         """Record the cluster under `home`, as `quarry up` does, for the CLI to find."""

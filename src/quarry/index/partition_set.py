@@ -35,10 +35,12 @@ from typing import TypeVar
 
 from quarry.core.errors import QuarryError
 from quarry.core.fanout import submit_in_context
+from quarry.core.term_sums import summed_stats
+from quarry.index.lexical import visibility
 from quarry.index.lexical.assertions import AssertionStore
 from quarry.index.lexical.leaf import DEFAULT_SESSIONS
 from quarry.index.lexical.partition import WRITER_HEAP_BYTES, LexicalPartition
-from quarry.index.lexical.search_text import compile_search
+from quarry.index.lexical.search_text import CompiledSearch, compile_search
 from quarry.index.lexical.store import CACHE_BYTES
 from quarry.index.lexical.unit_tables import ASSERTIONS_FILE
 from quarry.v1 import errors_pb2, index_pb2
@@ -170,10 +172,17 @@ class PartitionSet:
         explaining is most of a search's cost, and the query node uses no more than `limit` hits of one
         node. The cut is made on scores first, so a partition reads the ids (the tie-break) of only its
         contenders that score at least the node's `limit`-th best. A partition's hits still come in its
-        own order, so the cursor anchors stay per partition. The text is compiled once for all of them."""
+        own order, so the cursor anchors stay per partition. The text is compiled once for all of them.
+        With `node_term_stats` (this node holds the whole archive) the partitions score with the sum of
+        their term statistics."""
         started = time.perf_counter()
         anchors = {a.partition: a for a in request.partitions}
         compiled = compile_search(request)
+        if request.explain:
+            return self._explain(request, list(anchors), compiled, started)
+        if request.node_term_stats and not request.HasField("global_stats"):
+            stats, _ = self.each(list(anchors), lambda r: r.lexical.term_stats(request, compiled), concurrent=False)
+            request = _scoring_with(request, summed_stats(stats))
         prepared, failures = self.each(
             list(anchors),
             lambda r: (
@@ -201,6 +210,20 @@ class PartitionSet:
             partitions=results, failures=[*failures, *late], elapsed_ms=(time.perf_counter() - started) * 1000.0
         )
 
+    def _explain(
+        self, request: index_pb2.PartitionSearchRequest, partitions: list[int], compiled: CompiledSearch, started: float
+    ) -> index_pb2.NodeSearchResponse:
+        """The rank-only hits `request.explain` names, explained in their partitions (no search); a
+        partition it names none of answers with none."""
+        named = {e.partition: e.hits for e in request.explain}
+        visible = visibility.current()
+        results, failures = self.each(
+            partitions, lambda r: r.lexical.explain(request, named.get(r.partition, ()), compiled, visible), False
+        )
+        return index_pb2.NodeSearchResponse(
+            partitions=results, failures=failures, elapsed_ms=(time.perf_counter() - started) * 1000.0
+        )
+
     def _read(self, partition: int, read: Callable[[PartitionReplica], R]) -> R | QuarryError:
         try:
             return read(self.get(partition))
@@ -211,3 +234,13 @@ class PartitionSet:
         except Exception as error:
             _log.exception("partition %d failed a read", partition)
             return QuarryError(errors_pb2.INTERNAL, f"partition {partition}: {type(error).__name__}: {error}")
+
+
+def _scoring_with(
+    request: index_pb2.PartitionSearchRequest, stats: index_pb2.GlobalTermStats
+) -> index_pb2.PartitionSearchRequest:
+    """A copy of the search scoring with `stats` (the caller's request is left as it was sent)."""
+    scoring = index_pb2.PartitionSearchRequest()
+    scoring.CopyFrom(request)
+    scoring.global_stats.CopyFrom(stats)
+    return scoring

@@ -122,6 +122,10 @@ class Lanes:
             # The dialogue match is the evidence where both lanes found a session (as fused_hit says).
             run.evidence.update({h.session.id: ACTIONS for h in action})
             run.evidence.update({h.session.id: DIALOGUE for h in text})
+            run.ranked = {
+                DIALOGUE: {h.session_id: h for h in text_hits},
+                ACTIONS: {h.session_id: h for h in action_hits},
+            }
         else:
             semantic = self.semantic(run, depth)
         started = time.perf_counter()
@@ -147,10 +151,9 @@ class Lanes:
                 run.deadline,
             )
         run.missing.update(fanned.missing)
-        text, action = (
-            _merged(run, lane, _lane_of(fanned, i), depth, started, self._one_copy())
-            for i, lane in enumerate((DIALOGUE, ACTIONS))
-        )
+        lanes = {lane: _lane_of(fanned, i) for i, lane in enumerate((DIALOGUE, ACTIONS))}
+        one_copy = self._one_copy()
+        text, action = (_merged(run, lane, answers, depth, started, one_copy) for lane, answers in lanes.items())
         return text, action
 
     def _one_copy(self) -> bool:
@@ -162,15 +165,18 @@ class Lanes:
         self, run: Run, lane: str, depth: int, rank_only: bool = False
     ) -> index_pb2.PartitionSearchRequest:
         """The lane's search without partitions, with the archive's term statistics when it ranks and
-        there are several partitions (kept in `run.lane_stats` for the complete phase)."""
+        there are several partitions: summed by the node itself when one node holds them all, else asked
+        of the partitions first (term_stats.py)."""
         request = lexical_request(run, lane, depth)
         request.rank_only = rank_only
         ranked = run.compiled.has_text or run.plan.HasField("ranking_text")
         if ranked and self.cluster.partitions > 1:
+            if self.cluster.view().one_node_holds_all():
+                request.node_term_stats = True
+                return request
             stats = self.term_stats.for_search(request, run.deadline)
             if stats is not None:
                 request.global_stats.CopyFrom(stats)
-                run.lane_stats[lane] = stats
         return request
 
 

@@ -36,10 +36,11 @@ class Run:
     timings: dict[str, float] = field(default_factory=dict)
     caveats: list[str] = field(default_factory=list)
     missing: dict[int, str] = field(default_factory=dict)  # partitions no replica answered for, and why
-    # Hybrid: the lexical lanes answer rank-only; the page's hits are explained afterwards by the lane
-    # whose evidence they show (`evidence`: session id -> lane), with the term statistics it ranked by.
+    # Hybrid: the lexical lanes answer rank-only; the page's hits are explained afterwards where the lane
+    # whose evidence they show (`evidence`: session id -> lane) ranked them (`ranked`: lane -> session id ->
+    # its rank-only hit, with the best message's place).
     evidence: dict[str, str] = field(default_factory=dict)
-    lane_stats: dict[str, index_pb2.GlobalTermStats] = field(default_factory=dict)
+    ranked: dict[str, dict[str, LaneHit]] = field(default_factory=dict)
     # Hybrid: what each channel found, from which the page's fused hits are built.
     channels: Channels | None = None
 

@@ -9,6 +9,9 @@ sums them, and sends the sums with the search; every partition then scores with 
 (quarry.index.lexical.fts.to_query). The sums are cached per search (plan, lane, admission) for
 TTL_S: term statistics move slowly, and a repeated search costs no extra round trip. A partition that
 does not answer is left out of the sums (the search still runs, on the others' statistics).
+
+Where one node holds every partition (the embedded default), there is no round trip to save: that node
+sums its partitions' statistics itself within the search (rank.py, `node_term_stats`), fresh every time.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 
+from quarry.core.term_sums import summed_stats
 from quarry.query.cluster_client import ClusterClient
 from quarry.query.scatter import Deadline
 from quarry.v1 import index_pb2
@@ -61,18 +65,3 @@ class GlobalTermStats:
             while len(self._cache) > MAX_ENTRIES:
                 self._cache.popitem(last=False)
         return summed
-
-
-def summed_stats(partitions: list[index_pb2.PartitionTermStats]) -> index_pb2.GlobalTermStats:
-    """Documents and each term's document frequency, summed over the partitions, in first-seen order."""
-    docs = 0
-    freqs: dict[tuple[str, str], int] = {}
-    for stats in partitions:
-        docs += stats.num_docs
-        for term in stats.terms:
-            key = (term.field, term.term)
-            freqs[key] = freqs.get(key, 0) + term.doc_freq
-    return index_pb2.GlobalTermStats(
-        num_docs=docs,
-        terms=[index_pb2.TermFrequency(field=f, term=t, doc_freq=n) for (f, t), n in freqs.items()],
-    )

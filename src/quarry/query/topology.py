@@ -55,6 +55,12 @@ class ClusterView:
         view = self.nodes.get(node)
         return view.address if view is not None else None
 
+    def one_node_holds_all(self) -> bool:
+        """Whether one node holds a replica of every partition and no other node holds any (the embedded
+        default, a cluster of one index node): every fan-out then asks that node alone."""
+        holders = {r.node for replicas in self.replicas.values() for r in replicas}
+        return len(holders) == 1 and all(self.replicas.get(p) for p in range(self.partitions))
+
 
 class Topology(Protocol):
     def view(self) -> ClusterView: ...

@@ -71,7 +71,7 @@ class DeleteSessionsResponse(_message.Message):
     def __init__(self, deleted: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PartitionSearchRequest(_message.Message):
-    __slots__ = ("plan", "lane", "limit", "with_snippets", "admission", "partitions", "global_stats", "rank_only")
+    __slots__ = ("plan", "lane", "limit", "with_snippets", "admission", "partitions", "global_stats", "rank_only", "node_term_stats", "explain")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     LANE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -80,6 +80,8 @@ class PartitionSearchRequest(_message.Message):
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     GLOBAL_STATS_FIELD_NUMBER: _ClassVar[int]
     RANK_ONLY_FIELD_NUMBER: _ClassVar[int]
+    NODE_TERM_STATS_FIELD_NUMBER: _ClassVar[int]
+    EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     plan: _plan_pb2.QueryPlan
     lane: str
     limit: int
@@ -88,7 +90,9 @@ class PartitionSearchRequest(_message.Message):
     partitions: _containers.RepeatedCompositeFieldContainer[PartitionAnchor]
     global_stats: GlobalTermStats
     rank_only: bool
-    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ..., partitions: _Optional[_Iterable[_Union[PartitionAnchor, _Mapping]]] = ..., global_stats: _Optional[_Union[GlobalTermStats, _Mapping]] = ..., rank_only: _Optional[bool] = ...) -> None: ...
+    node_term_stats: bool
+    explain: _containers.RepeatedCompositeFieldContainer[PartitionHits]
+    def __init__(self, plan: _Optional[_Union[_plan_pb2.QueryPlan, _Mapping]] = ..., lane: _Optional[str] = ..., limit: _Optional[int] = ..., with_snippets: _Optional[bool] = ..., admission: _Optional[_Union[LexicalAdmission, _Mapping]] = ..., partitions: _Optional[_Iterable[_Union[PartitionAnchor, _Mapping]]] = ..., global_stats: _Optional[_Union[GlobalTermStats, _Mapping]] = ..., rank_only: _Optional[bool] = ..., node_term_stats: _Optional[bool] = ..., explain: _Optional[_Iterable[_Union[PartitionHits, _Mapping]]] = ...) -> None: ...
 
 class TermFrequency(_message.Message):
     __slots__ = ("field", "term", "doc_freq")
@@ -149,7 +153,7 @@ class LexicalAdmission(_message.Message):
     def __init__(self, coverage: _Optional[float] = ..., min_matched_terms: _Optional[int] = ...) -> None: ...
 
 class PartitionHit(_message.Message):
-    __slots__ = ("session", "score", "ranked", "message_id", "snippet", "matched_terms", "match_surface", "sort_time_ms", "without_tool_calls")
+    __slots__ = ("session", "score", "ranked", "message_id", "snippet", "matched_terms", "match_surface", "sort_time_ms", "without_tool_calls", "best")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     RANKED_FIELD_NUMBER: _ClassVar[int]
@@ -159,6 +163,7 @@ class PartitionHit(_message.Message):
     MATCH_SURFACE_FIELD_NUMBER: _ClassVar[int]
     SORT_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     WITHOUT_TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    BEST_FIELD_NUMBER: _ClassVar[int]
     session: _units_pb2.Session
     score: float
     ranked: bool
@@ -168,7 +173,24 @@ class PartitionHit(_message.Message):
     match_surface: str
     sort_time_ms: int
     without_tool_calls: bool
-    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., score: _Optional[float] = ..., ranked: _Optional[bool] = ..., message_id: _Optional[str] = ..., snippet: _Optional[str] = ..., matched_terms: _Optional[_Iterable[str]] = ..., match_surface: _Optional[str] = ..., sort_time_ms: _Optional[int] = ..., without_tool_calls: _Optional[bool] = ...) -> None: ...
+    best: HitPlace
+    def __init__(self, session: _Optional[_Union[_units_pb2.Session, _Mapping]] = ..., score: _Optional[float] = ..., ranked: _Optional[bool] = ..., message_id: _Optional[str] = ..., snippet: _Optional[str] = ..., matched_terms: _Optional[_Iterable[str]] = ..., match_surface: _Optional[str] = ..., sort_time_ms: _Optional[int] = ..., without_tool_calls: _Optional[bool] = ..., best: _Optional[_Union[HitPlace, _Mapping]] = ...) -> None: ...
+
+class HitPlace(_message.Message):
+    __slots__ = ("session_ord", "message_ord")
+    SESSION_ORD_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_ORD_FIELD_NUMBER: _ClassVar[int]
+    session_ord: int
+    message_ord: int
+    def __init__(self, session_ord: _Optional[int] = ..., message_ord: _Optional[int] = ...) -> None: ...
+
+class PartitionHits(_message.Message):
+    __slots__ = ("partition", "hits")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    partition: int
+    hits: _containers.RepeatedCompositeFieldContainer[PartitionHit]
+    def __init__(self, partition: _Optional[int] = ..., hits: _Optional[_Iterable[_Union[PartitionHit, _Mapping]]] = ...) -> None: ...
 
 class PartitionSearchResponse(_message.Message):
     __slots__ = ("hits", "partition", "matched_sessions", "elapsed_ms", "rank_ms", "hydrate_ms", "snippets_ms")

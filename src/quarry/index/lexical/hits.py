@@ -23,10 +23,10 @@ from quarry.v1 import index_pb2, units_pb2
 
 
 class Candidate(NamedTuple):
-    """A session's best hit."""
+    """A session's best hit (its address None when explained from its message's place: leaf.explain)."""
 
     score: float
-    address: tantivy.DocAddress
+    address: tantivy.DocAddress | None
     ord: int
 
 
@@ -52,15 +52,19 @@ class HitWriter:
         field: str,
         lane: str,
         with_snippets: bool,
+        message_ords: Sequence[int] | None = None,
     ) -> None:
-        """The ranked sessions as hits of `response`: session summary, best message, matched terms, snippet."""
+        """The ranked sessions as hits of `response`: session summary, best message, matched terms, snippet.
+        `message_ords`: each one's best message, when known (else read at the candidates' addresses)."""
         if not top:
             return
         began = time.perf_counter()
         snippets_s = 0.0
-        message_ords = self.searcher.fast_field_values(schema.MESSAGE_ORD, [r.candidate.address for r in top])
+        if message_ords is None:
+            message_ords = self.searcher.fast_field_values(schema.MESSAGE_ORD, [r.candidate.address for r in top])
         rows = self.store.hit_rows([(r.candidate.ord, m) for r, m in zip(top, message_ords, strict=True)])
-        top = [r for r in top if r.candidate.ord in rows]  # a session replaced since the snapshot is gone
+        # a session replaced since the snapshot (or since a rank-only answer named its place) is gone
+        top = [r for r in top if r.candidate.ord in rows and rows[r.candidate.ord].session_id == r.session_id]
         messages = {r.candidate.ord: units_pb2.Message.FromString(rows[r.candidate.ord].message) for r in top}
         texts = self._texts(messages, lane)
         need_tokens = fts.needs_tokens(ranking)

@@ -182,14 +182,42 @@ class Leaf:
 
         def explain(kept: Sequence[Ranked]) -> None:
             if request.rank_only:
-                for ranked in kept:
+                message_ords = searcher.fast_field_values(schema.MESSAGE_ORD, [r.candidate.address for r in kept])
+                for ranked, message_ord in zip(kept, message_ords, strict=True):
                     hit = response.hits.add(score=ranked.candidate.score, ranked=True)
                     hit.session.id, hit.without_tool_calls = ranked.session_id, ranked.tool_uses == 0
+                    hit.best.session_ord, hit.best.message_ord = ranked.candidate.ord, message_ord
                 return
             writer = HitWriter(searcher, self.schema, self.store)
             writer.fill(response, kept, ranking, field, request.lane or DIALOGUE, request.with_snippets)
 
         return PreparedSearch(response, [c.score for c in contenders], rank, explain)
+
+    def explain(
+        self,
+        request: index_pb2.PartitionSearchRequest,
+        partition: int,
+        hits: Sequence[index_pb2.PartitionHit],
+        compiled: CompiledSearch | None = None,
+    ) -> index_pb2.PartitionSearchResponse:
+        """Hits a rank-only answer of this search gave (each with its best message's place, `best`),
+        explained as the search explains its hits (summary, best message, matched terms, snippet) without
+        searching again. A hit whose place no longer holds its session (replaced since) is left out."""
+        field, text = compiled or compile_search(request)
+        response = index_pb2.PartitionSearchResponse(partition=partition)
+        located = [h for h in hits if h.HasField("best")]
+        if text is None or text.ranking is None or not located:
+            return response
+        began = time.perf_counter()
+        kept = [
+            Ranked(Candidate(h.score, None, h.best.session_ord), h.session.id, 0 if h.without_tool_calls else 1)
+            for h in located
+        ]
+        writer = HitWriter(self.index.searcher(), self.schema, self.store)
+        message_ords = [h.best.message_ord for h in located]
+        writer.fill(response, kept, text.ranking, field, request.lane or DIALOGUE, request.with_snippets, message_ords)
+        response.elapsed_ms = _ms_since(began)
+        return response
 
     def term_stats(
         self, request: index_pb2.PartitionSearchRequest, partition: int, compiled: CompiledSearch | None = None

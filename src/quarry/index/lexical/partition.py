@@ -294,6 +294,23 @@ class LexicalPartition:
         """Sessions matching the plan; with an anchor that has one, only those after it (a cursor walk)."""
         return self.prepare_search(request, anchor).finish()
 
+    def explain(
+        self,
+        request: index_pb2.PartitionSearchRequest,
+        hits: Sequence[index_pb2.PartitionHit],
+        compiled: CompiledSearch | None = None,
+        visible: Visible = None,
+    ) -> index_pb2.PartitionSearchResponse:
+        """Rank-only hits of the search explained where they were ranked (leaf.Leaf.explain), those of
+        the `visible` scopes only."""
+        self._check_open()
+        response = self._leaf.explain(request, self.partition, hits, compiled)
+        if visible is not None:
+            shown = [h for h in response.hits if (h.session.scope or DEFAULT_SCOPE) in visible]
+            del response.hits[:]
+            response.hits.extend(shown)
+        return response
+
     def term_stats(
         self, request: index_pb2.PartitionSearchRequest, compiled: CompiledSearch | None = None
     ) -> index_pb2.PartitionTermStats:
