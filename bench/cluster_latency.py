@@ -2,14 +2,16 @@
 
     python bench/cluster_latency.py --messages N [--seed S] [--per-class K] [--rounds R] [--out PATH]
 
-Starts both at once and ingests the same synthetic corpus into each (ack applied): the embedded default
-(`quarry up`: 2 partitions in the query node's process) and the replicated cluster on the log (3 NATS
-servers, 3 index nodes, 16 partitions on 2 replicas each). Then, after one warm-up pass on each, `--rounds`
-rounds of the query set (bench/queries.py, lane dialogue, limit 20, one client) alternate between them in
-mirrored order (default, cluster, cluster, default, ...), so the machine's drift falls on both alike. Reports
-each one's p50 / p95 per query class and overall, the ratio cluster ÷ default (target: ≤ 1.3), and the p50
-of every stage the query node reports (`timings_ms`: the lexical fan-out, the slowest partition's own work and
-its rank / hydrate / snippets, parse, merge), with the client's hop (wall minus the query node's total).
+Starts three shapes at once and ingests the same synthetic corpus into each (ack applied): the embedded
+default (`quarry up`: 2 partitions in the query node's process), the same with an index node process per
+partition (`quarry up --index-processes`, `split`: the hop to the partitions without the cluster's 16
+partitions) and the replicated cluster on the log (3 NATS servers, 3 index nodes, 16 partitions on 2
+replicas each). Then, after one warm-up pass on each, `--rounds` rounds of the query set (bench/queries.py,
+lane dialogue, limit 20, one client) go through them in turn, every other round in reverse order, so the
+machine's drift falls on all alike. Reports each one's p50 / p95 per query class and overall, the ratios to
+the default (target for the cluster: ≤ 1.3), and the p50 of every stage the query node reports (`timings_ms`:
+the lexical fan-out, the slowest partition's own work and its rank / hydrate / snippets, parse, merge), with
+the client's hop (wall minus the query node's total).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from quarry.client.client import QuarryClient  # noqa: E402
 
 SEARCH_LIMIT = 20
 TARGET_RATIO = 1.3
-SHAPES = {"default": DIRECT, "cluster": REPLICATED}
+SHAPES = {"default": DIRECT, "split": {**DIRECT, "colocate": False}, "cluster": REPLICATED}
 
 
 class Samples:
@@ -116,8 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": " ".join(["python", *sys.argv]),
         "shapes": {name: {"shape": SHAPES[name], **samples[name].summary()} for name in SHAPES},
     }
-    default, cluster = (result["shapes"][n]["latency"] for n in SHAPES)  # type: ignore[index]
-    result["cluster_over_default_p50"] = {k: round(cluster[k]["p50_ms"] / default[k]["p50_ms"], 3) for k in default}
+    default = result["shapes"]["default"]["latency"]  # type: ignore[index]
+    result["over_default_p50"] = {
+        name: {k: round(result["shapes"][name]["latency"][k]["p50_ms"] / default[k]["p50_ms"], 3) for k in default}  # type: ignore[index]
+        for name in SHAPES
+        if name != "default"
+    }
     print(render(result))
     if args.out:
         args.out.write_text(json.dumps(result, indent=2))
@@ -126,28 +132,29 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def render(result: dict) -> str:  # type: ignore[type-arg]
     shapes = result["shapes"]
+    names = list(shapes)
     lines = [
         f"dialogue search, {result['messages']:,} messages, {result['queries']} queries x {result['rounds']} rounds",
-        "  class      default p50 / p95     cluster p50 / p95    cluster / default p50",
+        "  p50 / p95 ms, and the ratio of p50s to the default's",
+        "  class    " + "".join(f"{name:>24}" for name in names),
     ]
-    for kind, ratio in result["cluster_over_default_p50"].items():
-        d, c = shapes["default"]["latency"][kind], shapes["cluster"]["latency"][kind]
-        mark = f" (target <= {TARGET_RATIO})" if kind == "all" else ""
-        lines.append(
-            f"  {kind:<8} {d['p50_ms']:>8.2f} / {d['p95_ms']:>6.2f}   {c['p50_ms']:>8.2f} / {c['p95_ms']:>6.2f}"
-            f"   {ratio:>6.2f}x{mark}"
-        )
-    lines.append("  stage p50 ms            default   cluster")
-    stages = sorted(set(shapes["default"]["stages_p50_ms"]) | set(shapes["cluster"]["stages_p50_ms"]))
+    for kind in shapes["default"]["latency"]:
+        cells = []
+        for name in names:
+            figures = shapes[name]["latency"][kind]
+            ratio = "" if name == "default" else f" ({result['over_default_p50'][name][kind]:.2f}x)"
+            cells.append(f"{figures['p50_ms']:.2f} / {figures['p95_ms']:.2f}{ratio}".rjust(24))
+        lines.append(f"  {kind:<8} " + "".join(cells))
+    lines.append(f"  target: cluster's p50 over all classes <= {TARGET_RATIO}x the default's")
+    lines.append("  stage p50 ms          " + "".join(f"{name:>10}" for name in names))
+    stages = sorted({stage for name in names for stage in shapes[name]["stages_p50_ms"]})
     for stage in stages:
-        d = shapes["default"]["stages_p50_ms"].get(stage)
-        c = shapes["cluster"]["stages_p50_ms"].get(stage)
-        lines.append(f"  {stage:<22} {_cell(d)} {_cell(c)}")
+        lines.append(f"  {stage:<22}" + "".join(_cell(shapes[name]["stages_p50_ms"].get(stage)) for name in names))
     return "\n".join(lines)
 
 
 def _cell(value: float | None) -> str:
-    return f"{'-':>9}" if value is None else f"{value:>9.3f}"
+    return f"{'-':>10}" if value is None else f"{value:>10.3f}"
 
 
 if __name__ == "__main__":
