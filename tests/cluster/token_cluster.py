@@ -29,15 +29,19 @@ class TokenCluster:
 
 @contextmanager
 def token_cluster(
-    home: Path, grants: dict[str, dict[str, list[str]]], ingest_roots: list[Path] | None = None
+    home: Path,
+    grants: dict[str, dict[str, list[str]]],
+    ingest_roots: list[Path] | None = None,
+    embedder: str = "none",
 ) -> Iterator[TokenCluster]:
     """The cluster under `home` with a token per caller of `grants`, its ingest node reading below
-    `ingest_roots` (default: the shared real logs and fixtures), stopped on leaving."""
+    `ingest_roots` (default: the shared real logs and fixtures), its vector node embedding with
+    `embedder`, stopped on leaving."""
     store = TokenStore.in_home(home)
     tokens = {who: store.create(who, held)[0] for who, held in grants.items()}
     port = free_port()
     roots = INGEST_ROOTS if ingest_roots is None else ingest_roots
-    local = LocalCluster(home, partitions=2, embedder="none", http=f"127.0.0.1:{port}", ingest_roots=roots)
+    local = LocalCluster(home, partitions=2, embedder=embedder, http=f"127.0.0.1:{port}", ingest_roots=roots)
     local.start()
     try:
         info = local.info()

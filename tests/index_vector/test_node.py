@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from quarry.core.errors import QuarryError
+from quarry.core.outgoing import SCOPES
 from quarry.v1 import errors_pb2, index_pb2, vector_pb2
 from quarry.vector.embed import E5_MODEL, MINILM_MODELS, Embedder
 from quarry.vector.node import STORE_FILE, VectorNode
@@ -288,3 +289,40 @@ def test_a_multilingual_node_finds_a_session_asked_about_in_another_language(
     assert node.wait_idle(120)
     assert next(h.session_id for h in search(node, query, limit=3).hits) == session
     assert node.stats().model == E5_MODEL
+
+
+def test_a_search_returns_only_the_callers_scopes_sessions(open_node: Opener, minilm: Embedder) -> None:
+    """The vector node restricts every search to the scopes the call carries (quarry-scopes, set on a
+    node only by a caller holding the cluster key), with or without an allow-list."""
+    node = open_node("minilm")
+    node.enqueue(
+        corpus_items(
+            {
+                "codex:ours": ["sqlite database is locked while writing the cache"],
+                "team-a@codex:theirs": ["sqlite database is locked during the migration"],
+                "team-b@codex:other": ["sqlite database locked again in the worker"],
+            }
+        )
+    )
+    assert node.wait_idle(60)
+    assert node.stats().scopes_enforced
+
+    def as_caller(scopes: set[str] | None, allow: list[str] | None = None) -> list[str]:
+        token = SCOPES.set(None if scopes is None else frozenset(scopes))
+        try:
+            return sorted(hit_sessions(search(node, SQLITE_QUERY, allow=allow)))
+        finally:
+            SCOPES.reset(token)
+
+    assert as_caller(None) == ["codex:ours", "team-a@codex:theirs", "team-b@codex:other"]
+    assert as_caller({"team-a"}) == ["team-a@codex:theirs"]
+    assert as_caller({"default", "team-b"}) == ["codex:ours", "team-b@codex:other"]
+    assert as_caller(set()) == []
+    # An allow-list naming another scope's session does not reach past the caller's scopes.
+    assert as_caller({"default"}, allow=["codex:ours", "team-a@codex:theirs"]) == ["codex:ours"]
+    near = vector_pb2.VectorSearchRequest(near_session_id="codex:ours", limit=5)
+    token = SCOPES.set(frozenset({"team-b"}))
+    try:
+        assert [h.session_id for h in node.search(near).hits] == ["team-b@codex:other"]
+    finally:
+        SCOPES.reset(token)

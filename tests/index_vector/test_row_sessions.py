@@ -26,3 +26,17 @@ def test_a_filters_allowed_rowids_are_its_sessions_vectors_that_are_held() -> No
     assert sessions.rowids_of(["s:a", "s:unknown"]).tolist() == [1, 7]
     assert sessions.rowids_of(["s:c"]).tolist() == []  # its one vector was removed
     assert sessions.rowids_of([]).dtype == np.int64 and sessions.rowids_of(["s:b"]).tolist() == [2]
+
+
+def test_a_callers_rowids_are_its_scopes_sessions_vectors_and_none_when_it_sees_them_all() -> None:
+    sessions = RowSessions()
+    sessions.add(np.array([1, 2, 3]), ["codex:a", "team-a@codex:b", "team-b@codex:c"])
+    sessions.add(np.array([8, 9]), ["team-a@codex:d", "codex:a"])  # a new session, a known one
+    assert sessions.rowids_in_scopes({"team-a"}).tolist() == [2, 8]
+    assert sessions.rowids_in_scopes({"default", "team-b"}).tolist() == [1, 3, 9]
+    assert sessions.rowids_in_scopes({"nobody"}).tolist() == []
+    assert sessions.rowids_in_scopes(set()).tolist() == []
+    assert sessions.rowids_in_scopes({"default", "team-a", "team-b"}) is None  # every vector: no restriction
+    sessions.remove([3])
+    assert sessions.rowids_in_scopes({"team-b"}).tolist() == []
+    assert sessions.rowids_in_scopes({"default", "team-a"}) is None  # team b holds no vector any more

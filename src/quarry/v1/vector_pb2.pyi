@@ -47,7 +47,7 @@ class VectorStatsRequest(_message.Message):
     def __init__(self, recent_backlog: _Optional[bool] = ...) -> None: ...
 
 class VectorStats(_message.Message):
-    __slots__ = ("vectors", "pending", "embedder", "model", "dimension", "ready", "last_error")
+    __slots__ = ("vectors", "pending", "embedder", "model", "dimension", "ready", "last_error", "scopes_enforced")
     VECTORS_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
     EMBEDDER_FIELD_NUMBER: _ClassVar[int]
@@ -55,6 +55,7 @@ class VectorStats(_message.Message):
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_ENFORCED_FIELD_NUMBER: _ClassVar[int]
     vectors: int
     pending: int
     embedder: str
@@ -62,7 +63,8 @@ class VectorStats(_message.Message):
     dimension: int
     ready: bool
     last_error: str
-    def __init__(self, vectors: _Optional[int] = ..., pending: _Optional[int] = ..., embedder: _Optional[str] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., ready: _Optional[bool] = ..., last_error: _Optional[str] = ...) -> None: ...
+    scopes_enforced: bool
+    def __init__(self, vectors: _Optional[int] = ..., pending: _Optional[int] = ..., embedder: _Optional[str] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., ready: _Optional[bool] = ..., last_error: _Optional[str] = ..., scopes_enforced: _Optional[bool] = ...) -> None: ...
 
 class EmbedStatusRequest(_message.Message):
     __slots__ = ()

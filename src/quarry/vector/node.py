@@ -271,11 +271,9 @@ class VectorNode:
             _, pending = state.store.counts()
             raise QuarryError(errors_pb2.SEMANTIC_UNAVAILABLE, f"no vectors yet: {pending} pending")
         began = time.perf_counter()
-        allowed = None
-        if request.restrict_to_allowed:
-            allowed = state.sessions.rowids_of(request.allow_session_ids)
-            if not len(allowed):
-                return vector_pb2.VectorSearchResponse(search_ms=(time.perf_counter() - began) * 1000)
+        allowed = self._allowed_rowids(request)
+        if allowed is not None and not len(allowed):
+            return vector_pb2.VectorSearchResponse(search_ms=(time.perf_counter() - began) * 1000)
         looked_up = time.perf_counter()
         vector = self._session_centroid(near) if near else self._query_vector(text)
         embedded = time.perf_counter()
@@ -293,6 +291,19 @@ class VectorNode:
             embed_ms=(embedded - looked_up) * 1000,
             search_ms=(looked_up - began + done - embedded) * 1000,
         )
+
+    def _allowed_rowids(self, request: vector_pb2.VectorSearchRequest) -> np.ndarray | None:
+        """The rowids a search may return: its allow-list's sessions' (when it restricts to one), within the
+        caller's scopes (when the call carries them); None: every vector."""
+        sessions = self._state.sessions
+        allowed = sessions.rowids_of(request.allow_session_ids) if request.restrict_to_allowed else None
+        visible = SCOPES.get()
+        if visible is None:
+            return allowed
+        in_scopes = sessions.rowids_in_scopes(visible)
+        if in_scopes is None or allowed is None:
+            return allowed if in_scopes is None else in_scopes
+        return np.intersect1d(allowed, in_scopes, assume_unique=True)
 
     def _session_centroid(self, session_id: str) -> np.ndarray:
         """The unit-length mean of a session's message vectors: what `near:id:` searches from."""
@@ -398,6 +409,7 @@ class VectorNode:
             dimension=(embedder.dimension or state.store.dimension) if embedder else 0,
             ready=worker.ready if worker else False,
             last_error="; ".join(part.last_error for part in running if part.last_error),
+            scopes_enforced=True,
         )
 
     # -- embedding operations -------------------------------------------------------------------
