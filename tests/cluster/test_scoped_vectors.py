@@ -57,3 +57,12 @@ def test_vector_lanes_answer_only_from_the_callers_scope(teams: TokenCluster, la
         assert found.hits and leaks(found, "team-a"), "A's own sessions are found"
     with teams.client("b") as client:
         assert leaks(client.search("why is the sqlite database locked", lane=lane, limit=50), "team-a") == []
+
+
+def test_semantic_leaves_answer_only_from_the_callers_scope(teams: TokenCluster) -> None:
+    with teams.client("a") as client:
+        own = client.search("why is the sqlite database locked", lane="semantic", limit=5).hits[0].session.id
+        for query in ('sessions where semantic:"sqlite database locked"', f"sessions where near:id:{own}"):
+            envelope = client.search(query, limit=50)
+            assert envelope.hits and leaks(envelope) == [], query
+            assert leaks(envelope, "team-a"), query

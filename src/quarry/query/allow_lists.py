@@ -1,10 +1,11 @@
-"""Which sessions the vector node may answer with. It knows neither the query's filters nor the caller's
-scopes (docs/access.md#scopes), so the partitions compute the list it is restricted to:
+"""Which sessions the vector node may answer with. It does not know the query's filters, so the
+partitions compute the list a filtered search is restricted to; the caller's scopes it enforces itself
+(`VectorStats.scopes_enforced`; a vector node that does not is sent the list of every session the caller may
+read, which cost a search ~10 ms at 5.6k sessions) (docs/access.md#scopes):
 
 - the semantic lane's allow-list: the sessions the structured part of the query admits (its text
-  taken out: plans.without_text), within the caller's scopes; none when that is every session, or every
-  session of the caller's scopes and the vector node restricts its searches to them itself
-  (`VectorStats.scopes_enforced`: a list of every visible session cost a search ~10 ms at 5.6k sessions);
+  taken out: plans.without_text), within the caller's scopes; none when that is every session the vector
+  node would answer with anyway;
 - a `semantic:` / `near:` leaf of a query (docs/query-language.md) becomes the list of the
   SEMANTIC_LEAF_DEPTH sessions nearest it that the caller may read, before any lane runs; `near:id:` of a
   session the caller may not read fails exactly as one of an unknown session.
@@ -35,8 +36,7 @@ class AllowLists:
         scopes when it enforces them). Partitions that do not answer are reported missing."""
         where = without_text(run.plan.where) if run.plan.HasField("where") else None
         if where is None:
-            enforced = run.vector_stats is not None and run.vector_stats.scopes_enforced
-            return None if enforced else self.visible_sessions(run.deadline)
+            return self._visible_unless_enforced(run.deadline)
         fanned = self.cluster.match_session_ids(
             lambda partitions: index_pb2.MatchSessionIdsRequest(where=where, partitions=partitions),
             run.deadline,
@@ -54,6 +54,13 @@ class AllowLists:
         )
         return sorted(sid for r in fanned.results.values() for sid in r.session_ids)
 
+    def _visible_unless_enforced(self, deadline: Deadline) -> list[str] | None:
+        """Every session the caller may read, unless the vector node restricts its searches to the caller's
+        scopes itself (None: no list needed)."""
+        if auth.SCOPES.get() is None or self.vector.scopes_enforced(deadline):
+            return None
+        return self.visible_sessions(deadline)
+
     def resolve_semantic_leaves(self, plan: plan_pb2.QueryPlan, deadline: Deadline) -> plan_pb2.QueryPlan:
         """The plan with each `semantic:` / `near:` leaf replaced by the sessions nearest it."""
         if not plan.HasField("where"):
@@ -68,7 +75,7 @@ class AllowLists:
                 request.near_session_id = leaf.near_session
             else:
                 request.text = leaf.semantic
-            visible = self.visible_sessions(deadline)
+            visible = self._visible_unless_enforced(deadline)
             if visible is not None:
                 request.allow_session_ids.extend(visible)
                 request.restrict_to_allowed = True

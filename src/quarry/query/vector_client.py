@@ -67,10 +67,7 @@ class VectorClient:
                 f"{parameter} needs vectors: this cluster has no vector node",
                 parameter=parameter,
             )
-        stats = self._recent()[1]
-        if stats is None:  # not seen lately, or it did not answer then: asked now (no partition is)
-            stats = self.stats(deadline, recent_backlog=True)
-            self._remember(stats)
+        stats = self._seen_stats(deadline)  # no partition is asked
         if not stats.embedder:
             raise QuarryError(
                 errors_pb2.SEMANTIC_UNAVAILABLE,
@@ -78,6 +75,20 @@ class VectorClient:
                 "--embedder minilm or --embedder openai:<base_url>#<model>)",
                 parameter=parameter,
             )
+        return stats
+
+    def scopes_enforced(self, deadline: Deadline) -> bool:
+        """Whether the vector node restricts every search to the caller's scopes itself (as last seen within
+        VECTOR_STATE_S): a search then needs no list of the caller's sessions."""
+        return self._seen_stats(deadline).scopes_enforced
+
+    def _seen_stats(self, deadline: Deadline) -> vector_pb2.VectorStats:
+        """The stats as last seen within VECTOR_STATE_S; asked now when not seen lately, or when the vector
+        node did not answer then (failing typed if it does not answer now)."""
+        stats = self._recent()[1]
+        if stats is None:
+            stats = self.stats(deadline, recent_backlog=True)
+            self._remember(stats)
         return stats
 
     def _recent(self) -> tuple[bool, vector_pb2.VectorStats | None]:
