@@ -26,6 +26,7 @@ import numpy as np
 from quarry.core.embed_window import check_max_sessions
 from quarry.core.errors import QuarryError
 from quarry.core.outgoing import SCOPES
+from quarry.core.session_ids import scope_of
 from quarry.v1 import errors_pb2, index_pb2, vector_pb2
 from quarry.vector import window
 from quarry.vector.ann import DEFAULT_APPROXIMATE_ABOVE, AnnIndex
@@ -282,6 +283,9 @@ class VectorNode:
             hits = hits[:limit]
         else:
             hits = self._nearest_sessions(ann, vector, limit, allowed)
+        visible = SCOPES.get()
+        if visible is not None:  # a session of a new scope embedded since `allowed` was read
+            hits = [h for h in hits if scope_of(h.session_id) in visible]
         done = time.perf_counter()
         return vector_pb2.VectorSearchResponse(
             hits=[

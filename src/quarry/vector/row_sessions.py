@@ -65,17 +65,16 @@ class RowSessions:
 
     def rowids_in_scopes(self, scopes: Collection[str]) -> np.ndarray | None:
         """The rowids of the vectors of these scopes' sessions, ascending; None when that is every vector
-        (no restriction to pass on). A vector added while this reads may be left out, never one of
-        another scope."""
+        held now (no restriction to pass on: a vector of another scope added after this read is the
+        searcher's to drop, `VectorNode.search`)."""
         codes = self._codes.copy()  # before the scopes (published before their rowids), fixed while read
-        session_scopes = self._session_scopes
         wanted = [code for s in scopes if (code := self._scope_code_of.get(s)) is not None]
-        present = codes >= 0
         if not wanted:
             return np.zeros(0, dtype=np.int64)
-        seen = present & (codes < len(session_scopes))
-        admitted = np.zeros(len(codes), dtype=bool)
-        admitted[seen] = np.isin(session_scopes[codes[seen]], np.array(wanted, dtype=np.int32))
+        by_session = np.isin(self._session_scopes, np.array(wanted, dtype=np.int32))
+        present = codes >= 0
+        admitted = present & (codes < len(by_session))
+        admitted[admitted] = by_session[codes[admitted]]
         if admitted.sum() == present.sum():
             return None
         return np.flatnonzero(admitted).astype(np.int64)
